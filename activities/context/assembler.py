@@ -1,0 +1,151 @@
+"""Context assembly: every source fetched concurrently, fitted to the model's budget, stored.
+
+The system instruction is one message: stable blocks first (persona, standing constraints),
+then volatile ones (the date/time line, retrieved memories, goals, parked deliberation, ...), so
+a provider can cache the stable prefix. Dialog becomes the chat messages. The prompt goes to
+PostgreSQL; workflow history only ever sees its ID and shape.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+from activities.context.model import ContextBlock, ContextRequest, ContextSource, Trim
+from activities.gateway.registry import ModelRegistry
+from schemas.activation import AssembleContextInput, ContextPart, PromptRef
+from schemas.agents import AgentPublic
+from schemas.ids import new_ulid
+from schemas.models import ChatMessage
+from schemas.text import estimate_tokens
+from store.db import Database
+from store.queries.agents import get_agent
+from store.queries.runtime import save_prompt
+
+log = logging.getLogger(__name__)
+
+SAFETY_MARGIN = 0.05
+"""Share of the window left unused: the chars/4 estimate is rough."""
+
+
+class UnknownAgentError(LookupError):
+    """The activation names an agent with no record."""
+
+
+class ContextAssembler:
+    """Builds and stores the prompt for one pipeline step."""
+
+    def __init__(self, db: Database, registry: ModelRegistry, sources: Sequence[ContextSource]):
+        self._db = db
+        self._registry = registry
+        self._sources = list(sources)
+
+    @property
+    def sources(self) -> list[ContextSource]:
+        """The sources, in registration order."""
+        return list(self._sources)
+
+    async def _agent(self, handle: str) -> AgentPublic:
+        async with self._db.session() as session:
+            agent = await get_agent(session, handle=handle)
+        if agent is None:
+            raise UnknownAgentError(f"no agent {handle!r}")
+        return agent
+
+    async def _fetch(self, request: ContextRequest) -> list[ContextBlock]:
+        results = await asyncio.gather(
+            *(source.fetch(request) for source in self._sources), return_exceptions=True
+        )
+        blocks: list[ContextBlock] = []
+        for source, result in zip(self._sources, results, strict=True):
+            if isinstance(result, BaseException):
+                if source.required or not isinstance(result, Exception):
+                    raise result
+                # Optional enrichments fail soft: the reply goes out with less context.
+                log.warning("context source %s failed", source.name, exc_info=result)
+                continue
+            if result is not None:
+                blocks.append(result)
+        return blocks
+
+    async def assemble(self, data: AssembleContextInput) -> PromptRef:
+        """Assemble, fit and store the prompt for ``data``."""
+        agent = await self._agent(data.agent)
+        binding = self._registry.binding(data.task)
+        budget = int(binding.context_window * (1 - SAFETY_MARGIN)) - binding.max_output_tokens
+        request = ContextRequest(input=data, agent=agent, binding=binding, budget_tokens=budget)
+        blocks = fit(await self._fetch(request), budget=budget, window=binding.context_window)
+        system = "\n\n".join(
+            block.render()
+            for block in sorted(blocks, key=lambda b: (not b.stable, b.order))
+            if block.messages is None and block.items
+        )
+        messages = [m for block in blocks if block.messages is not None for m in block.messages]
+        prompt_id = new_ulid()
+        tokens = estimate_tokens(system) + sum(estimate_tokens(m.content) + 4 for m in messages)
+        extra = {block.source: block.extra for block in blocks if block.extra}
+        async with self._db.session() as session:
+            await save_prompt(
+                session,
+                prompt_id=prompt_id,
+                activation_id=data.activation_id,
+                task=data.task.value,
+                system=system,
+                messages=messages,
+                token_estimate=tokens,
+                created_at=data.now,
+                extra=extra,
+            )
+        return PromptRef(
+            prompt_id=prompt_id,
+            task=data.task,
+            token_estimate=tokens,
+            parts=[
+                ContextPart(source=b.source, tokens=b.tokens(), items=len(b.items)) for b in blocks
+            ],
+        )
+
+
+def _shrink_messages(messages: list[ChatMessage], limit: int) -> list[ChatMessage]:
+    kept = list(messages)
+    while len(kept) > 1 and sum(estimate_tokens(m.content) + 4 for m in kept) > limit:
+        kept.pop(0)
+        if kept and kept[0].role == "assistant":
+            kept.pop(0)
+    if kept and estimate_tokens(kept[-1].content) > limit:
+        # A single oversized input: keep its start and end, mark the cut.
+        keep_chars = max(limit * 4 // 2 - 40, 200)
+        text = kept[-1].content
+        kept[-1] = ChatMessage(
+            role=kept[-1].role,
+            content=f"{text[:keep_chars]}\n[... {len(text) - 2 * keep_chars} characters cut ...]\n"
+            f"{text[-keep_chars:]}",
+        )
+    return kept
+
+
+def fit(blocks: list[ContextBlock], *, budget: int, window: int) -> list[ContextBlock]:
+    """Shrink trimmable blocks so the whole prompt fits ``budget`` tokens.
+
+    Untrimmable blocks are kept whole. Blocks with a ``share`` (retrieved memories) may take
+    at most that fraction of the window and at most what the rest leaves. Dialog takes the
+    remainder, dropping its oldest turns first but always keeping the input.
+    """
+    fixed = sum(b.tokens() for b in blocks if b.trim is Trim.NONE)
+    remaining = budget - fixed
+    dialog = [b for b in blocks if b.messages is not None]
+    # Dialog's floor: the input itself must always fit.
+    floor = sum(estimate_tokens(b.messages[-1].content) + 4 for b in dialog if b.messages)
+    for block in sorted(
+        (b for b in blocks if b.messages is None and b.trim is not Trim.NONE), key=lambda b: b.order
+    ):
+        cap = min(int((block.share or 1.0) * window), max(remaining - floor, 0))
+        while block.items and block.tokens() > cap:
+            block.items.pop(-1 if block.trim is Trim.LAST_FIRST else 0)
+        remaining -= block.tokens()
+    for block in dialog:
+        assert block.messages is not None
+        block.messages = _shrink_messages(block.messages, max(remaining, 64))
+        remaining -= block.tokens()
+    return blocks

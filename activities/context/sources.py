@@ -1,0 +1,111 @@
+"""The built-in context sources: persona, standing constraints, the clock and recent dialog."""
+
+from __future__ import annotations
+
+from activities.context.clock import friendly_now
+from activities.context.model import ContextBlock, ContextRequest, Trim
+from activities.prompts import load
+from schemas.dialog import DialogTurn, Role
+from schemas.models import ChatMessage
+from store.db import Database
+from store.queries.dialog import load_turns
+
+
+class PersonaSource:
+    """The configured seed persona: the day-zero voice."""
+
+    name = "persona"
+    required = True
+
+    async def fetch(self, request: ContextRequest) -> ContextBlock:
+        """The agent's name and persona."""
+        agent = request.agent
+        return ContextBlock(
+            source=self.name,
+            items=[f"You are {agent.name} (handle: {agent.handle}).", agent.persona],
+            stable=True,
+            order=0,
+        )
+
+
+class ConstraintsSource:
+    """Standing constraints, including epistemic calibration (spec §4 step 3)."""
+
+    name = "constraints"
+    required = True
+
+    async def fetch(self, request: ContextRequest) -> ContextBlock:
+        """The standing-constraints text."""
+        return ContextBlock(
+            source=self.name, items=[load("standing_constraints.md")], stable=True, order=10
+        )
+
+
+class ClockSource:
+    """The current date and time in friendly words: the first volatile line."""
+
+    name = "clock"
+    required = True
+
+    async def fetch(self, request: ContextRequest) -> ContextBlock:
+        """The date/time line in the agent's time zone."""
+        line = friendly_now(request.input.now, request.agent.config.timezone)
+        return ContextBlock(source=self.name, items=[line], order=0)
+
+
+def dialog_messages(turns: list[DialogTurn], *, agent_handle: str) -> list[ChatMessage]:
+    """Turns as alternating chat messages, speakers named when several people talk."""
+    people = {t.speaker_id for t in turns if t.role is Role.PERSON}
+    messages: list[ChatMessage] = []
+    for turn in turns:
+        role = "assistant" if turn.role is Role.AGENT else "user"
+        content = (
+            turn.text
+            if role == "assistant" or len(people) < 2
+            else (f"{turn.speaker_name}: {turn.text}")
+        )
+        if messages and messages[-1].role == role:
+            messages[-1] = ChatMessage(role=role, content=f"{messages[-1].content}\n\n{content}")
+        else:
+            messages.append(ChatMessage(role=role, content=content))
+    if messages and messages[0].role == "assistant":
+        # Providers want the exchange to open with the user's side.
+        messages.insert(0, ChatMessage(role="user", content="(earlier conversation)"))
+    return messages
+
+
+class DialogSource:
+    """Recent verbatim dialog of the conversation, ending with the input."""
+
+    name = "dialog"
+    required = True
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def fetch(self, request: ContextRequest) -> ContextBlock:
+        """The window's turns as messages; the current input is always last."""
+        async with self._db.session() as session:
+            turns = await load_turns(session, turn_ids=request.input.window_turn_ids)
+        event = request.input.event
+        if not turns or turns[-1].turn_id != event.event_id:
+            impulse = (
+                event.text if event.trigger == "message" else f"[{event.trigger}] {event.text}"
+            )
+            turns.append(
+                DialogTurn(
+                    turn_id=event.event_id,
+                    conversation_id=request.input.conversation_id,
+                    role=Role.PERSON,
+                    speaker_id=request.input.person_id,
+                    speaker_name=event.speaker.display_name or event.speaker.speaker_id,
+                    text=impulse,
+                    at=request.input.now,
+                )
+            )
+        return ContextBlock(
+            source=self.name,
+            messages=dialog_messages(turns, agent_handle=request.agent.handle),
+            trim=Trim.OLDEST_FIRST,
+            items=[t.turn_id for t in turns],
+        )

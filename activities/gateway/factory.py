@@ -1,0 +1,49 @@
+"""Providers built from settings; each provider's SDK is imported only when it is used."""
+
+from __future__ import annotations
+
+from schemas.models import ProviderName
+from schemas.settings import Settings
+
+from activities.gateway.base import Provider
+from activities.gateway.errors import ProviderUnavailableError
+from activities.gateway.providers.scripted import Script, ScriptedProvider
+
+
+def build_provider(name: ProviderName, settings: Settings) -> Provider:
+    """The provider ``name`` configured from ``settings``.
+
+    Raises:
+        ProviderUnavailableError: Its optional dependency is missing; the message says which.
+    """
+    if name is ProviderName.SCRIPTED:
+        script = Script.load(settings.scripted_script) if settings.scripted_script else None
+        return ScriptedProvider(script)
+    if name is ProviderName.ANTHROPIC:
+        from activities.gateway.providers.anthropic import AnthropicProvider
+
+        assert settings.anthropic_api_key is not None
+        return AnthropicProvider(
+            api_key=settings.anthropic_api_key.get_secret_value(),
+            base_url=settings.anthropic_base_url,
+            timeout_seconds=settings.model_timeout_seconds,
+        )
+    if name in (ProviderName.OPENAI, ProviderName.OPENAI_COMPATIBLE):
+        from activities.gateway.providers.openai import OpenAIProvider
+
+        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+        return OpenAIProvider(
+            api_key=key or "not-needed",
+            base_url=settings.openai_base_url if name is ProviderName.OPENAI_COMPATIBLE else None,
+            timeout_seconds=settings.model_timeout_seconds,
+            provider=name,
+        )
+    if name is ProviderName.LOCAL:
+        try:
+            from activities.gateway.providers.local import LocalProvider
+        except ImportError as err:
+            raise ProviderUnavailableError(
+                "the local model needs the 'local' extra: pip install 'persyn[local]'"
+            ) from err
+        return LocalProvider(model_path=settings.local_model_path)
+    raise ProviderUnavailableError(f"unknown provider {name}")

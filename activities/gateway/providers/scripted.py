@@ -1,0 +1,141 @@
+"""A scripted provider for tests and benchmarks: replies and failures decided by rules, no model.
+
+A script is a list of rules tried in order; the first whose conditions match the request
+answers. A rule can reply with fixed text (``{last}`` is replaced by the last user message),
+wait a fixed latency, fail with a classified error a number of times, or count its uses so a
+test can assert how many calls were made.
+
+Script file (``PERSYN_SCRIPTED_SCRIPT``), JSON::
+
+    {"rules": [{"match": "weather", "reply": "Sunny."},
+               {"fail": "rate_limit", "times": 2},
+               {"reply": "You said: {last}"}]}
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from activities.gateway.base import DeltaCallback, Provider
+from activities.gateway.errors import (
+    ProviderAuthError,
+    ProviderError,
+    ProviderInvalidRequestError,
+    ProviderRateLimitError,
+    ProviderServerError,
+    ProviderTimeoutError,
+)
+from schemas.models import ModelBinding, ModelRequest, ModelResponse, ProviderName, TokenUsage
+from schemas.text import estimate_tokens
+
+FailureKind = Literal["rate_limit", "server", "timeout", "auth", "invalid"]
+
+_FAILURES: dict[str, type[ProviderError]] = {
+    "rate_limit": ProviderRateLimitError,
+    "server": ProviderServerError,
+    "timeout": ProviderTimeoutError,
+    "auth": ProviderAuthError,
+    "invalid": ProviderInvalidRequestError,
+}
+
+
+class ScriptRule(BaseModel):
+    """One rule of a script."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    match: str | None = Field(default=None, description="Regex searched in the last user message.")
+    system_match: str | None = Field(default=None, description="Regex searched in the system text.")
+    task: str | None = Field(default=None, description="Only for this task type.")
+    reply: str | None = None
+    fail: FailureKind | None = None
+    retry_after: float | None = None
+    times: int | None = Field(default=None, ge=1, description="Applies this many times, then not.")
+    delay_ms: float = Field(default=0.0, ge=0)
+    used: int = 0
+
+    def applies(self, request: ModelRequest) -> bool:
+        """Whether this rule answers ``request``."""
+        if self.times is not None and self.used >= self.times:
+            return False
+        if self.task is not None and self.task != request.task.value:
+            return False
+        last = _last_user(request)
+        if self.match is not None and not re.search(self.match, last, re.IGNORECASE):
+            return False
+        return self.system_match is None or bool(
+            re.search(self.system_match, request.system, re.IGNORECASE)
+        )
+
+
+class Script(BaseModel):
+    """An ordered list of rules; with none matching, the reply echoes the last user message."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rules: list[ScriptRule] = Field(default_factory=list)
+
+    @classmethod
+    def load(cls, path: Path) -> Script:
+        """Read a script file."""
+        return cls.model_validate(json.loads(path.read_text(encoding="utf-8")))
+
+
+def _last_user(request: ModelRequest) -> str:
+    for message in reversed(request.messages):
+        if message.role == "user":
+            return message.content
+    return ""
+
+
+class ScriptedProvider(Provider):
+    """Answers from a :class:`Script`; records every request it saw in ``requests``."""
+
+    name = ProviderName.SCRIPTED.value
+
+    def __init__(self, script: Script | None = None) -> None:
+        self.script = script or Script()
+        self.requests: list[ModelRequest] = []
+
+    async def complete(
+        self,
+        request: ModelRequest,
+        binding: ModelBinding,
+        *,
+        on_delta: DeltaCallback | None = None,
+    ) -> ModelResponse:
+        """Answer by the first applicable rule."""
+        started = time.perf_counter()
+        self.requests.append(request)
+        rule = next((r for r in self.script.rules if r.applies(request)), None)
+        if rule is not None:
+            rule.used += 1
+            if rule.delay_ms:
+                await asyncio.sleep(rule.delay_ms / 1000)
+            if rule.fail is not None:
+                raise _FAILURES[rule.fail](
+                    f"scripted {rule.fail} failure", retry_after=rule.retry_after
+                )
+        template = rule.reply if rule is not None and rule.reply is not None else "{last}"
+        text = template.replace("{last}", _last_user(request))
+        if on_delta is not None:
+            for piece in re.findall(r"\S+\s*", text):
+                await on_delta(piece)
+        prompt_tokens = estimate_tokens(request.system) + sum(
+            estimate_tokens(m.content) for m in request.messages
+        )
+        return ModelResponse(
+            text=text,
+            model=binding.model,
+            provider=ProviderName.SCRIPTED,
+            finish_reason="stop",
+            usage=TokenUsage(input_tokens=prompt_tokens, output_tokens=estimate_tokens(text)),
+            latency_ms=(time.perf_counter() - started) * 1000,
+        )

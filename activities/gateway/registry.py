@@ -1,0 +1,94 @@
+"""The model registry: which provider and model serve each task type.
+
+With no API key configured everything runs on the in-process local model; with
+``ANTHROPIC_API_KEY`` or ``OPENAI_API_KEY`` set, that provider is used (a strong model for
+reasoning, critique and revision; a fast model for summarising, rating, classifying and
+deciding). ``PERSYN_PROVIDER`` forces a choice and ``PERSYN_MODELS__<TASK>`` overrides a task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from schemas.models import ModelBinding, ModelTier, ProviderName, TaskType
+from schemas.settings import Settings
+
+FAST_TASKS = frozenset(
+    {TaskType.SUMMARIZE, TaskType.RATE, TaskType.CLASSIFY, TaskType.DECIDE, TaskType.EMBED}
+)
+
+_DEFAULTS: dict[ProviderName, tuple[tuple[str, int], tuple[str, int]]] = {
+    # provider: ((strong model, context), (fast model, context))
+    ProviderName.ANTHROPIC: (("claude-sonnet-4-5", 200_000), ("claude-haiku-4-5", 200_000)),
+    ProviderName.OPENAI: (("gpt-4.1", 1_047_576), ("gpt-4.1-mini", 1_047_576)),
+}
+
+
+class RegistryError(ValueError):
+    """The configuration names a provider that cannot be used; the message says what to set."""
+
+
+def choose_provider(settings: Settings) -> ProviderName:
+    """The provider the configuration selects (``auto``: an API key if set, else local)."""
+    if settings.provider != "auto":
+        return ProviderName(settings.provider)
+    if settings.anthropic_api_key is not None:
+        return ProviderName.ANTHROPIC
+    if settings.openai_api_key is not None:
+        return ProviderName.OPENAI
+    if settings.openai_base_url:
+        return ProviderName.OPENAI_COMPATIBLE
+    return ProviderName.LOCAL
+
+
+def _binding(provider: ProviderName, task: TaskType, settings: Settings) -> ModelBinding:
+    tier = ModelTier.FAST if task in FAST_TASKS else ModelTier.STRONG
+    if provider in _DEFAULTS:
+        strong, fast = _DEFAULTS[provider]
+        model, window = fast if tier is ModelTier.FAST else strong
+        return ModelBinding(provider=provider, model=model, context_window=window, tier=tier)
+    if provider is ProviderName.OPENAI_COMPATIBLE:
+        return ModelBinding(
+            provider=provider,
+            model=settings.openai_compatible_model,
+            context_window=settings.openai_compatible_context_window,
+            tier=tier,
+        )
+    if provider is ProviderName.LOCAL:
+        return ModelBinding(
+            provider=provider,
+            model="smollm2-135m-instruct",
+            context_window=settings.local_context_window,
+            max_output_tokens=256,
+            tier=tier,
+        )
+    return ModelBinding(provider=provider, model="scripted", context_window=8192, tier=tier)
+
+
+@dataclass(frozen=True)
+class ModelRegistry:
+    """Task type to model binding."""
+
+    bindings: dict[TaskType, ModelBinding]
+
+    def binding(self, task: TaskType) -> ModelBinding:
+        """The binding for ``task``."""
+        return self.bindings[task]
+
+    def providers(self) -> set[ProviderName]:
+        """Every provider some task uses."""
+        return {binding.provider for binding in self.bindings.values()}
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ModelRegistry:
+        """Build the registry the configuration describes."""
+        provider = choose_provider(settings)
+        if provider is ProviderName.ANTHROPIC and settings.anthropic_api_key is None:
+            raise RegistryError("PERSYN_PROVIDER=anthropic needs ANTHROPIC_API_KEY")
+        if provider is ProviderName.OPENAI and settings.openai_api_key is None:
+            raise RegistryError("PERSYN_PROVIDER=openai needs OPENAI_API_KEY")
+        if provider is ProviderName.OPENAI_COMPATIBLE and not settings.openai_base_url:
+            raise RegistryError("PERSYN_PROVIDER=openai-compatible needs PERSYN_OPENAI_BASE_URL")
+        bindings = {task: _binding(provider, task, settings) for task in TaskType}
+        bindings.update(settings.models)
+        return cls(bindings=bindings)

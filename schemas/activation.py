@@ -1,0 +1,149 @@
+"""``ActivationWorkflow`` and the pipeline steps it runs: context, generate, decide, transmit."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import Field
+
+from schemas.dialog import DialogTurn
+from schemas.events import ChannelRef, CompletionMarker, InboundEvent, Wire
+from schemas.ids import AgentHandle, Ulid
+from schemas.models import TaskType, TokenUsage
+
+FALLBACK_REPLY = (
+    "I'm having trouble thinking clearly right now, so I'd rather not answer badly. "
+    "Give me a moment and ask me again."
+)
+"""The safe reply when generation fails after its last retry."""
+
+
+class ActivationInput(Wire):
+    """One input for the response pipeline of spec §4."""
+
+    activation_id: Ulid
+    agent: AgentHandle
+    agent_name: str
+    conversation_id: Ulid
+    channel: ChannelRef
+    event: InboundEvent
+    person_id: Ulid
+    person_name: str
+    participants: list[Ulid] = Field(default_factory=list)
+    window_turn_ids: list[Ulid] = Field(
+        default_factory=list, description="Recent dialog, oldest first, ending with this input."
+    )
+
+
+class ActivationResult(Wire):
+    """How the pipeline ended and the turn it added to the dialog, if it spoke."""
+
+    marker: CompletionMarker
+    reply: DialogTurn | None = None
+
+
+class ActivationFinished(Wire):
+    """Signal from an activation to its agent: the event left the critical section."""
+
+    marker: CompletionMarker
+
+
+class AssembleContextInput(Wire):
+    """Input of context assembly."""
+
+    activation_id: Ulid
+    agent: AgentHandle
+    conversation_id: Ulid
+    channel: ChannelRef
+    event: InboundEvent
+    person_id: Ulid
+    participants: list[Ulid] = Field(default_factory=list)
+    window_turn_ids: list[Ulid] = Field(default_factory=list)
+    now: datetime
+    task: TaskType = TaskType.RESPOND
+
+
+class ContextPart(Wire):
+    """How much one context source contributed, for the Web UI and traces (not its text)."""
+
+    source: str
+    tokens: int
+    items: int = 0
+
+
+class PromptRef(Wire):
+    """A prompt stored in PostgreSQL; history carries only its ID and shape."""
+
+    prompt_id: Ulid
+    task: TaskType
+    token_estimate: int
+    parts: list[ContextPart] = Field(default_factory=list)
+
+
+class StreamTarget(Wire):
+    """Where token deltas go, best effort (Appendix B): a LISTEN/NOTIFY channel key."""
+
+    key: str = Field(pattern=r"^[A-Za-z0-9_]{1,60}$")
+    phase: str = "draft"
+
+
+class GenerateInput(Wire):
+    """Input of the generate activity."""
+
+    prompt: PromptRef
+    stream: StreamTarget | None = None
+
+
+class Generation(Wire):
+    """A candidate response."""
+
+    text: str
+    model: str
+    provider: str
+    finish_reason: str | None = None
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+
+
+class DecideInput(Wire):
+    """Input of the decide step: whether to transmit the candidate."""
+
+    agent: AgentHandle
+    event: InboundEvent
+    candidate: str
+    degraded: bool = False
+
+
+class Decision(Wire):
+    """The decide step's verdict; silence is an outcome with a reason, not an error."""
+
+    speak: bool
+    reason: str
+
+
+class TransmitInput(Wire):
+    """Input of transmit: the reply to send on the originating channel."""
+
+    activation_id: Ulid
+    event_id: Ulid
+    agent: AgentHandle
+    agent_name: str
+    conversation_id: Ulid
+    channel: ChannelRef
+    turn_id: Ulid
+    text: str
+    at: datetime
+
+
+class Transmission(Wire):
+    """The recorded reply turn; ``duplicate`` when a retry found it already sent."""
+
+    turn: DialogTurn
+    duplicate: bool = False
+
+
+class RecordOutcomeInput(Wire):
+    """Input of the record step: persist the completion marker and the activation's outcome."""
+
+    agent: AgentHandle
+    trigger: str
+    marker: CompletionMarker

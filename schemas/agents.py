@@ -1,0 +1,99 @@
+"""Agents as configured records and as the long-lived ``AgentWorkflow``'s state."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import Field
+
+from schemas.events import CompletionMarker, InboundEvent, Name, Wire
+from schemas.ids import AgentHandle, Ulid
+from schemas.text import PersonaText
+
+
+class DeliberationMode(StrEnum):
+    """When counter-perspective critique and refinement land (spec §4, inline vs. deferred)."""
+
+    INLINE = "inline"
+    DEFERRED = "deferred"
+    OFF = "off"
+
+
+class AgentConfig(Wire):
+    """Per-agent settings kept with the agent's record."""
+
+    timezone: str = Field(default="UTC", description="IANA zone for the date/time line.")
+    idle_minutes: float = Field(default=30.0, gt=0, le=7 * 24 * 60)
+    deliberation: DeliberationMode = DeliberationMode.DEFERRED
+
+
+class AgentCreate(Wire):
+    """What an operator supplies to create an agent."""
+
+    handle: AgentHandle
+    name: Name
+    persona: PersonaText
+    config: AgentConfig = Field(default_factory=AgentConfig)
+
+
+class AgentPublic(Wire):
+    """An agent as the CLI and integrators see it."""
+
+    handle: AgentHandle
+    name: str
+    persona: str
+    config: AgentConfig
+    created_at: datetime
+
+
+class OpenConversation(Wire):
+    """A conversation the agent holds open on one channel."""
+
+    conversation_id: Ulid
+    channel_key: str
+    opened_at: datetime
+
+
+class InFlight(Wire):
+    """The event inside the agent's critical section and where it was sent."""
+
+    event: InboundEvent
+    conversation_id: Ulid
+    dispatched_at: datetime
+
+
+class AgentState(Wire):
+    """Everything ``AgentWorkflow`` holds; carried whole through continue-as-new."""
+
+    handle: AgentHandle
+    queue: list[InboundEvent] = Field(default_factory=list)
+    in_flight: InFlight | None = None
+    open: dict[str, OpenConversation] = Field(
+        default_factory=dict, description="Channel key to its open conversation."
+    )
+    markers: dict[str, CompletionMarker] = Field(
+        default_factory=dict, description="Recent completion markers by event ID (they expire)."
+    )
+    handled: int = 0
+
+
+class AgentWorkflowInput(Wire):
+    """Input of ``AgentWorkflow``: a handle, plus the state when continuing as new."""
+
+    handle: AgentHandle
+    state: AgentState | None = None
+
+
+class AgentStatusQuery(Wire):
+    """Input of the ``status`` query."""
+
+
+class AgentStatus(Wire):
+    """Result of the ``status`` query."""
+
+    handle: AgentHandle
+    queued: int
+    in_flight_event: str | None
+    open_conversations: list[OpenConversation]
+    handled: int

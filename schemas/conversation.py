@@ -1,0 +1,65 @@
+"""``ConversationWorkflow``'s input, state and messages."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import Field
+
+from schemas.dialog import DialogTurn
+from schemas.events import ChannelRef, InboundEvent, Wire
+from schemas.ids import AgentHandle, Ulid
+
+
+class InboundTurn(Wire):
+    """An event routed to a conversation, with its speaker resolved to a person."""
+
+    event: InboundEvent
+    person_id: Ulid
+    person_name: str
+
+
+class ConversationState(Wire):
+    """The session: verbatim window (source of truth while open) and who took part."""
+
+    window: list[DialogTurn] = Field(default_factory=list)
+    pending: list[InboundTurn] = Field(default_factory=list)
+    participants: list[Ulid] = Field(default_factory=list)
+    turns: int = 0
+    last_activity: datetime | None = None
+    opened: bool = False
+
+
+class ConversationInput(Wire):
+    """Input of ``ConversationWorkflow``."""
+
+    conversation_id: Ulid
+    agent: AgentHandle
+    agent_name: str
+    channel: ChannelRef
+    idle_seconds: float = Field(default=1800.0, gt=0)
+    window_turns: int = Field(default=40, gt=0, le=500)
+    first: InboundTurn | None = None
+    state: ConversationState | None = None
+
+
+class ConversationClosed(Wire):
+    """Signal from a conversation to its agent: closed, will process nothing more."""
+
+    conversation_id: Ulid
+    channel_key: str
+    closed_at: datetime
+    reason: str
+
+
+class WindowQuery(Wire):
+    """Input of the ``window`` query."""
+
+
+class WindowAnswer(Wire):
+    """Result of the ``window`` query."""
+
+    conversation_id: Ulid
+    window: list[DialogTurn]
+    participants: list[Ulid]
+    pending: int

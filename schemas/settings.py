@@ -1,0 +1,146 @@
+"""The one settings object: environment (``PERSYN_*``) over ``$PERSYN_HOME/persyn.toml``.
+
+Reach it through :func:`get_settings`; nothing builds it at import time. Secrets are
+``SecretStr`` so they never print. Workflow code must not import this module (the linter
+enforces it): workflows receive what they need in their inputs.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from schemas.models import ModelBinding, TaskType
+
+ProviderChoice = Literal["auto", "anthropic", "openai", "openai-compatible", "local", "scripted"]
+
+
+def default_home() -> Path:
+    """``$PERSYN_HOME``, or ``~/.persyn``."""
+    return Path(os.environ.get("PERSYN_HOME", Path.home() / ".persyn")).expanduser()
+
+
+class Settings(BaseSettings):
+    """Everything configurable about a Persyn deployment (see README, Configuration)."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="PERSYN_", env_nested_delimiter="__", extra="ignore", frozen=True
+    )
+
+    home: Path = Field(default_factory=default_home, description="Data, logs and pid files.")
+    embedded: bool | None = Field(
+        default=None,
+        description="Start the embedded Temporal and PostgreSQL; by default only when neither "
+        "PERSYN_TEMPORAL_ADDRESS nor PERSYN_DATABASE_URL is set.",
+    )
+
+    # Temporal
+    temporal_address: str = "127.0.0.1:7233"
+    temporal_namespace: str = "default"
+    temporal_api_key: SecretStr | None = None
+    temporal_tls: bool = False
+    temporal_tls_cert: Path | None = None
+    temporal_tls_key: Path | None = None
+    temporal_tls_ca: Path | None = None
+    temporal_ui_port: int = 8233
+    task_queue: str = "persyn"
+
+    # PostgreSQL
+    database_url: SecretStr | None = None
+    postgres_port: int = 55432
+
+    # Models
+    provider: ProviderChoice = "auto"
+    anthropic_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("PERSYN_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY")
+    )
+    openai_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("PERSYN_OPENAI_API_KEY", "OPENAI_API_KEY")
+    )
+    openai_base_url: str | None = Field(
+        default=None, description="An OpenAI-compatible endpoint (vLLM, llama.cpp server, ...)."
+    )
+    openai_compatible_model: str = "default"
+    openai_compatible_context_window: int = 8192
+    anthropic_base_url: str | None = None
+    model_timeout_seconds: float = Field(default=120.0, gt=0)
+    models: dict[TaskType, ModelBinding] = Field(
+        default_factory=dict, description="Per-task overrides of the provider's default bindings."
+    )
+    scripted_script: Path | None = Field(
+        default=None, description="Replies of the scripted test provider (JSON); tests only."
+    )
+    local_model_path: Path | None = Field(
+        default=None, description="A GGUF file; defaults to the SmolLM2 file of the local extra."
+    )
+    local_context_window: int = 8192
+
+    # Memory
+    embedding_dimensions: int = Field(
+        default=384, gt=0, le=4096, description="Vector size of the configured encoder."
+    )
+
+    # Conversations and activations
+    conversation_idle_minutes: float = Field(default=30.0, gt=0)
+    marker_ttl_minutes: float = Field(default=60.0, gt=0)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Environment first, then ``$PERSYN_HOME/persyn.toml``, then defaults."""
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=default_home() / "persyn.toml")
+        return (init_settings, env_settings, toml, file_secret_settings)
+
+    @model_validator(mode="after")
+    def _decide_embedded(self) -> Settings:
+        if self.embedded is None:
+            explicit = "PERSYN_TEMPORAL_ADDRESS" in os.environ or self.database_url is not None
+            object.__setattr__(self, "embedded", not explicit)
+        return self
+
+    @property
+    def run_dir(self) -> Path:
+        """Pid files and the stack description."""
+        return self.home / "run"
+
+    @property
+    def log_dir(self) -> Path:
+        """Component logs."""
+        return self.home / "logs"
+
+    @property
+    def ui_url(self) -> str:
+        """The Temporal Web UI of the embedded stack."""
+        host = self.temporal_address.rsplit(":", 1)[0]
+        return f"http://{host}:{self.temporal_ui_port}"
+
+    def database_dsn(self) -> str:
+        """SQLAlchemy URL of the database (embedded unless ``PERSYN_DATABASE_URL`` is set)."""
+        if self.database_url is not None:
+            url = self.database_url.get_secret_value()
+            if url.startswith("postgresql://"):
+                url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+            return url
+        return f"postgresql+psycopg://postgres@127.0.0.1:{self.postgres_port}/postgres"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process's settings, built on first use."""
+    return Settings()

@@ -1,0 +1,164 @@
+"""Prompts, activation outcomes, completion markers and the outbox."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from sqlalchemy import text
+from sqlalchemy.dialects.postgresql import insert
+from sqlmodel import select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from schemas.events import CompletionMarker, Outcome
+from schemas.models import ChatMessage
+from store.tables import ActivationRow, MarkerRow, OutboxRow, PromptRow
+
+OUTBOX_CHANNEL = "persyn_outbox"
+"""LISTEN/NOTIFY channel announcing outbox rows (best-effort live presentation)."""
+
+
+async def save_prompt(
+    session: AsyncSession,
+    *,
+    prompt_id: str,
+    activation_id: str | None,
+    task: str,
+    system: str,
+    messages: list[ChatMessage],
+    token_estimate: int,
+    created_at: datetime,
+    extra: dict[str, object] | None = None,
+) -> None:
+    """Store an assembled prompt (idempotent: a retried assembly keeps the first)."""
+    await session.exec(
+        insert(PromptRow)
+        .values(
+            id=prompt_id,
+            activation_id=activation_id,
+            task=task,
+            system=system,
+            messages=[m.model_dump() for m in messages],
+            extra=extra or {},
+            token_estimate=token_estimate,
+            created_at=created_at,
+        )
+        .on_conflict_do_nothing(index_elements=["id"])
+    )
+    await session.commit()
+
+
+async def load_prompt(session: AsyncSession, *, prompt_id: str) -> PromptRow | None:
+    """A stored prompt."""
+    return await session.get(PromptRow, prompt_id)
+
+
+async def record_outcome(
+    session: AsyncSession, *, agent: str, trigger: str, marker: CompletionMarker
+) -> None:
+    """Persist the activation's outcome and its completion marker (idempotent)."""
+    if marker.activation_id is not None:
+        await session.exec(
+            insert(ActivationRow)
+            .values(
+                id=marker.activation_id,
+                agent=agent,
+                event_id=marker.event_id,
+                conversation_id=marker.conversation_id,
+                trigger=trigger,
+                outcome=marker.outcome.value,
+                text=marker.text,
+                reason=marker.reason,
+                degraded=marker.degraded,
+                completed_at=marker.completed_at,
+            )
+            .on_conflict_do_nothing(index_elements=["id"])
+        )
+    await session.exec(
+        insert(MarkerRow)
+        .values(
+            event_id=marker.event_id,
+            agent=agent,
+            activation_id=marker.activation_id,
+            conversation_id=marker.conversation_id,
+            outcome=marker.outcome.value,
+            text=marker.text,
+            reason=marker.reason,
+            degraded=marker.degraded,
+            completed_at=marker.completed_at,
+            expires_at=marker.expires_at,
+        )
+        .on_conflict_do_nothing(index_elements=["event_id"])
+    )
+    await session.commit()
+
+
+async def get_marker(
+    session: AsyncSession, *, event_id: str, now: datetime
+) -> CompletionMarker | None:
+    """The unexpired completion marker for ``event_id``."""
+    row = (
+        await session.exec(
+            select(MarkerRow).where(MarkerRow.event_id == event_id, MarkerRow.expires_at > now)
+        )
+    ).first()
+    if row is None:
+        return None
+    return CompletionMarker(
+        event_id=row.event_id,
+        activation_id=row.activation_id,
+        conversation_id=row.conversation_id,
+        outcome=Outcome(row.outcome),
+        text=row.text,
+        reason=row.reason,
+        degraded=row.degraded,
+        completed_at=row.completed_at,
+        expires_at=row.expires_at,
+    )
+
+
+async def purge_expired_markers(session: AsyncSession, *, now: datetime) -> int:
+    """Delete expired markers; returns how many went."""
+    result = await session.exec(
+        text("DELETE FROM completion_markers WHERE expires_at <= :now"), params={"now": now}
+    )
+    await session.commit()
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+async def add_outbox(
+    session: AsyncSession,
+    *,
+    message_id: str,
+    activation_id: str,
+    agent: str,
+    channel_key: str,
+    conversation_id: str | None,
+    text_: str,
+    created_at: datetime,
+    unprompted: bool = False,
+) -> bool:
+    """Queue a transmitted message once per activation; returns ``False`` on a retry."""
+    result = await session.exec(
+        insert(OutboxRow)
+        .values(
+            id=message_id,
+            activation_id=activation_id,
+            agent=agent,
+            channel_key=channel_key,
+            conversation_id=conversation_id,
+            text=text_,
+            unprompted=unprompted,
+            created_at=created_at,
+        )
+        .on_conflict_do_nothing(index_elements=["activation_id"])
+        .returning(OutboxRow.__table__.c.id)  # type: ignore[attr-defined]
+    )
+    inserted = result.scalar_one_or_none() is not None
+    if inserted:
+        payload = json.dumps({"id": message_id, "agent": agent, "channel": channel_key})
+        await session.exec(
+            text("SELECT pg_notify(:c, :p)"), params={"c": OUTBOX_CHANNEL, "p": payload}
+        )
+    await session.commit()
+    return inserted

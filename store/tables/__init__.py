@@ -1,0 +1,22 @@
+"""All tables, imported together so ``SQLModel.metadata`` knows every one."""
+
+from store.tables.agents import Agent, Channel, Identity, Person
+from store.tables.dialog import Conversation, DialogTurnRow
+from store.tables.ledger import UsageRow
+from store.tables.memory import MemoryRecord
+from store.tables.runtime import ActivationRow, MarkerRow, OutboxRow, PromptRow
+
+__all__ = [
+    "ActivationRow",
+    "Agent",
+    "Channel",
+    "Conversation",
+    "DialogTurnRow",
+    "Identity",
+    "MarkerRow",
+    "MemoryRecord",
+    "OutboxRow",
+    "Person",
+    "PromptRow",
+    "UsageRow",
+]

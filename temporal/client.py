@@ -1,0 +1,72 @@
+"""One ``connect()`` for every Temporal client: pydantic payloads and Persyn's interceptors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from temporalio.client import Client, Interceptor, TLSConfig
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.service import RPCError
+
+from schemas.settings import Settings
+from temporal.attribution import AttributionInterceptor
+
+
+class TemporalUnavailableError(RuntimeError):
+    """No Temporal server answered at the configured address."""
+
+
+def interceptors(extra: Sequence[Interceptor] = ()) -> list[Interceptor]:
+    """The interceptors every client and worker uses (attribution, then any extras)."""
+    return [AttributionInterceptor(), *extra]
+
+
+def _tls(settings: Settings) -> TLSConfig | bool:
+    if settings.temporal_tls_cert or settings.temporal_tls_ca:
+        return TLSConfig(
+            client_cert=settings.temporal_tls_cert.read_bytes()
+            if settings.temporal_tls_cert
+            else None,
+            client_private_key=(
+                settings.temporal_tls_key.read_bytes() if settings.temporal_tls_key else None
+            ),
+            server_root_ca_cert=settings.temporal_tls_ca.read_bytes()
+            if settings.temporal_tls_ca
+            else None,
+        )
+    # An API key (Temporal Cloud) implies TLS.
+    return settings.temporal_tls or settings.temporal_api_key is not None
+
+
+async def connect(
+    settings: Settings,
+    *,
+    address: str | None = None,
+    extra_interceptors: Sequence[Interceptor] = (),
+) -> Client:
+    """Connect to Temporal with the pydantic data converter and Persyn's interceptors.
+
+    Args:
+        settings: Where and how to connect.
+        address: Overrides ``settings.temporal_address`` (tests, benchmarks).
+        extra_interceptors: Appended after the standard ones (tracing).
+
+    Raises:
+        TemporalUnavailableError: Nothing answered; the message says what to start.
+    """
+    target = address or settings.temporal_address
+    try:
+        return await Client.connect(
+            target,
+            namespace=settings.temporal_namespace,
+            api_key=(
+                settings.temporal_api_key.get_secret_value() if settings.temporal_api_key else None
+            ),
+            tls=_tls(settings),
+            data_converter=pydantic_data_converter,
+            interceptors=interceptors(extra_interceptors),
+        )
+    except (RuntimeError, RPCError) as err:
+        raise TemporalUnavailableError(
+            f"cannot reach Temporal at {target}: run `persyn up`, or set PERSYN_TEMPORAL_ADDRESS"
+        ) from err

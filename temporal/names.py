@@ -1,0 +1,57 @@
+"""Workflow IDs, task queues and search attributes: defined once, referenced by symbol."""
+
+from __future__ import annotations
+
+from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
+
+TASK_QUEUE = "persyn"
+"""Default task queue of the workers (settings may rename it)."""
+
+
+def agent_workflow_id(handle: str) -> str:
+    """``agent/{handle}``: the agent's inbox and lock."""
+    return f"agent/{handle}"
+
+
+def conversation_workflow_id(conversation_id: str) -> str:
+    """``conversation/{ulid}``: one session."""
+    return f"conversation/{conversation_id}"
+
+
+def activation_workflow_id(activation_id: str) -> str:
+    """``activation/{ulid}``: one run of the response pipeline (a fresh ULID, never reused)."""
+    return f"activation/{activation_id}"
+
+
+AGENT = SearchAttributeKey.for_keyword("PersynAgent")
+CHANNEL = SearchAttributeKey.for_keyword("PersynChannel")
+CONVERSATION = SearchAttributeKey.for_keyword("PersynConversation")
+TRIGGER = SearchAttributeKey.for_keyword("PersynTrigger")
+OUTCOME = SearchAttributeKey.for_keyword("PersynOutcome")
+
+SEARCH_ATTRIBUTES = (AGENT, CHANNEL, CONVERSATION, TRIGGER, OUTCOME)
+"""Every custom search attribute Persyn sets; registered by ``persyn up``."""
+
+
+def search_attributes(
+    *,
+    agent: str | None = None,
+    channel: str | None = None,
+    conversation: str | None = None,
+    trigger: str | None = None,
+) -> TypedSearchAttributes:
+    """Search attributes for a workflow start; ``None`` values are left out."""
+    values = ((AGENT, agent), (CHANNEL, channel), (CONVERSATION, conversation), (TRIGGER, trigger))
+    return TypedSearchAttributes(
+        [SearchAttributePair(key, value) for key, value in values if value is not None]
+    )
+
+# Handler names (signals, updates, queries), referenced by symbol on both sides.
+SUBMIT = "submit"
+DELIVER = "deliver"
+ACTIVATION_FINISHED = "activation_finished"
+CONVERSATION_CLOSED = "conversation_closed"
+INBOUND = "inbound"
+MARKER = "marker"
+STATUS = "status"
+WINDOW = "window"

@@ -1,0 +1,32 @@
+"""Registration of Persyn's custom search attributes (idempotent)."""
+
+from __future__ import annotations
+
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import (
+    AddSearchAttributesRequest,
+    ListSearchAttributesRequest,
+)
+from temporalio.client import Client
+from temporalio.common import SearchAttributeIndexedValueType
+
+from temporal.names import SEARCH_ATTRIBUTES
+
+
+async def register(client: Client) -> list[str]:
+    """Add any of Persyn's search attributes the namespace lacks; returns the names added."""
+    listing = await client.operator_service.list_search_attributes(
+        ListSearchAttributesRequest(namespace=client.namespace)
+    )
+    missing = {
+        key.name: IndexedValueType.ValueType(
+            SearchAttributeIndexedValueType(key.indexed_value_type)
+        )
+        for key in SEARCH_ATTRIBUTES
+        if key.name not in listing.custom_attributes
+    }
+    if missing:
+        await client.operator_service.add_search_attributes(
+            AddSearchAttributesRequest(namespace=client.namespace, search_attributes=missing)
+        )
+    return sorted(missing)

@@ -1,0 +1,70 @@
+"""Session fixtures: one embedded PostgreSQL and one Temporal dev server for the whole run."""
+
+from __future__ import annotations
+
+import gc
+import os
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client
+
+from store.embedded import EmbeddedPostgres
+from store.migrate import upgrade
+from temporal import search_attributes
+from temporal.client import connect
+from temporal.devserver import DevServer, free_port
+from tests.harness import Harness, Stack, running_worker
+
+
+@pytest.fixture(scope="session")
+def session_dir() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="persyn-tests-") as path:
+        os.chmod(path, 0o755)
+        yield Path(path)
+
+
+@pytest.fixture(scope="session")
+def postgres(session_dir: Path) -> Iterator[EmbeddedPostgres]:
+    server = EmbeddedPostgres(
+        data_dir=session_dir / "pg", port=free_port(), log_file=session_dir / "logs" / "pg.log"
+    )
+    server.start()
+    upgrade(server.dsn)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def temporal_address(session_dir: Path) -> Iterator[str]:
+    server = DevServer(
+        port=free_port(), ui_port=None, db_file=None, log_file=session_dir / "logs" / "temporal.log"
+    )
+    process = server.start(detached=False)
+    yield f"127.0.0.1:{server.port}"
+    process.terminate()
+    process.wait(10)
+
+
+@pytest.fixture(scope="session")
+def stack(temporal_address: str, postgres: EmbeddedPostgres, session_dir: Path) -> Stack:
+    home = session_dir / "home"
+    home.mkdir(exist_ok=True)
+    return Stack(temporal_address=temporal_address, dsn=postgres.dsn, home=home)
+
+
+@pytest.fixture(scope="session")
+async def client(stack: Stack) -> AsyncIterator[Client]:
+    connected = await connect(stack.settings(), address=stack.temporal_address)
+    await search_attributes.register(connected)
+    yield connected
+    del connected
+    gc.collect()
+
+
+@pytest.fixture
+async def harness(client: Client, stack: Stack) -> AsyncIterator[Harness]:
+    async with running_worker(client, stack) as running:
+        yield running

@@ -1,0 +1,131 @@
+"""Test harness: the real stack (embedded PostgreSQL, Temporal dev server) started by Persyn's
+own launchers, and workers with a scripted model on private task queues."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from activities.gateway.base import Provider
+from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
+from activities.metering.hub import UsageMeter
+from schemas.agents import AgentCreate, AgentPublic
+from schemas.events import ChannelRef, InboundEvent, Receipt, Speaker
+from schemas.ids import new_ulid
+from schemas.models import ProviderName
+from schemas.settings import Settings
+from store.db import Database
+from store.queries.agents import create_agent
+from temporal import inbox
+from workers.build import Dependencies, build_dependencies, build_worker
+
+
+@dataclass
+class Stack:
+    """Addresses of the servers the session started."""
+
+    temporal_address: str
+    dsn: str
+    home: Path
+
+    def settings(self, **overrides: object) -> Settings:
+        values: dict[str, object] = {
+            "home": self.home,
+            "temporal_address": self.temporal_address,
+            "database_url": self.dsn,
+            "provider": "scripted",
+            "embedded": False,
+        }
+        values.update(overrides)
+        return Settings(**values)  # type: ignore[arg-type]
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def terminal(channel: str = "tty") -> ChannelRef:
+    return ChannelRef(service="terminal", channel=channel)
+
+
+def event(
+    text: str,
+    *,
+    speaker: str = "ada",
+    channel: ChannelRef | None = None,
+    addressed: bool = True,
+    event_id: str | None = None,
+) -> InboundEvent:
+    return InboundEvent(
+        event_id=event_id or new_ulid(),
+        channel=channel or terminal(),
+        speaker=Speaker(speaker_id=speaker, display_name=speaker.title()),
+        text=text,
+        addressed=addressed,
+    )
+
+
+@dataclass
+class Harness:
+    """A running worker on its own task queue, with helpers to talk to agents."""
+
+    client: Client
+    task_queue: str
+    deps: Dependencies
+    provider: ScriptedProvider
+    worker: Worker
+    db: Database
+
+    async def create_agent(
+        self, handle: str | None = None, *, name: str = "Persyn Test", persona: str | None = None
+    ) -> AgentPublic:
+        spec = AgentCreate(
+            handle=handle or unique("agent"),
+            name=name,
+            persona=persona or "A careful, curious test agent who answers briefly.",
+        )
+        async with self.db.session() as session:
+            return await create_agent(session, spec=spec)
+
+    async def say(self, handle: str, text: str, **kwargs: object) -> Receipt:
+        return await inbox.submit(
+            self.client, handle=handle, event=event(text, **kwargs), task_queue=self.task_queue  # type: ignore[arg-type]
+        )
+
+    async def send(self, handle: str, ev: InboundEvent) -> Receipt:
+        return await inbox.submit(self.client, handle=handle, event=ev, task_queue=self.task_queue)
+
+
+@asynccontextmanager
+async def running_worker(
+    client: Client,
+    stack: Stack,
+    *,
+    rules: list[ScriptRule] | None = None,
+    providers: dict[ProviderName, Provider] | None = None,
+    meters: list[UsageMeter] | None = None,
+    settings_overrides: dict[str, object] | None = None,
+    task_queue: str | None = None,
+) -> AsyncIterator[Harness]:
+    """A worker with a scripted model (echo by default) on a private task queue."""
+    settings = stack.settings(**(settings_overrides or {}))
+    provider = ScriptedProvider(Script(rules=rules or []))
+    deps = build_dependencies(
+        settings,
+        providers=providers or {ProviderName.SCRIPTED: provider},
+        meters=meters,
+        dsn=stack.dsn,
+    )
+    queue = task_queue or unique("tq")
+    worker = build_worker(client, deps, task_queue=queue)
+    async with worker:
+        yield Harness(
+            client=client, task_queue=queue, deps=deps, provider=provider, worker=worker, db=deps.db
+        )
+    await deps.aclose()

@@ -1,0 +1,122 @@
+"""Settings -> dependencies -> Worker. No business logic lives here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from activities.channels.transmit import ChannelActivities
+from activities.context.activities import ContextActivities
+from activities.context.assembler import ContextAssembler
+from activities.context.model import ContextSource
+from activities.context.sources import ClockSource, ConstraintsSource, DialogSource, PersonaSource
+from activities.deliberation.decide import DecideActivities
+from activities.gateway.base import Provider
+from activities.gateway.factory import build_provider
+from activities.gateway.gateway import ModelGateway
+from activities.gateway.registry import ModelRegistry
+from activities.generation import GenerationActivities
+from activities.metering.hub import MeterHub, UsageMeter
+from activities.metering.ledger import LedgerMeter
+from activities.store import StoreActivities
+from schemas.models import ProviderName
+from schemas.settings import Settings
+from store.db import Database
+from workers.runner import workflow_runner
+from workflows.activation import ActivationWorkflow
+from workflows.agent import AgentWorkflow
+from workflows.conversation import ConversationWorkflow
+
+WORKFLOWS: list[type] = [AgentWorkflow, ConversationWorkflow, ActivationWorkflow]
+"""Every workflow a Persyn worker runs."""
+
+
+@dataclass
+class Dependencies:
+    """What the activities are built from; tests substitute providers here."""
+
+    settings: Settings
+    db: Database
+    gateway: ModelGateway
+    meters: MeterHub
+    extra_sources: list[ContextSource] = field(default_factory=list)
+
+    async def aclose(self) -> None:
+        """Flush meters and close clients and pools."""
+        await self.meters.aclose()
+        await self.gateway.aclose()
+        await self.db.aclose()
+
+
+def build_dependencies(
+    settings: Settings,
+    *,
+    providers: dict[ProviderName, Provider] | None = None,
+    meters: Sequence[UsageMeter] | None = None,
+    dsn: str | None = None,
+) -> Dependencies:
+    """Build the database, gateway and meters the configuration describes.
+
+    Args:
+        settings: The configuration.
+        providers: Use these providers instead of building them (tests, benchmarks).
+        meters: Use these meters instead of the configured set.
+        dsn: Database URL overriding the settings (tests).
+    """
+    db = Database(dsn or settings.database_dsn())
+    registry = ModelRegistry.from_settings(settings)
+    if providers is None:
+        providers = {name: build_provider(name, settings) for name in registry.providers()}
+    hub = MeterHub(list(meters) if meters is not None else [LedgerMeter(db)])
+    gateway = ModelGateway(
+        registry, providers, meters=hub, timeout_seconds=settings.model_timeout_seconds
+    )
+    return Dependencies(settings=settings, db=db, gateway=gateway, meters=hub)
+
+
+def activities(deps: Dependencies) -> list[Callable[..., Any]]:
+    """Every activity, bound to its dependencies."""
+    sources: list[ContextSource] = [
+        PersonaSource(),
+        ConstraintsSource(),
+        ClockSource(),
+        DialogSource(deps.db),
+        *deps.extra_sources,
+    ]
+    assembler = ContextAssembler(deps.db, deps.gateway.registry, sources)
+    store = StoreActivities(deps.db)
+    context = ContextActivities(assembler)
+    generation = GenerationActivities(deps.db, deps.gateway)
+    decide = DecideActivities()
+    channels = ChannelActivities(deps.db)
+    return [
+        store.lookup_agent,
+        store.resolve_speaker,
+        store.open_conversation,
+        store.record_turn,
+        store.close_conversation,
+        store.record_outcome,
+        context.assemble_context,
+        generation.generate,
+        decide.decide,
+        channels.transmit,
+    ]
+
+
+def build_worker(client: Client, deps: Dependencies, *, task_queue: str) -> Worker:
+    """A Worker running every Persyn workflow and activity on ``task_queue``."""
+    return Worker(
+        client,
+        task_queue=task_queue,
+        workflows=WORKFLOWS,
+        activities=activities(deps),
+        workflow_runner=workflow_runner(),
+        max_concurrent_activities=64,
+        max_concurrent_local_activities=64,
+        graceful_shutdown_timeout=timedelta(seconds=10),
+    )

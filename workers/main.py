@@ -1,0 +1,62 @@
+"""The worker process: ``python -m workers.main`` (started by ``persyn up`` or a container).
+
+Migrates the schema, registers search attributes, then serves the task queue until SIGTERM or
+SIGINT, finishing in-flight tasks and flushing meters before it exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import os
+import signal
+import sys
+
+from schemas.settings import get_settings
+from store.migrate import upgrade
+from temporal import search_attributes
+from temporal.client import connect
+from workers.build import build_dependencies, build_worker
+
+log = logging.getLogger("persyn.worker")
+
+
+async def serve() -> None:
+    """Run one worker until asked to stop."""
+    settings = get_settings()
+    await asyncio.to_thread(
+        upgrade, settings.database_dsn(), embedding_dimensions=settings.embedding_dimensions
+    )
+    client = await connect(settings)
+    await search_attributes.register(client)
+    deps = build_dependencies(settings)
+    worker = build_worker(client, deps, task_queue=settings.task_queue)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    log.info("worker serving task queue %s at %s", settings.task_queue, settings.temporal_address)
+    async with worker:
+        await stop.wait()
+        log.info("worker stopping")
+    await deps.aclose()
+    del worker, client
+    gc.collect()
+
+
+def main() -> None:
+    """Entry point."""
+    logging.basicConfig(
+        level=os.environ.get("PERSYN_LOG_LEVEL", "INFO"),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    asyncio.run(serve())
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Avoid a known interpreter-exit crash of the Temporal runtime (see docs/operations.md).
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,309 @@
+"""``AgentWorkflow``: an agent's inbox and lock.
+
+Lifecycle: started as ``agent/{handle}`` when the agent is created (or by update-with-start on
+first contact) and runs as long as the agent exists. Every stimulus arrives as the ``submit``
+update (which returns a receipt carrying the completion marker) or the fire-and-forget
+``deliver`` signal. Events queue in arrival order and enter the critical section one at a time:
+the speaker is resolved to a person, the event goes to the channel's open conversation (opening
+one if needed), and the lock is held until the activation signals ``activation_finished``.
+Conversations report ``conversation_closed``; an event caught by a closing conversation is sent
+to a fresh one. Duplicate event IDs get the same receipt and one reply. The workflow continues
+as new, carrying its whole state, when Temporal suggests it and every handler has finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import ApplicationError
+from temporalio.workflow import ParentClosePolicy
+
+from schemas.activation import ActivationFinished
+from schemas.agents import (
+    AgentState,
+    AgentStatus,
+    AgentStatusQuery,
+    AgentWorkflowInput,
+    InFlight,
+    OpenConversation,
+)
+from schemas.conversation import ConversationClosed, ConversationInput, InboundTurn
+from schemas.events import (
+    CompletionMarker,
+    InboundEvent,
+    MarkerAnswer,
+    MarkerQuery,
+    Outcome,
+    Receipt,
+    ReceiptStatus,
+    SubmitEventInput,
+)
+from schemas.ids import ulid_from_parts
+from schemas.records import AgentLookupInput, AgentProfile, ResolveSpeakerInput
+from temporal import attribution, names
+from workflows.conversation import ConversationWorkflow
+from workflows.policies import DATABASE
+
+with workflow.unsafe.imports_passed_through():
+    from activities.store import StoreActivities
+
+ACTIVATION_DEADLINE = timedelta(minutes=20)
+"""Longest the lock waits for one activation before recording it as failed."""
+
+MAX_MARKERS = 2000
+
+
+@workflow.defn(name="AgentWorkflow")
+class AgentWorkflow:
+    """Inbox, lock and conversation router for one agent."""
+
+    @workflow.init
+    def __init__(self, data: AgentWorkflowInput) -> None:
+        self._state = data.state or AgentState(handle=data.handle)
+        self._profile: AgentProfile | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # -- messages -----------------------------------------------------------------------------
+
+    @workflow.update(name=names.SUBMIT)
+    async def submit(self, data: SubmitEventInput) -> Receipt:
+        """Queue an event and wait for its completion marker."""
+        event_id = data.event.event_id
+        self._enqueue(data.event)
+        await workflow.wait_condition(lambda: event_id in self._state.markers)
+        return self._receipt(event_id)
+
+    @submit.validator
+    def _validate_submit(self, data: SubmitEventInput) -> None:
+        self._validate(data.event)
+
+    @workflow.signal(name=names.DELIVER)
+    def deliver(self, data: SubmitEventInput) -> None:
+        """Queue an event without waiting (integrators poll the ``marker`` query)."""
+        self._enqueue(data.event)
+
+    @workflow.signal(name=names.ACTIVATION_FINISHED)
+    def activation_finished(self, data: ActivationFinished) -> None:
+        """An activation left the critical section."""
+        self._state.markers[data.marker.event_id] = data.marker
+
+    @workflow.signal(name=names.CONVERSATION_CLOSED)
+    def conversation_closed(self, data: ConversationClosed) -> None:
+        """A conversation closed; an event it never took goes to a fresh conversation."""
+        current = self._state.open.get(data.channel_key)
+        if current is not None and current.conversation_id == data.conversation_id:
+            del self._state.open[data.channel_key]
+        flight = self._state.in_flight
+        if (
+            flight is not None
+            and flight.conversation_id == data.conversation_id
+            and flight.event.event_id not in self._state.markers
+        ):
+            self._state.queue.insert(0, flight.event)
+            self._state.in_flight = None
+
+    @workflow.query(name=names.MARKER)
+    def marker(self, data: MarkerQuery) -> MarkerAnswer:
+        """The completion marker of an event, or whether it is still pending."""
+        found = self._state.markers.get(data.event_id)
+        pending = found is None and self._known(data.event_id)
+        return MarkerAnswer(marker=found, pending=pending)
+
+    @workflow.query(name=names.STATUS)
+    def status(self, _: AgentStatusQuery) -> AgentStatus:
+        """Queue length, the event in the critical section and open conversations."""
+        flight = self._state.in_flight
+        return AgentStatus(
+            handle=self._state.handle,
+            queued=len(self._state.queue),
+            in_flight_event=flight.event.event_id if flight else None,
+            open_conversations=list(self._state.open.values()),
+            handled=self._state.handled,
+        )
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _validate(self, event: InboundEvent) -> None:
+        if self._profile is not None and not self._profile.exists:
+            raise ApplicationError(f"there is no agent {self._state.handle!r}: create it first")
+
+    def _known(self, event_id: str) -> bool:
+        flight = self._state.in_flight
+        return (flight is not None and flight.event.event_id == event_id) or any(
+            e.event_id == event_id for e in self._state.queue
+        )
+
+    def _enqueue(self, event: InboundEvent) -> None:
+        if event.event_id in self._state.markers or self._known(event.event_id):
+            return  # a duplicate: the first submission's marker answers it
+        self._state.queue.append(event)
+
+    def _receipt(self, event_id: str) -> Receipt:
+        return Receipt(
+            event_id=event_id,
+            agent=self._state.handle,
+            status=ReceiptStatus.COMPLETED,
+            marker=self._state.markers[event_id],
+        )
+
+    def _marker(
+        self, event: InboundEvent, outcome: Outcome, reason: str, conversation: str | None = None
+    ) -> CompletionMarker:
+        now = workflow.now()
+        return CompletionMarker(
+            event_id=event.event_id,
+            conversation_id=conversation,
+            outcome=outcome,
+            reason=reason,
+            completed_at=now,
+            expires_at=now + timedelta(hours=1),
+        )
+
+    def _expire_markers(self) -> None:
+        now = workflow.now()
+        expired = [key for key, m in self._state.markers.items() if m.expires_at <= now]
+        for key in expired:
+            del self._state.markers[key]
+        while len(self._state.markers) > MAX_MARKERS:
+            del self._state.markers[next(iter(self._state.markers))]
+
+    def _new_id(self) -> str:
+        return ulid_from_parts(workflow.now(), workflow.random().getrandbits(80))
+
+    # -- the critical section -----------------------------------------------------------------
+
+    async def _route(self, turn: InboundTurn) -> str | None:
+        """Hand the turn to its conversation; returns the conversation ID, or ``None``."""
+        event = turn.event
+        key = event.channel.key
+        current = self._state.open.get(key)
+        if event.conversation_id is not None and (
+            current is None or current.conversation_id != event.conversation_id
+        ):
+            self._state.markers[event.event_id] = self._marker(
+                event,
+                Outcome.FAILED,
+                f"conversation {event.conversation_id} is not open on {key}: "
+                "omit conversation_id to start a new one",
+            )
+            return None
+        if current is not None:
+            try:
+                await workflow.get_external_workflow_handle(
+                    names.conversation_workflow_id(current.conversation_id)
+                ).signal(names.INBOUND, turn)
+                return current.conversation_id
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                # It closed before hearing of this input: open a fresh one below.
+                self._state.open.pop(key, None)
+        conversation_id = self._new_id()
+        self._state.open[key] = OpenConversation(
+            conversation_id=conversation_id, channel_key=key, opened_at=workflow.now()
+        )
+        # Started in the background: the lock waits for the activation, not for the start.
+        self._tasks.add(asyncio.create_task(self._start_conversation(turn, conversation_id)))
+        return conversation_id
+
+    async def _start_conversation(self, turn: InboundTurn, conversation_id: str) -> None:
+        event, key = turn.event, turn.event.channel.key
+        assert self._profile is not None
+        try:
+            await workflow.start_child_workflow(
+                ConversationWorkflow.run,
+                ConversationInput(
+                    conversation_id=conversation_id,
+                    agent=self._state.handle,
+                    agent_name=self._profile.name,
+                    channel=event.channel,
+                    idle_seconds=self._profile.idle_minutes * 60,
+                    first=turn,
+                ),
+                id=names.conversation_workflow_id(conversation_id),
+                parent_close_policy=ParentClosePolicy.ABANDON,
+                search_attributes=names.search_attributes(
+                    agent=self._state.handle, channel=key, conversation=conversation_id
+                ),
+                static_summary=f"{self._state.handle} talking on {key}",
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:
+            workflow.logger.error("conversation %s did not start: %s", conversation_id, err)
+            self._state.open.pop(key, None)
+            self._state.markers[event.event_id] = self._marker(
+                event, Outcome.FAILED, f"could not open a conversation: {err}", conversation_id
+            )
+
+    async def _process(self, event: InboundEvent) -> None:
+        resolved = await workflow.execute_local_activity_method(
+            StoreActivities.resolve_speaker,
+            ResolveSpeakerInput(
+                agent=self._state.handle,
+                channel=event.channel,
+                speaker=event.speaker,
+                seen_at=workflow.now(),
+            ),
+            summary="resolve the speaker",
+            **DATABASE,
+        )
+        turn = InboundTurn(
+            event=event, person_id=resolved.person_id, person_name=resolved.person_name
+        )
+        conversation_id = await self._route(turn)
+        if conversation_id is None:
+            return
+        self._state.in_flight = InFlight(
+            event=event, conversation_id=conversation_id, dispatched_at=workflow.now()
+        )
+        event_id = event.event_id
+        try:
+            await workflow.wait_condition(
+                lambda: event_id in self._state.markers or self._state.in_flight is None,
+                timeout=ACTIVATION_DEADLINE,
+            )
+        except TimeoutError:
+            self._state.markers[event_id] = self._marker(
+                event, Outcome.FAILED, "the activation did not finish in time", conversation_id
+            )
+        if self._state.in_flight is not None:
+            self._state.in_flight = None
+            self._state.handled += 1
+
+    @workflow.run
+    async def run(self, data: AgentWorkflowInput) -> None:
+        """Serve the inbox forever."""
+        attribution.bind(agent=data.handle)
+        workflow.upsert_search_attributes([names.AGENT.value_set(data.handle)])
+        self._profile = await workflow.execute_local_activity_method(
+            StoreActivities.lookup_agent,
+            AgentLookupInput(handle=data.handle),
+            summary="load the agent",
+            **DATABASE,
+        )
+        if not self._profile.exists:
+            raise ApplicationError(
+                f"there is no agent {data.handle!r}: create it with `persyn agent create`",
+                type="UnknownAgent",
+                non_retryable=True,
+            )
+        while True:
+            workflow.set_current_details(
+                f"{len(self._state.queue)} queued, {self._state.handled} handled, "
+                f"{len(self._state.open)} open conversations"
+            )
+            await workflow.wait_condition(
+                lambda: bool(self._state.queue) or workflow.info().is_continue_as_new_suggested()
+            )
+            if self._state.queue:
+                await self._process(self._state.queue.pop(0))
+                self._expire_markers()
+                continue
+            await workflow.wait_condition(
+                lambda: workflow.all_handlers_finished() or bool(self._state.queue)
+            )
+            if not self._state.queue:
+                workflow.continue_as_new(AgentWorkflowInput(handle=data.handle, state=self._state))

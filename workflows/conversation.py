@@ -1,0 +1,219 @@
+"""``ConversationWorkflow``: one session on one channel.
+
+Lifecycle: started by its agent as ``conversation/{ulid}`` (a child that outlives the agent's
+continue-as-new) with the first input; receives later inputs through the ``inbound`` signal and
+runs one ``ActivationWorkflow`` per input, in order. It holds the verbatim dialog window (the
+source of truth while open; every turn is written through to PostgreSQL). After
+``idle_seconds`` without input it closes: records the close, tells its agent with
+``conversation_closed`` and ends; inputs that arrive after that point are re-routed by the
+agent. It continues as new, with its state, when Temporal suggests it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import ChildWorkflowError
+
+from schemas.activation import ActivationFinished, ActivationInput, ActivationResult
+from schemas.conversation import (
+    ConversationClosed,
+    ConversationInput,
+    ConversationState,
+    InboundTurn,
+    WindowAnswer,
+    WindowQuery,
+)
+from schemas.dialog import DialogTurn, Role
+from schemas.events import CompletionMarker, Outcome
+from schemas.ids import ulid_from_parts
+from schemas.records import CloseConversationInput, OpenConversationInput, RecordTurnInput
+from temporal import attribution, names
+from workflows.activation import MARKER_TTL, ActivationWorkflow
+from workflows.policies import DATABASE
+
+with workflow.unsafe.imports_passed_through():
+    from activities.store import StoreActivities
+
+
+@workflow.defn(name="ConversationWorkflow")
+class ConversationWorkflow:
+    """A session: ordered activations over a verbatim window, closed when idle."""
+
+    @workflow.init
+    def __init__(self, data: ConversationInput) -> None:
+        self._input = data
+        self._state = data.state or ConversationState()
+        if data.state is None and data.first is not None:
+            self._state.pending.append(data.first)
+        self._closing = False
+
+    @workflow.signal(name=names.INBOUND)
+    def inbound(self, turn: InboundTurn) -> None:
+        """Queue an input (ignored once closing: the agent re-routes it)."""
+        if self._closing or self._seen(turn.event.event_id):
+            return
+        self._state.pending.append(turn)
+
+    @workflow.query(name=names.WINDOW)
+    def window(self, _: WindowQuery) -> WindowAnswer:
+        """The verbatim window and who took part."""
+        return WindowAnswer(
+            conversation_id=self._input.conversation_id,
+            window=self._state.window,
+            participants=self._state.participants,
+            pending=len(self._state.pending),
+        )
+
+    def _seen(self, event_id: str) -> bool:
+        return any(t.event.event_id == event_id for t in self._state.pending) or any(
+            t.turn_id == event_id for t in self._state.window
+        )
+
+    def _remember(self, turn: DialogTurn) -> None:
+        self._state.window.append(turn)
+        del self._state.window[: -self._input.window_turns]
+        self._state.turns += 1
+        self._state.last_activity = turn.at
+
+    @workflow.run
+    async def run(self, data: ConversationInput) -> ConversationClosed:
+        """Run activations until the conversation goes idle."""
+        attribution.bind(
+            agent=data.agent, channel=data.channel.key, conversation=data.conversation_id
+        )
+        if not self._state.opened:
+            await workflow.execute_local_activity_method(
+                StoreActivities.open_conversation,
+                OpenConversationInput(
+                    conversation_id=data.conversation_id,
+                    agent=data.agent,
+                    channel=data.channel,
+                    opened_at=workflow.now(),
+                ),
+                summary="record the conversation",
+                **DATABASE,
+            )
+            self._state.opened = True
+        while True:
+            workflow.set_current_details(
+                f"{data.agent} on {data.channel.key}: {self._state.turns} turns, waiting for input"
+            )
+            try:
+                await workflow.wait_condition(
+                    lambda: bool(self._state.pending), timeout=timedelta(seconds=data.idle_seconds)
+                )
+            except TimeoutError:
+                break
+            await self._handle(self._state.pending.pop(0))
+            if workflow.info().is_continue_as_new_suggested() and not self._state.pending:
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                workflow.continue_as_new(
+                    data.model_copy(update={"state": self._state, "first": None})
+                )
+        return await self._close(reason="idle")
+
+    async def _handle(self, turn: InboundTurn) -> None:
+        data, event = self._input, turn.event
+        person_turn = DialogTurn(
+            turn_id=event.event_id,
+            conversation_id=data.conversation_id,
+            role=Role.PERSON,
+            speaker_id=turn.person_id,
+            speaker_name=turn.person_name,
+            text=event.text,
+            at=workflow.now(),
+        )
+        await workflow.execute_local_activity_method(
+            StoreActivities.record_turn,
+            RecordTurnInput(agent=data.agent, channel=data.channel, turn=person_turn),
+            summary="write the input through",
+            **DATABASE,
+        )
+        self._remember(person_turn)
+        if turn.person_id not in self._state.participants:
+            self._state.participants.append(turn.person_id)
+        activation_id = ulid_from_parts(workflow.now(), workflow.random().getrandbits(80))
+        try:
+            result: ActivationResult = await workflow.execute_child_workflow(
+                ActivationWorkflow.run,
+                ActivationInput(
+                    activation_id=activation_id,
+                    agent=data.agent,
+                    agent_name=data.agent_name,
+                    conversation_id=data.conversation_id,
+                    channel=data.channel,
+                    event=event,
+                    person_id=turn.person_id,
+                    person_name=turn.person_name,
+                    participants=list(self._state.participants),
+                    window_turn_ids=[t.turn_id for t in self._state.window],
+                ),
+                id=names.activation_workflow_id(activation_id),
+                search_attributes=names.search_attributes(
+                    agent=data.agent,
+                    channel=data.channel.key,
+                    conversation=data.conversation_id,
+                    trigger=event.trigger.value,
+                ),
+                static_summary=f"{data.agent} answers {turn.person_name} on {data.channel.key}",
+            )
+        except ChildWorkflowError as err:
+            # The pipeline degrades rather than fails, so this is a bug or an operator's
+            # termination: release the agent's lock with a failed marker.
+            workflow.logger.error("activation %s failed: %s", activation_id, err.cause or err)
+            await self._report_failure(event.event_id, activation_id, str(err.cause or err))
+            return
+        if result.reply is not None:
+            self._remember(result.reply)
+        # Seam: consolidation of long conversations in chunks plugs in here.
+
+    async def _report_failure(self, event_id: str, activation_id: str, reason: str) -> None:
+        now = workflow.now()
+        marker = CompletionMarker(
+            event_id=event_id,
+            activation_id=activation_id,
+            conversation_id=self._input.conversation_id,
+            outcome=Outcome.FAILED,
+            reason=f"the activation failed: {reason}"[:500],
+            completed_at=now,
+            expires_at=now + MARKER_TTL,
+        )
+        await workflow.get_external_workflow_handle(
+            names.agent_workflow_id(self._input.agent)
+        ).signal(names.ACTIVATION_FINISHED, ActivationFinished(marker=marker))
+
+    async def _close(self, *, reason: str) -> ConversationClosed:
+        data = self._input
+        self._closing = True
+        now = workflow.now()
+        await workflow.execute_local_activity_method(
+            StoreActivities.close_conversation,
+            CloseConversationInput(
+                conversation_id=data.conversation_id,
+                closed_at=now,
+                reason=reason,
+                turns=self._state.turns,
+                participants=self._state.participants,
+            ),
+            summary="record the close",
+            **DATABASE,
+        )
+        closed = ConversationClosed(
+            conversation_id=data.conversation_id,
+            channel_key=data.channel.key,
+            closed_at=now,
+            reason=reason,
+        )
+        try:
+            await workflow.get_external_workflow_handle(names.agent_workflow_id(data.agent)).signal(
+                names.CONVERSATION_CLOSED, closed
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # the agent may be gone (deleted); closing still completes
+            workflow.logger.warning("could not tell the agent the conversation closed: %s", err)
+        # Seam: consolidation of the whole conversation starts here.
+        return closed
