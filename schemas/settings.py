@@ -40,8 +40,8 @@ class Settings(BaseSettings):
     home: Path = Field(default_factory=default_home, description="Data, logs and pid files.")
     embedded: bool | None = Field(
         default=None,
-        description="Start the embedded Temporal and PostgreSQL; by default only when neither "
-        "PERSYN_TEMPORAL_ADDRESS nor PERSYN_DATABASE_URL is set.",
+        description="Start the embedded Temporal dev server and PostgreSQL; by default unless "
+        "PERSYN_DATABASE_URL names an existing database.",
     )
 
     # Temporal
@@ -89,6 +89,20 @@ class Settings(BaseSettings):
     embedding_dimensions: int = Field(
         default=384, gt=0, le=4096, description="Vector size of the configured encoder."
     )
+    encoder: Literal["local", "openai-compatible", "none"] = Field(
+        default="local",
+        description="Text encoder: in-process all-MiniLM-L6-v2, a self-hosted service speaking "
+        "the OpenAI embeddings API, or none (search stays lexical).",
+    )
+    encoder_base_url: str | None = Field(
+        default=None, description="Base URL of the encoding service (ends before /embeddings)."
+    )
+    encoder_model: str = Field(
+        default="all-MiniLM-L6-v2", description="Model name sent to the encoding service."
+    )
+    encoder_api_key: SecretStr | None = Field(
+        default=None, description="Bearer token of the encoding service, if it wants one."
+    )
 
     # Conversations and activations
     conversation_idle_minutes: float = Field(default=30.0, gt=0)
@@ -110,8 +124,7 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _decide_embedded(self) -> Settings:
         if self.embedded is None:
-            explicit = "PERSYN_TEMPORAL_ADDRESS" in os.environ or self.database_url is not None
-            object.__setattr__(self, "embedded", not explicit)
+            object.__setattr__(self, "embedded", self.database_url is None)
         return self
 
     @property

