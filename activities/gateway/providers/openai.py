@@ -1,0 +1,178 @@
+"""OpenAI's Chat Completions API, and any OpenAI-compatible endpoint, through the official SDK.
+
+The SDK never retries (``max_retries=0``): Temporal owns retries, so each attempt is visible in
+the workflow history and backs off by the policy.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import openai
+from openai.types import CompletionUsage
+from openai.types.chat import ChatCompletionMessageParam
+
+from activities.gateway.base import DeltaCallback, Provider
+from activities.gateway.errors import (
+    ProviderError,
+    ProviderServerError,
+    ProviderTimeoutError,
+    classify_status,
+)
+from schemas.models import ModelBinding, ModelRequest, ModelResponse, ProviderName, TokenUsage
+
+_SCHEMA_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class OpenAIProvider(Provider):
+    """Chat models at OpenAI, or at ``base_url`` for an OpenAI-compatible server."""
+
+    def __init__(
+        self,
+        api_key: str,
+        base_url: str | None,
+        timeout_seconds: float,
+        provider: ProviderName = ProviderName.OPENAI,
+    ) -> None:
+        self.name = provider.value
+        self._provider = provider
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key, base_url=base_url, timeout=timeout_seconds, max_retries=0
+        )
+
+    async def complete(
+        self,
+        request: ModelRequest,
+        binding: ModelBinding,
+        *,
+        on_delta: DeltaCallback | None = None,
+    ) -> ModelResponse:
+        """Run one exchange.
+
+        With ``request.response_schema`` the reply text is a JSON document of that schema.
+        With ``on_delta`` the reply is streamed; usage still arrives, in the final chunk.
+
+        Raises:
+            ProviderError: A classified failure.
+        """
+        params = self._params(request, binding)
+        try:
+            if on_delta is None:
+                completion = await self._client.chat.completions.create(**params)
+                choice = completion.choices[0] if completion.choices else None
+                text = (choice.message.content or "") if choice else ""
+                finish = choice.finish_reason if choice else None
+                model, usage = completion.model, completion.usage
+            else:
+                text, finish, model, usage = await self._stream(params, on_delta)
+        except openai.OpenAIError as err:
+            raise _classify(self._provider, err) from err
+        return ModelResponse(
+            text=text,
+            model=model or binding.model,
+            provider=self._provider,
+            finish_reason=finish,
+            usage=_usage(usage),
+        )
+
+    async def _stream(
+        self, params: dict[str, Any], on_delta: DeltaCallback
+    ) -> tuple[str, str | None, str | None, CompletionUsage | None]:
+        pieces: list[str] = []
+        finish: str | None = None
+        model: str | None = None
+        usage: CompletionUsage | None = None
+        stream = await self._client.chat.completions.create(
+            **params, stream=True, stream_options={"include_usage": True}
+        )
+        async with stream:
+            async for chunk in stream:
+                model = chunk.model or model
+                usage = chunk.usage or usage
+                for choice in chunk.choices:
+                    finish = choice.finish_reason or finish
+                    if choice.delta.content:
+                        pieces.append(choice.delta.content)
+                        await on_delta(choice.delta.content)
+        return "".join(pieces), finish, model, usage
+
+    def _params(self, request: ModelRequest, binding: ModelBinding) -> dict[str, Any]:
+        messages: list[ChatCompletionMessageParam] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        for m in request.messages:
+            if m.role == "user":
+                messages.append({"role": "user", "content": m.content})
+            else:
+                messages.append({"role": "assistant", "content": m.content})
+        limit = request.max_output_tokens or binding.max_output_tokens
+        # OpenAI deprecated max_tokens (its reasoning models refuse it); compatible servers
+        # are often older and know only max_tokens.
+        openai_proper = self._provider is ProviderName.OPENAI
+        limit_key = "max_completion_tokens" if openai_proper else "max_tokens"
+        params: dict[str, Any] = {"model": binding.model, "messages": messages, limit_key: limit}
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
+        if request.response_schema is not None:
+            params["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": _schema_name(request.response_schema),
+                    "schema": request.response_schema,
+                    # Strict mode demands every property be required and no extras allowed;
+                    # the schemas here are ordinary pydantic ones, so ask for best effort.
+                    "strict": False,
+                },
+            }
+        return params
+
+    async def aclose(self) -> None:
+        """Close the HTTP client."""
+        await self._client.close()
+
+
+def _schema_name(schema: dict[str, Any]) -> str:
+    title = str(schema.get("title", ""))
+    return title if _SCHEMA_NAME.match(title) else "reply"
+
+
+def _usage(usage: CompletionUsage | None) -> TokenUsage:
+    if usage is None:
+        return TokenUsage()
+    details = usage.prompt_tokens_details
+    return TokenUsage(
+        input_tokens=usage.prompt_tokens,
+        output_tokens=usage.completion_tokens,
+        cached_read_tokens=(details.cached_tokens or 0) if details else 0,
+        cached_write_tokens=(details.cache_write_tokens or 0) if details else 0,
+    )
+
+
+def _classify(provider: ProviderName, err: openai.OpenAIError) -> ProviderError:
+    message = f"{provider.value}: {err}"
+    if isinstance(err, openai.APITimeoutError):
+        return ProviderTimeoutError(message)
+    if isinstance(err, openai.APIStatusError):
+        return classify_status(
+            err.status_code, message, retry_after=_retry_after(err.response.headers)
+        )
+    # Dropped connections, errors inside a stream, malformed responses: transient as far as
+    # anyone can tell.
+    return ProviderServerError(message)
+
+
+def _retry_after(headers: Any) -> float | None:
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        return max(parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
+    except (TypeError, ValueError):
+        return None
