@@ -1,0 +1,92 @@
+"""What every command shares: one-line errors for mistakes a user can make, async running."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import sys
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, NoReturn, ParamSpec, TypeVar
+
+import typer
+from sqlalchemy.exc import OperationalError
+
+from activities.gateway.registry import RegistryError
+from schemas.ids import InvalidIdError
+from schemas.text import InvalidTextError
+from store.embedded import PostgresStartError
+from store.queries.agents import AgentExistsError
+from temporal.client import TemporalUnavailableError
+from temporal.devserver import DevServerError
+from temporal.inbox import SubmitRejectedError
+from workers.stack import StackError
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class UserError(Exception):
+    """A mistake the user can fix; shown as one line, exit status 1."""
+
+
+USER_ERRORS: tuple[type[BaseException], ...] = (
+    UserError,
+    InvalidIdError,
+    InvalidTextError,
+    AgentExistsError,
+    TemporalUnavailableError,
+    DevServerError,
+    PostgresStartError,
+    RegistryError,
+    SubmitRejectedError,
+    StackError,
+)
+
+
+def fail(message: str, *, code: int = 1) -> NoReturn:
+    """Print ``error: message`` to stderr and exit."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def friendly_errors(fn: Callable[P, T]) -> Callable[P, T]:
+    """Turn user-caused exceptions into one-line messages and a non-zero exit."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return fn(*args, **kwargs)
+        except USER_ERRORS as err:
+            fail(str(err))
+        except OperationalError as err:
+            first = str(err.orig or err).strip().splitlines()[0]
+            fail(f"cannot reach the database ({first}): run `persyn up` or set PERSYN_DATABASE_URL")
+        except ValueError as err:  # pydantic validation of user input
+            fail(_first_error(err))
+
+    return wrapper
+
+
+def _first_error(err: ValueError) -> str:
+    errors = getattr(err, "errors", None)
+    if callable(errors):
+        details = errors()
+        if details:
+            first = details[0]
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            message = str(first.get("msg", err)).removeprefix("Value error, ")
+            return f"{where}: {message}" if where else message
+    return str(err).splitlines()[0]
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion on a fresh event loop."""
+    return asyncio.run(coro)
+
+
+def echo_err(message: str) -> None:
+    """A notice on stderr."""
+    print(message, file=sys.stderr)
+
+
+AsyncFn = Callable[..., Awaitable[Any]]

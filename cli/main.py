@@ -1,0 +1,45 @@
+"""The ``persyn`` command: a thin Temporal client plus read views on the store."""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+
+import typer
+
+from cli import agent, schema, stack, talk
+
+app = typer.Typer(
+    name="persyn",
+    help="Run persistent agents that remember, critique themselves and keep their own schedule.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.command()(stack.up)
+app.command()(stack.down)
+app.command()(stack.status)
+app.command()(talk.chat)
+app.command()(talk.send)
+app.add_typer(agent.app, name="agent")
+app.add_typer(schema.app, name="schema")
+
+
+def main() -> None:
+    """Console entry point: run the app, then exit without the Temporal runtime's exit crash."""
+    code = 0
+    try:
+        app(standalone_mode=True)
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    gc.collect()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Short-lived processes holding a Temporal client can abort at interpreter exit
+    # (PyGILState_Release); leaving through os._exit after flushing avoids it.
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    main()

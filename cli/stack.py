@@ -1,0 +1,61 @@
+"""``persyn up``, ``persyn down``, ``persyn status``: the embedded stack (or an existing one)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Annotated
+
+import typer
+
+from cli.common import friendly_errors
+from schemas.settings import get_settings
+from workers.stack import ComponentStatus, EmbeddedStack
+
+
+def _table(components: list[ComponentStatus]) -> str:
+    rows = [("component", "health", "address", "pid", "detail")] + [
+        (c.name, "ok" if c.healthy else "DOWN", c.address, str(c.pid or "-"), c.detail)
+        for c in components
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+                     for row in rows)
+
+
+@friendly_errors
+def up() -> None:
+    """Start Temporal, PostgreSQL, migrations and the worker (skipping what already runs)."""
+    settings = get_settings()
+    started = time.perf_counter()
+    components = EmbeddedStack(settings).up()
+    typer.echo(_table(components))
+    typer.echo(f"ready in {time.perf_counter() - started:.1f}s")
+    if settings.embedded:
+        typer.echo(f"Temporal Web UI: {settings.ui_url}")
+    if not all(c.healthy for c in components):
+        raise typer.Exit(1)
+
+
+@friendly_errors
+def down() -> None:
+    """Stop the worker, then Temporal and PostgreSQL; everything persists for the next `up`."""
+    EmbeddedStack(get_settings()).down()
+    typer.echo("stopped")
+
+
+@friendly_errors
+def status(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Each component's health, address and PID, and the Web UI URL."""
+    settings = get_settings()
+    components = EmbeddedStack(settings).status()
+    if as_json:
+        typer.echo(json.dumps([c.model_dump() for c in components], indent=2))
+    else:
+        typer.echo(_table(components))
+        if settings.embedded:
+            typer.echo(f"Temporal Web UI: {settings.ui_url}")
+    if not all(c.healthy for c in components):
+        raise typer.Exit(1)
