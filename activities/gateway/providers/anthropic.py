@@ -119,9 +119,8 @@ def _params(request: ModelRequest, binding: ModelBinding) -> dict[str, Any]:
             {"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}
         ]
         params["system"] = system
-    if request.temperature is not None:
-        # The API accepts 0..1 where the wire model allows up to 2.
-        params["temperature"] = min(request.temperature, 1.0)
+    # request.temperature is not sent: the API version this SDK speaks refuses every sampling
+    # parameter (temperature, top_p, top_k) with a 400, whatever its value.
     return params
 
 

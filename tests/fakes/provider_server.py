@@ -1,0 +1,185 @@
+"""A real HTTP server on 127.0.0.1 that answers like OpenAI and Anthropic, and fails on cue.
+
+It serves ``POST /v1/chat/completions`` and ``POST /v1/messages`` (JSON, or server-sent events
+when the request asks to stream), records every request, and plays queued faults first::
+
+    with FakeProviderServer(reply="Hi.") as server:
+        server.fail(429, times=2, retry_after=1)
+        server.delay(5)                      # the next request answers after 5 s
+        ...
+        assert len(server.requests) == 4
+
+The official SDKs talk to it over real sockets, so their error mapping, streaming parsers and
+timeouts are exercised exactly as against the real services.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from tests.fakes import wire
+
+
+@dataclass
+class Fault:
+    """What to do instead of (or before) answering normally."""
+
+    status: int = 0
+    retry_after: float | None = None
+    delay: float = 0.0
+    in_stream: bool = False
+    times: int | None = 1  # None: every request from now on
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A request the server received."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+class FakeProviderServer:
+    """OpenAI and Anthropic endpoints with fault injection, for one test."""
+
+    def __init__(self, reply: str = "Hello from the fake provider.") -> None:
+        self.reply = reply
+        self.structured: Any = {"ok": True}
+        self.requests: list[Recorded] = []
+        self._faults: list[Fault] = []
+        self._lock = threading.Lock()
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        # A delayed answer must not hold up shutdown, nor a client that gave up on it.
+        self._http.daemon_threads = True
+        self._http.block_on_close = False
+        self._thread = threading.Thread(
+            target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        """Base URL for Anthropic clients (they add ``/v1/messages``)."""
+        host, port = self._http.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def openai_url(self) -> str:
+        """Base URL for OpenAI clients (they add ``/chat/completions``)."""
+        return f"{self.url}/v1"
+
+    def fail(
+        self,
+        status: int,
+        *,
+        times: int | None = 1,
+        retry_after: float | None = None,
+        in_stream: bool = False,
+    ) -> None:
+        """Answer the next ``times`` requests (``None``: all) with ``status``.
+
+        ``in_stream`` sends the error as an event inside a 200 stream, as Anthropic does when
+        it becomes overloaded mid-reply.
+        """
+        self._queue(Fault(status=status, retry_after=retry_after, in_stream=in_stream, times=times))
+
+    def delay(self, seconds: float, *, times: int = 1) -> None:
+        """Answer the next ``times`` requests only after ``seconds``."""
+        self._queue(Fault(delay=seconds, times=times))
+
+    def _queue(self, fault: Fault) -> None:
+        with self._lock:
+            self._faults.append(fault)
+
+    def _take(self, request: Recorded) -> Fault | None:
+        with self._lock:
+            self.requests.append(request)
+            if not self._faults:
+                return None
+            fault = self._faults[0]
+            if fault.times is not None:
+                fault.times -= 1
+                if fault.times == 0:
+                    self._faults.pop(0)
+            return fault
+
+    def start(self) -> FakeProviderServer:
+        """Serve on a background thread."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and release the port."""
+        self._http.shutdown()
+        self._http.server_close()
+
+    def __enter__(self) -> FakeProviderServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _handler(server: FakeProviderServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass  # keep test output clean
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", 0))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            recorded = Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            fault = server._take(recorded) or Fault()
+            try:
+                if fault.delay:
+                    time.sleep(fault.delay)
+                self._answer(body, fault)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up first (a timeout test)
+
+        def _answer(self, body: dict[str, Any], fault: Fault) -> None:
+            anthropic = self.path == "/v1/messages"
+            if self.path not in ("/v1/messages", "/v1/chat/completions"):
+                self._json(404, {"error": {"message": f"no route {self.path}"}})
+            elif fault.status and not fault.in_stream:
+                error = wire.anthropic_error if anthropic else wire.openai_error
+                headers = {"retry-after": f"{fault.retry_after:g}"} if fault.retry_after else {}
+                self._json(fault.status, error(fault.status), headers)
+            elif anthropic and body.get("stream"):
+                self._stream(wire.anthropic_stream(body, server.reply, fail=fault.status))
+            elif anthropic:
+                self._json(200, wire.anthropic_message(body, server.reply, server.structured))
+            elif body.get("stream"):
+                self._stream(wire.openai_stream(body, server.reply))
+            else:
+                text = server.reply
+                if body.get("response_format", {}).get("type") == "json_schema":
+                    text = json.dumps(server.structured)
+                self._json(200, wire.openai_completion(body, text))
+
+        def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
+            raw = json.dumps(data).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def _stream(self, events: Iterable[bytes]) -> None:
+            # HTTP/1.0 without a length: the body ends when the connection closes.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            for event in events:
+                self.wfile.write(event)
+                self.wfile.flush()
+
+    return Handler
