@@ -76,6 +76,7 @@ class AgentState(Wire):
         default_factory=dict, description="Recent completion markers by event ID (they expire)."
     )
     handled: int = 0
+    since_continued: int = 0
 
 
 class AgentWorkflowInput(Wire):
@@ -83,6 +84,12 @@ class AgentWorkflowInput(Wire):
 
     handle: AgentHandle
     state: AgentState | None = None
+    continue_as_new_after: int | None = Field(
+        default=None,
+        gt=0,
+        description="Also continue as new after this many events (operations and tests); "
+        "by default only when Temporal suggests it.",
+    )
 
 
 class AgentStatusQuery(Wire):

@@ -169,6 +169,12 @@ class AgentWorkflow:
         while len(self._state.markers) > MAX_MARKERS:
             del self._state.markers[next(iter(self._state.markers))]
 
+    def _time_to_continue(self, data: AgentWorkflowInput) -> bool:
+        if workflow.info().is_continue_as_new_suggested():
+            return True
+        limit = data.continue_as_new_after
+        return limit is not None and self._state.since_continued >= limit
+
     def _new_id(self) -> str:
         return ulid_from_parts(workflow.now(), workflow.random().getrandbits(80))
 
@@ -269,9 +275,11 @@ class AgentWorkflow:
             self._state.markers[event_id] = self._marker(
                 event, Outcome.FAILED, "the activation did not finish in time", conversation_id
             )
-        if self._state.in_flight is not None:
-            self._state.in_flight = None
-            self._state.handled += 1
+        if self._state.in_flight is None:
+            return  # its conversation closed first: the event was queued again
+        self._state.in_flight = None
+        self._state.handled += 1
+        self._state.since_continued += 1
 
     @workflow.run
     async def run(self, data: AgentWorkflowInput) -> None:
@@ -296,7 +304,7 @@ class AgentWorkflow:
                 f"{len(self._state.open)} open conversations"
             )
             await workflow.wait_condition(
-                lambda: bool(self._state.queue) or workflow.info().is_continue_as_new_suggested()
+                lambda: bool(self._state.queue) or self._time_to_continue(data)
             )
             if self._state.queue:
                 await self._process(self._state.queue.pop(0))
@@ -306,4 +314,5 @@ class AgentWorkflow:
                 lambda: workflow.all_handlers_finished() or bool(self._state.queue)
             )
             if not self._state.queue:
-                workflow.continue_as_new(AgentWorkflowInput(handle=data.handle, state=self._state))
+                self._state.since_continued = 0
+                workflow.continue_as_new(data.model_copy(update={"state": self._state}))

@@ -96,13 +96,18 @@ def _last_user(request: ModelRequest) -> str:
 
 
 class ScriptedProvider(Provider):
-    """Answers from a :class:`Script`; records every request it saw in ``requests``."""
+    """Answers from a :class:`Script`; records every request it saw in ``requests``.
+
+    ``peak`` is the most calls it ever served at once, so tests can see concurrency.
+    """
 
     name = ProviderName.SCRIPTED.value
 
     def __init__(self, script: Script | None = None) -> None:
         self.script = script or Script()
         self.requests: list[ModelRequest] = []
+        self.active = 0
+        self.peak = 0
 
     async def complete(
         self,
@@ -112,6 +117,16 @@ class ScriptedProvider(Provider):
         on_delta: DeltaCallback | None = None,
     ) -> ModelResponse:
         """Answer by the first applicable rule."""
+        self.active += 1
+        self.peak = max(self.peak, self.active)
+        try:
+            return await self._answer(request, binding, on_delta)
+        finally:
+            self.active -= 1
+
+    async def _answer(
+        self, request: ModelRequest, binding: ModelBinding, on_delta: DeltaCallback | None
+    ) -> ModelResponse:
         started = time.perf_counter()
         self.requests.append(request)
         rule = next((r for r in self.script.rules if r.applies(request)), None)

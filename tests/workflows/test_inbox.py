@@ -1,0 +1,170 @@
+"""The agent's inbox: idempotency, fire-and-forget delivery, the lock, continue-as-new."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from sqlmodel import col, func, select
+from temporalio.client import Client
+
+from activities.gateway.providers.scripted import ScriptRule
+from schemas.agents import AgentStatus, AgentStatusQuery, AgentWorkflowInput
+from schemas.events import Outcome
+from store.tables import DialogTurnRow, OutboxRow
+from temporal import inbox, names
+from tests.harness import Harness, Stack, event, running_worker, terminal
+
+
+async def _count(harness: Harness, table: type, **where: object) -> int:
+    async with harness.db.session() as session:
+        stmt = select(func.count()).select_from(table)
+        for key, value in where.items():
+            stmt = stmt.where(getattr(table, key) == value)
+        return int((await session.exec(stmt)).one())
+
+
+async def test_a_duplicate_event_gets_the_same_receipt_and_one_reply(harness: Harness) -> None:
+    agent = await harness.create_agent()
+    ev = event("only once, please")
+
+    first = await harness.send(agent.handle, ev)
+    second = await harness.send(agent.handle, ev)
+
+    assert second == first
+    assert await _count(harness, OutboxRow, agent=agent.handle) == 1
+    assert await _count(harness, DialogTurnRow, agent=agent.handle, role="agent") == 1
+
+
+async def test_concurrent_duplicates_are_answered_once(harness: Harness) -> None:
+    agent = await harness.create_agent()
+    ev = event("say it once")
+
+    receipts = await asyncio.gather(*(harness.send(agent.handle, ev) for _ in range(4)))
+
+    assert all(r == receipts[0] for r in receipts)
+    assert await _count(harness, OutboxRow, agent=agent.handle) == 1
+
+
+async def test_deliver_is_fire_and_forget_and_the_marker_can_be_polled(harness: Harness) -> None:
+    agent = await harness.create_agent()
+    ev = event("no need to wait")
+
+    await inbox.deliver(
+        harness.client, handle=agent.handle, event=ev, task_queue=harness.task_queue
+    )
+    handle = harness.client.get_workflow_handle(names.agent_workflow_id(agent.handle))
+    # Wait on the workflow's own state, not a clock: the marker appears when it is done.
+    for _ in range(400):
+        answer = await inbox.marker(harness.client, handle=agent.handle, event_id=ev.event_id)
+        if answer.marker is not None:
+            break
+        await asyncio.sleep(0.025)
+    assert answer.marker is not None
+    assert answer.marker.outcome is Outcome.SPOKE
+    assert answer.marker.text == "no need to wait"
+    status = await handle.query(names.STATUS, AgentStatusQuery(), result_type=AgentStatus)
+    assert status.handled == 1
+
+
+async def test_unaddressed_traffic_is_observed_in_silence_with_a_reason(harness: Harness) -> None:
+    agent = await harness.create_agent()
+
+    receipt = await harness.say(agent.handle, "chatting among ourselves", addressed=False)
+
+    assert receipt.marker is not None
+    assert receipt.marker.outcome is Outcome.SILENT
+    assert receipt.marker.reason and "not addressed" in receipt.marker.reason
+    assert receipt.marker.text is None
+    assert await _count(harness, OutboxRow, agent=agent.handle) == 0
+    # The observed message is still part of the dialog.
+    assert await _count(harness, DialogTurnRow, agent=agent.handle, role="person") == 1
+
+
+async def test_one_agent_handles_one_event_at_a_time(client: Client, stack: Stack) -> None:
+    rules = [ScriptRule(delay_ms=150, reply="done: {last}")]
+    async with running_worker(client, stack, rules=rules) as harness:
+        agent = await harness.create_agent()
+        receipts = await asyncio.gather(
+            *(harness.say(agent.handle, f"message {i}", speaker=f"p{i}") for i in range(4))
+        )
+        async with harness.db.session() as session:
+            rows = (
+                await session.exec(
+                    select(DialogTurnRow)
+                    .where(DialogTurnRow.agent == agent.handle)
+                    .order_by(col(DialogTurnRow.at))
+                )
+            ).all()
+    assert all(r.marker and r.marker.outcome is Outcome.SPOKE for r in receipts)
+    # In the order the conversation recorded them, strictly alternating: every input is answered before the next input is taken in.
+    roles = [row.role for row in rows]
+    assert roles == ["person", "agent"] * 4
+    for person, reply in zip(rows[::2], rows[1::2], strict=True):
+        assert reply.text.startswith("done: ") and reply.text.endswith(person.text)
+
+
+async def test_different_agents_run_in_parallel(client: Client, stack: Stack) -> None:
+    rules = [ScriptRule(delay_ms=300, reply="ok")]
+    async with running_worker(client, stack, rules=rules) as harness:
+        agents = [await harness.create_agent() for _ in range(3)]
+        receipts = await asyncio.gather(*(harness.say(a.handle, "go") for a in agents))
+    assert all(r.marker and r.marker.outcome is Outcome.SPOKE for r in receipts)
+    # Each model call lasts 300 ms; the three agents' calls were in progress at once.
+    assert harness.provider.peak == 3
+
+
+async def test_the_agent_continues_as_new_and_keeps_its_state(harness: Harness) -> None:
+    agent = await harness.create_agent()
+    await harness.client.start_workflow(
+        "AgentWorkflow",
+        AgentWorkflowInput(handle=agent.handle, continue_as_new_after=2),
+        id=names.agent_workflow_id(agent.handle),
+        task_queue=harness.task_queue,
+    )
+    handle = harness.client.get_workflow_handle(names.agent_workflow_id(agent.handle))
+    first_run = (await handle.describe()).run_id
+
+    receipts = [await harness.say(agent.handle, f"turn {i}") for i in range(3)]
+    repeat = await harness.send(
+        agent.handle, event("turn 0", event_id=receipts[0].event_id)
+    )
+
+    assert (await handle.describe()).run_id != first_run
+    status = await handle.query(names.STATUS, AgentStatusQuery(), result_type=AgentStatus)
+    assert status.handled == 3
+    # The conversation and the markers survived the new run.
+    assert {r.marker.conversation_id for r in receipts if r.marker} == {
+        c.conversation_id for c in status.open_conversations
+    }
+    assert repeat == receipts[0]
+    assert await _count(harness, OutboxRow, agent=agent.handle) == 3
+
+
+async def test_channels_get_separate_conversations(harness: Harness) -> None:
+    agent = await harness.create_agent()
+    a = await harness.say(agent.handle, "on the console", channel=terminal("console"))
+    b = await harness.say(agent.handle, "on another tty", channel=terminal("tty2"))
+    c = await harness.say(agent.handle, "console again", channel=terminal("console"))
+    assert a.marker and b.marker and c.marker
+    assert a.marker.conversation_id == c.marker.conversation_id
+    assert a.marker.conversation_id != b.marker.conversation_id
+
+
+@pytest.mark.parametrize("explicit", ["open", "unknown"])
+async def test_an_explicit_conversation_id_must_be_open(harness: Harness, explicit: str) -> None:
+    agent = await harness.create_agent()
+    first = await harness.say(agent.handle, "start")
+    assert first.marker is not None
+    conversation = (
+        first.marker.conversation_id if explicit == "open" else "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+    )
+    ev = event("continue").model_copy(update={"conversation_id": conversation})
+    receipt = await harness.send(agent.handle, ev)
+    assert receipt.marker is not None
+    if explicit == "open":
+        assert receipt.marker.outcome is Outcome.SPOKE
+        assert receipt.marker.conversation_id == conversation
+    else:
+        assert receipt.marker.outcome is Outcome.FAILED
+        assert "not open" in (receipt.marker.reason or "")
