@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 
@@ -17,6 +18,15 @@ from store.db import Database
 from store.queries.runtime import load_prompt
 
 log = logging.getLogger(__name__)
+
+HEARTBEAT_EVERY_S = 2.0
+"""Heartbeat cadence while a model call runs, so a dead worker's call is retried promptly."""
+
+
+async def _heartbeat_until_cancelled() -> None:
+    while True:
+        activity.heartbeat()
+        await asyncio.sleep(HEARTBEAT_EVERY_S)
 
 
 class GenerationActivities:
@@ -49,6 +59,7 @@ class GenerationActivities:
             ApplicationError: A classified provider failure; Temporal retries the transient ones.
         """
         request = await self._request(data)
+        beating = asyncio.create_task(_heartbeat_until_cancelled())
         try:
             async with contextlib.AsyncExitStack() as stack:
                 on_delta = None
@@ -63,6 +74,8 @@ class GenerationActivities:
                 response = await self._gateway.complete(request, on_delta=on_delta)
         except ProviderError as err:
             raise to_application_error(err) from err
+        finally:
+            beating.cancel()
         return Generation(
             text=response.text.strip(),
             model=response.model,

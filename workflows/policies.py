@@ -21,6 +21,8 @@ MODEL_RETRY = RetryPolicy(
 
 MODEL_CALL: dict[str, Any] = {
     "start_to_close_timeout": timedelta(seconds=150),
+    # The call heartbeats every 2 s: a worker that dies mid-call is noticed in 10 s, not 150.
+    "heartbeat_timeout": timedelta(seconds=10),
     "retry_policy": MODEL_RETRY,
 }
 """A model provider call (regular activity: visible, retried with backoff)."""
