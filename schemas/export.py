@@ -1,0 +1,305 @@
+"""JSON Schema for integrators: every wire model, and an index of workflows and handlers.
+
+An integrator in any language drives an agent with only a Temporal client: a workflow ID, a
+handler name and a JSON payload. Persyn's pydantic data converter exchanges plain JSON
+(``json/plain`` payloads holding ``model.model_dump(mode="json")``), so a JSON Schema per model
+is the whole wire contract. :func:`export_schemas` writes one schema file (draft 2020-12) per
+model defined in this package and ``index.json``, which names each workflow's ID pattern and
+the model every update, signal and query takes and returns (see docs/integration.md).
+
+The handler table here is declarative; tests check it against the workflow definitions, so it
+cannot drift from what the workers actually register.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
+from pydantic_settings import BaseSettings
+
+import schemas
+from schemas import ids
+from schemas.activation import ActivationFinished, ActivationInput, ActivationResult
+from schemas.agents import AgentStatus, AgentStatusQuery, AgentWorkflowInput
+from schemas.conversation import (
+    ConversationClosed,
+    ConversationInput,
+    InboundTurn,
+    WindowAnswer,
+    WindowQuery,
+)
+from schemas.events import MarkerAnswer, MarkerQuery, Receipt, SubmitEventInput, Wire
+from temporal import names
+
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+INDEX_FILE = "index.json"
+
+HandlerKind = Literal["update", "signal", "query"]
+Caller = Literal["integrator", "persyn"]
+
+
+@dataclass(frozen=True)
+class WorkflowSpec:
+    """A workflow type as an integrator addresses it."""
+
+    type_name: str
+    workflow_id: str
+    input: type[BaseModel]
+    result: type[BaseModel] | None
+    description: str
+
+
+@dataclass(frozen=True)
+class HandlerSpec:
+    """An update, signal or query, and the models it takes and returns."""
+
+    workflow: str
+    kind: HandlerKind
+    name: str
+    input: type[BaseModel]
+    result: type[BaseModel] | None
+    caller: Caller
+    description: str
+
+
+WORKFLOWS: tuple[WorkflowSpec, ...] = (
+    WorkflowSpec(
+        "AgentWorkflow",
+        names.agent_workflow_id("{handle}"),
+        AgentWorkflowInput,
+        None,
+        "An agent's inbox and lock; runs as long as the agent exists.",
+    ),
+    WorkflowSpec(
+        "ConversationWorkflow",
+        names.conversation_workflow_id("{ulid}"),
+        ConversationInput,
+        ConversationClosed,
+        "One session on one channel, started by its agent; closes when idle.",
+    ),
+    WorkflowSpec(
+        "ActivationWorkflow",
+        names.activation_workflow_id("{ulid}"),
+        ActivationInput,
+        ActivationResult,
+        "One run of the response pipeline for one input, started by its conversation.",
+    ),
+)
+"""Every workflow type a Persyn worker runs."""
+
+HANDLERS: tuple[HandlerSpec, ...] = (
+    HandlerSpec(
+        "AgentWorkflow",
+        "update",
+        names.SUBMIT,
+        SubmitEventInput,
+        Receipt,
+        "integrator",
+        "Queue an event and wait for its receipt, which carries the completion marker. "
+        "Use the event_id as the update ID so a retry is answered, not repeated.",
+    ),
+    HandlerSpec(
+        "AgentWorkflow",
+        "signal",
+        names.DELIVER,
+        SubmitEventInput,
+        None,
+        "integrator",
+        "Queue an event without waiting; poll the marker query for the outcome.",
+    ),
+    HandlerSpec(
+        "AgentWorkflow",
+        "query",
+        names.MARKER,
+        MarkerQuery,
+        MarkerAnswer,
+        "integrator",
+        "The completion marker of an event, or whether it is still pending.",
+    ),
+    HandlerSpec(
+        "AgentWorkflow",
+        "query",
+        names.STATUS,
+        AgentStatusQuery,
+        AgentStatus,
+        "integrator",
+        "Queue length, the event in the critical section and the open conversations.",
+    ),
+    HandlerSpec(
+        "ConversationWorkflow",
+        "query",
+        names.WINDOW,
+        WindowQuery,
+        WindowAnswer,
+        "integrator",
+        "The verbatim dialog window of an open conversation and who took part.",
+    ),
+    HandlerSpec(
+        "AgentWorkflow",
+        "signal",
+        names.ACTIVATION_FINISHED,
+        ActivationFinished,
+        None,
+        "persyn",
+        "Sent by an activation when its event leaves the agent's critical section.",
+    ),
+    HandlerSpec(
+        "AgentWorkflow",
+        "signal",
+        names.CONVERSATION_CLOSED,
+        ConversationClosed,
+        None,
+        "persyn",
+        "Sent by a conversation when it closes.",
+    ),
+    HandlerSpec(
+        "ConversationWorkflow",
+        "signal",
+        names.INBOUND,
+        InboundTurn,
+        None,
+        "persyn",
+        "Sent by the agent to route an input to an open conversation.",
+    ),
+)
+"""Every handler a Persyn workflow registers; ``caller="persyn"`` ones are internal."""
+
+# Identifiers are validated by functions (schemas.ids), which JSON Schema cannot see; publishing
+# their patterns lets an integrator reject a bad ID before it reaches a workflow.
+_ID_PATTERNS: dict[Callable[..., Any], str] = {
+    ids._ulid: ids._ULID_RE.pattern,
+    ids._conversation_ulid: ids._ULID_RE.pattern,
+    ids.check_handle: ids._HANDLE_RE.pattern,
+}
+
+
+class _WireJsonSchema(GenerateJsonSchema):
+    """Pydantic's generator, plus the patterns of Persyn's validated identifiers."""
+
+    def function_after_schema(
+        self, schema: core_schema.AfterValidatorFunctionSchema
+    ) -> JsonSchemaValue:
+        json_schema = super().function_after_schema(schema)
+        pattern = _ID_PATTERNS.get(schema["function"]["function"])
+        if pattern is not None and json_schema.get("type") == "string":
+            json_schema = {**json_schema, "pattern": pattern}
+        return json_schema
+
+
+def wire_models() -> dict[str, type[BaseModel]]:
+    """Every pydantic model defined in the ``schemas`` package, by class name.
+
+    Settings (configuration, never on the wire) and the ``Wire`` base class are left out.
+
+    Raises:
+        ValueError: Two modules define models of the same name (their files would collide).
+    """
+    found: dict[str, type[BaseModel]] = {}
+    modules = pkgutil.walk_packages(schemas.__path__, prefix=f"{schemas.__name__}.")
+    for info in sorted(modules, key=lambda module: module.name):
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if not inspect.isclass(value) or not issubclass(value, BaseModel):
+                continue
+            if value.__module__ != module.__name__ or name.startswith("_"):
+                continue  # imported from elsewhere, or private
+            if issubclass(value, BaseSettings) or value is Wire:
+                continue
+            if name in found:
+                raise ValueError(
+                    f"two wire models are named {name} ({found[name].__module__} and "
+                    f"{module.__name__}): rename one"
+                )
+            found[name] = value
+    return dict(sorted(found.items()))
+
+
+def model_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The self-contained JSON Schema of one model (nested models under ``$defs``)."""
+    return {
+        "$schema": JSON_SCHEMA_DIALECT,
+        **model.model_json_schema(schema_generator=_WireJsonSchema),
+    }
+
+
+def _name(model: type[BaseModel] | None) -> str | None:
+    return model.__name__ if model is not None else None
+
+
+def _summary(model: type[BaseModel]) -> str:
+    return (inspect.getdoc(model) or "").split("\n\n")[0].replace("\n", " ")
+
+
+def index(models: dict[str, type[BaseModel]]) -> dict[str, Any]:
+    """What ``index.json`` holds: workflows, handlers, search attributes and model files."""
+    return {
+        "description": "Persyn's wire contract: drive an agent with any Temporal client.",
+        "payload_encoding": "json/plain",
+        "task_queue": names.TASK_QUEUE,
+        "search_attributes": {
+            key.name: key.indexed_value_type.name.title().replace("_", "")
+            for key in names.SEARCH_ATTRIBUTES
+        },
+        "workflows": [
+            {
+                "type": spec.type_name,
+                "id": spec.workflow_id,
+                "input": _name(spec.input),
+                "result": _name(spec.result),
+                "description": spec.description,
+            }
+            for spec in WORKFLOWS
+        ],
+        "handlers": [
+            {
+                "name": spec.name,
+                "kind": spec.kind,
+                "workflow": spec.workflow,
+                "input": _name(spec.input),
+                "result": _name(spec.result),
+                "caller": spec.caller,
+                "description": spec.description,
+            }
+            for spec in HANDLERS
+        ],
+        "models": {
+            name: {"file": f"{name}.json", "module": model.__module__, "summary": _summary(model)}
+            for name, model in models.items()
+        },
+    }
+
+
+def _write_json(path: Path, document: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def export_schemas(directory: Path) -> list[Path]:
+    """Write one JSON Schema file per wire model, and ``index.json``, into ``directory``.
+
+    Files are overwritten; nothing else in the directory is touched.
+
+    Args:
+        directory: Where to write (created if missing).
+
+    Returns:
+        The files written: the model schemas by name, then the index.
+    """
+    models = wire_models()
+    directory.mkdir(parents=True, exist_ok=True)
+    written = [
+        _write_json(directory / f"{name}.json", model_schema(model))
+        for name, model in models.items()
+    ]
+    written.append(_write_json(directory / INDEX_FILE, index(models)))
+    return written
