@@ -7,14 +7,16 @@ enforces it): workflows receive what they need in their inputs.
 
 from __future__ import annotations
 
+import json
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
@@ -23,6 +25,10 @@ from pydantic_settings import (
 from schemas.models import ModelBinding, TaskType
 
 ProviderChoice = Literal["auto", "anthropic", "openai", "openai-compatible", "local", "scripted"]
+MeterName = Literal["ledger", "prometheus", "event-log"]
+TraceExporterName = Literal["file", "otlp"]
+ContentPolicy = Literal["full", "metadata"]
+_DEFAULT_METERS: list[MeterName] = ["ledger"]
 
 
 def default_home() -> Path:
@@ -108,6 +114,35 @@ class Settings(BaseSettings):
     conversation_idle_minutes: float = Field(default=30.0, gt=0)
     marker_ttl_minutes: float = Field(default=60.0, gt=0)
 
+    # Observability (Appendices C and D); see docs/observability.md
+    meters: Annotated[list[MeterName], NoDecode] = Field(
+        default_factory=lambda: _DEFAULT_METERS.copy(),
+        description="Metering adapters fed by the usage records, e.g. 'ledger,prometheus'.",
+    )
+    metrics_host: str = Field(default="127.0.0.1", description="Where Prometheus scrapes.")
+    metrics_port: int = Field(default=9464, ge=0, le=65535, description="0 picks a free port.")
+    event_log_path: Path | None = Field(
+        default=None,
+        description="One JSON usage record per line; '-' is stdout. Default: home/usage/.",
+    )
+    price_table_path: Path | None = Field(
+        default=None, description="Operator-maintained prices (TOML). Default: home/prices.toml."
+    )
+    tracing_exporters: Annotated[list[TraceExporterName], NoDecode] = Field(
+        default_factory=list, description="Span exporters, e.g. 'file,otlp'; empty: tracing off."
+    )
+    tracing_endpoint: str = Field(
+        default="http://127.0.0.1:4318/v1/traces", description="OTLP/HTTP traces endpoint."
+    )
+    tracing_file: Path | None = Field(
+        default=None, description="Span file of the file exporter. Default: home/traces/."
+    )
+    tracing_content: ContentPolicy = Field(
+        default="metadata",
+        description="'full' records prompts, replies and tool arguments on spans; 'metadata' "
+        "records stage, model, tokens and timing only.",
+    )
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -120,6 +155,16 @@ class Settings(BaseSettings):
         """Environment first, then ``$PERSYN_HOME/persyn.toml``, then defaults."""
         toml = TomlConfigSettingsSource(settings_cls, toml_file=default_home() / "persyn.toml")
         return (init_settings, env_settings, toml, file_secret_settings)
+
+    @field_validator("meters", "tracing_exporters", mode="before")
+    @classmethod
+    def _split_names(cls, value: object) -> object:
+        # The environment gives "ledger,prometheus" (or a JSON list); TOML gives a list.
+        if isinstance(value, str):
+            if value.lstrip().startswith("["):
+                return json.loads(value)
+            return [name.strip() for name in value.split(",") if name.strip()]
+        return value
 
     @model_validator(mode="after")
     def _decide_embedded(self) -> Settings:
@@ -136,6 +181,21 @@ class Settings(BaseSettings):
     def log_dir(self) -> Path:
         """Component logs."""
         return self.home / "logs"
+
+    @property
+    def usage_event_log(self) -> Path:
+        """Where the event-log meter writes (``-`` means stdout)."""
+        return self.event_log_path or self.home / "usage" / "usage.jsonl"
+
+    @property
+    def price_table(self) -> Path:
+        """The operator's price table (absent: every record is counted, none costed)."""
+        return self.price_table_path or self.home / "prices.toml"
+
+    @property
+    def span_file(self) -> Path:
+        """Where the file span exporter writes and ``persyn trace`` reads."""
+        return self.tracing_file or self.home / "traces" / "spans.jsonl"
 
     @property
     def ui_url(self) -> str:
