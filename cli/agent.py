@@ -26,7 +26,9 @@ def _persona(value: str) -> str:
         try:
             return path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
-            raise UserError(f"persona file {value} is not valid UTF-8: re-save it as UTF-8") from None
+            raise UserError(
+                f"persona file {value} is not valid UTF-8: re-save it as UTF-8"
+            ) from None
     return value
 
 
@@ -48,7 +50,9 @@ async def _create(spec: AgentCreate) -> AgentPublic:
 def create(
     handle: Annotated[str, typer.Argument(help="Short unique key, e.g. 'ada'.")],
     name: Annotated[str, typer.Option("--name", help="The agent's name.")],
-    persona: Annotated[str, typer.Option("--persona", help="Seed persona: a file path or the text.")],
+    persona: Annotated[
+        str, typer.Option("--persona", help="Seed persona: a file path or the text.")
+    ],
     timezone: Annotated[str, typer.Option(help="IANA time zone for the agent's clock.")] = "UTC",
     idle_minutes: Annotated[
         float, typer.Option(help="Minutes of silence before a conversation closes.")
@@ -65,7 +69,9 @@ def create(
         config=AgentConfig(timezone=timezone, idle_minutes=idle_minutes, deliberation=deliberation),
     )
     agent = run(_create(spec))
-    typer.echo(f"created {agent.handle} ({agent.name}); talk with: persyn chat --agent {agent.handle}")
+    typer.echo(
+        f"created {agent.handle} ({agent.name}); talk with: persyn chat --agent {agent.handle}"
+    )
 
 
 async def _list() -> list[AgentPublic]:

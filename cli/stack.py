@@ -19,8 +19,10 @@ def _table(components: list[ComponentStatus]) -> str:
         for c in components
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-                     for row in rows)
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
 
 
 @friendly_errors

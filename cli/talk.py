@@ -67,14 +67,10 @@ def render(receipt: Receipt, name: str) -> str:
     return f"[error: {marker.reason}]"
 
 
-async def _send(
-    settings: Settings, handle: str, event: InboundEvent
-) -> tuple[Receipt, str]:
+async def _send(settings: Settings, handle: str, event: InboundEvent) -> tuple[Receipt, str]:
     name = await _agent_name(settings, handle)
     client = await connect(settings)
-    receipt = await inbox.submit(
-        client, handle=handle, event=event, task_queue=settings.task_queue
-    )
+    receipt = await inbox.submit(client, handle=handle, event=event, task_queue=settings.task_queue)
     return receipt, name
 
 
@@ -181,12 +177,16 @@ async def _chat(settings: Settings, handle: str, speaker: Speaker, channel: str)
     channel_key = f"terminal:{channel}"
     db = Database(settings.database_dsn())
 
+    pending: set[asyncio.Future[None]] = set()
+
     def on_outbox(payload: object) -> None:
         if not isinstance(payload, dict) or payload.get("agent") != handle:
             return
         if payload.get("channel") != channel_key:
             return
-        asyncio.ensure_future(_show_unprompted(db, str(payload.get("id")), console))
+        task = asyncio.ensure_future(_show_unprompted(db, str(payload.get("id")), console))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
 
     stop_outbox = asyncio.Event()
     outbox_task = asyncio.create_task(
@@ -221,7 +221,11 @@ async def _chat(settings: Settings, handle: str, speaker: Speaker, channel: str)
                 _listen(
                     settings.database_dsn(),
                     [key],
-                    {key: lambda p: console.delta(str(p.get("text", ""))) if isinstance(p, dict) else None},
+                    {
+                        key: lambda p: (
+                            console.delta(str(p.get("text", ""))) if isinstance(p, dict) else None
+                        )
+                    },
                     stop_stream,
                 )
             )

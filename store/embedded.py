@@ -62,6 +62,7 @@ class EmbeddedPostgres:
         if user is None:
             return
         entry = ensure_user_exists(user)
+        assert entry is not None, f"could not create the system user {user}"
         bin_dir = pg_commands.POSTGRES_BIN_PATH
         ensure_prefix_permissions(bin_dir)
         ensure_folder_permissions(bin_dir, 0o055)

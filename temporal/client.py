@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import temporalio.worker
 from temporalio.client import Client, Interceptor, TLSConfig
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError
 
 from schemas.settings import Settings
+from temporal import tracing
 from temporal.attribution import AttributionInterceptor
+from temporal.trace_interceptor import TurnTracingInterceptor
 
 
 class TemporalUnavailableError(RuntimeError):
@@ -17,8 +20,16 @@ class TemporalUnavailableError(RuntimeError):
 
 
 def interceptors(extra: Sequence[Interceptor] = ()) -> list[Interceptor]:
-    """The interceptors every client and worker uses (attribution, then any extras)."""
+    """The interceptors every client uses (attribution, then any extras).
+
+    Each is also a worker interceptor, so workers built from the client inherit them.
+    """
     return [AttributionInterceptor(), *extra]
+
+
+def replay_interceptors() -> list[temporalio.worker.Interceptor]:
+    """The workflow-side interceptors, for a ``Replayer``."""
+    return [AttributionInterceptor()]
 
 
 def _tls(settings: Settings) -> TLSConfig | bool:
@@ -55,6 +66,10 @@ async def connect(
         TemporalUnavailableError: Nothing answered; the message says what to start.
     """
     target = address or settings.temporal_address
+    # Observability hook: with tracing on, every worker built from this client traces turns.
+    traced = tracing.setup(settings)
+    if traced is not None:
+        extra_interceptors = [TurnTracingInterceptor(traced), *extra_interceptors]
     try:
         return await Client.connect(
             target,

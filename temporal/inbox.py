@@ -68,9 +68,9 @@ async def deliver(client: Client, *, handle: str, event: InboundEvent, task_queu
 
 async def marker(client: Client, *, handle: str, event_id: str) -> MarkerAnswer:
     """The completion marker of an event, from the agent workflow."""
-    answer: MarkerAnswer = await client.get_workflow_handle(
-        names.agent_workflow_id(handle)
-    ).query(names.MARKER, MarkerQuery(event_id=event_id), result_type=MarkerAnswer)
+    answer: MarkerAnswer = await client.get_workflow_handle(names.agent_workflow_id(handle)).query(
+        names.MARKER, MarkerQuery(event_id=event_id), result_type=MarkerAnswer
+    )
     return answer
 
 

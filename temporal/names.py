@@ -46,6 +46,7 @@ def search_attributes(
         [SearchAttributePair(key, value) for key, value in values if value is not None]
     )
 
+
 # Handler names (signals, updates, queries), referenced by symbol on both sides.
 SUBMIT = "submit"
 DELIVER = "deliver"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import os
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -22,7 +21,8 @@ from tests.harness import Harness, Stack, running_worker
 @pytest.fixture(scope="session")
 def session_dir() -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="persyn-tests-") as path:
-        os.chmod(path, 0o755)
+        # The embedded PostgreSQL may run as another user: it must reach its data directory.
+        Path(path).chmod(0o755)
         yield Path(path)
 
 

@@ -93,10 +93,17 @@ class Harness:
         async with self.db.session() as session:
             return await create_agent(session, spec=spec)
 
-    async def say(self, handle: str, text: str, **kwargs: object) -> Receipt:
-        return await inbox.submit(
-            self.client, handle=handle, event=event(text, **kwargs), task_queue=self.task_queue  # type: ignore[arg-type]
-        )
+    async def say(
+        self,
+        handle: str,
+        text: str,
+        *,
+        speaker: str = "ada",
+        channel: ChannelRef | None = None,
+        addressed: bool = True,
+    ) -> Receipt:
+        ev = event(text, speaker=speaker, channel=channel, addressed=addressed)
+        return await inbox.submit(self.client, handle=handle, event=ev, task_queue=self.task_queue)
 
     async def send(self, handle: str, ev: InboundEvent) -> Receipt:
         return await inbox.submit(self.client, handle=handle, event=ev, task_queue=self.task_queue)

@@ -21,12 +21,14 @@ from activities.gateway.factory import build_provider
 from activities.gateway.gateway import ModelGateway
 from activities.gateway.registry import ModelRegistry
 from activities.generation import GenerationActivities
+from activities.metering.factory import build_meters
 from activities.metering.hub import MeterHub, UsageMeter
-from activities.metering.ledger import LedgerMeter
+from activities.metering.pricing import load_or_empty
 from activities.store import StoreActivities
 from schemas.models import ProviderName
 from schemas.settings import Settings
 from store.db import Database
+from temporal import tracing
 from workers.runner import workflow_runner
 from workflows.activation import ActivationWorkflow
 from workflows.agent import AgentWorkflow
@@ -72,9 +74,15 @@ def build_dependencies(
     registry = ModelRegistry.from_settings(settings)
     if providers is None:
         providers = {name: build_provider(name, settings) for name in registry.providers()}
-    hub = MeterHub(list(meters) if meters is not None else [LedgerMeter(db)])
+    # Observability hook: the configured meters, the price table and the tracer.
+    hub = MeterHub(list(meters) if meters is not None else build_meters(settings, db))
     gateway = ModelGateway(
-        registry, providers, meters=hub, timeout_seconds=settings.model_timeout_seconds
+        registry,
+        providers,
+        meters=hub,
+        timeout_seconds=settings.model_timeout_seconds,
+        prices=load_or_empty(settings.price_table),
+        tracing=tracing.setup(settings),
     )
     return Dependencies(settings=settings, db=db, gateway=gateway, meters=hub)
 

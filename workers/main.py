@@ -1,7 +1,7 @@
 """The worker process: ``python -m workers.main`` (started by ``persyn up`` or a container).
 
 Migrates the schema, registers search attributes, then serves the task queue until SIGTERM or
-SIGINT, finishing in-flight tasks and flushing meters before it exits.
+SIGINT, finishing in-flight tasks and flushing meters and spans before it exits.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 
 from schemas.settings import get_settings
 from store.migrate import upgrade
-from temporal import search_attributes
+from temporal import search_attributes, tracing
 from temporal.client import connect
 from workers.build import build_dependencies, build_worker
 
@@ -41,6 +41,8 @@ async def serve() -> None:
         await stop.wait()
         log.info("worker stopping")
     await deps.aclose()
+    # Observability hook: buffered spans go out before the process exits (bounded wait).
+    await asyncio.to_thread(tracing.shutdown)
     del worker, client
     gc.collect()
 

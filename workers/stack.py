@@ -157,7 +157,9 @@ class EmbeddedStack:
                 futures = [pool_.submit(self._start_temporal), pool_.submit(self._start_postgres)]
                 for future in futures:
                     future.result()
-        upgrade(self.settings.database_dsn(), embedding_dimensions=self.settings.embedding_dimensions)
+        upgrade(
+            self.settings.database_dsn(), embedding_dimensions=self.settings.embedding_dimensions
+        )
         asyncio.run(self._register_search_attributes())
         process = self._start_worker()
         asyncio.run(self._wait_for_worker(process, timeout))
@@ -174,8 +176,10 @@ class EmbeddedStack:
         log = self.settings.log_dir / "worker.log"
         deadline = time.monotonic() + timeout
         while not await self._worker_polling(client):
-            exited = process.poll() is not None if process is not None else (
-                _read_pid(self._pid_file("worker")) is None
+            exited = (
+                process.poll() is not None
+                if process is not None
+                else (_read_pid(self._pid_file("worker")) is None)
             )
             if exited:
                 self._pid_file("worker").unlink(missing_ok=True)
@@ -217,7 +221,9 @@ class EmbeddedStack:
         address = dsn.split("@", 1)[-1]
         pid = self.postgres().pid() if self.settings.embedded else None
         try:
-            engine = create_engine(dsn, poolclass=pool.NullPool, connect_args={"connect_timeout": 2})
+            engine = create_engine(
+                dsn, poolclass=pool.NullPool, connect_args={"connect_timeout": 2}
+            )
             with engine.connect() as conn:
                 version = conn.execute(
                     text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
@@ -225,18 +231,24 @@ class EmbeddedStack:
             engine.dispose()
         except Exception as err:
             return ComponentStatus(
-                name="postgres", healthy=False, address=address, pid=pid,
+                name="postgres",
+                healthy=False,
+                address=address,
+                pid=pid,
                 detail=str(err).splitlines()[0][:120],
             )
         return ComponentStatus(
-            name="postgres", healthy=True, address=address, pid=pid,
+            name="postgres",
+            healthy=True,
+            address=address,
+            pid=pid,
             detail=f"pgvector {version}" if version else "pgvector not installed",
         )
 
     def _ui_status(self) -> ComponentStatus:
         url = self.settings.ui_url
         try:
-            with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 (local URL)
+            with urllib.request.urlopen(url, timeout=2) as response:
                 healthy = response.status == 200
         except OSError as err:
             return ComponentStatus(name="web-ui", healthy=False, address=url, detail=str(err)[:120])
@@ -252,17 +264,26 @@ class EmbeddedStack:
         except Exception as err:
             return [
                 ComponentStatus(
-                    name="temporal", healthy=False, address=address, pid=pid,
+                    name="temporal",
+                    healthy=False,
+                    address=address,
+                    pid=pid,
                     detail=str(err).splitlines()[0][:120],
                 ),
                 ComponentStatus(
-                    name="worker", healthy=False, address=self.settings.task_queue, pid=worker_pid,
+                    name="worker",
+                    healthy=False,
+                    address=self.settings.task_queue,
+                    pid=worker_pid,
                     detail="Temporal unreachable",
                 ),
             ]
         return [
             ComponentStatus(
-                name="temporal", healthy=True, address=address, pid=pid,
+                name="temporal",
+                healthy=True,
+                address=address,
+                pid=pid,
                 detail=f"namespace {self.settings.temporal_namespace}",
             ),
             ComponentStatus(

@@ -286,13 +286,14 @@ class AgentWorkflow:
         """Serve the inbox forever."""
         attribution.bind(agent=data.handle)
         workflow.upsert_search_attributes([names.AGENT.value_set(data.handle)])
-        self._profile = await workflow.execute_local_activity_method(
+        profile: AgentProfile = await workflow.execute_local_activity_method(
             StoreActivities.lookup_agent,
             AgentLookupInput(handle=data.handle),
             summary="load the agent",
             **DATABASE,
         )
-        if not self._profile.exists:
+        self._profile = profile
+        if not profile.exists:
             raise ApplicationError(
                 f"there is no agent {data.handle!r}: create it with `persyn agent create`",
                 type="UnknownAgent",

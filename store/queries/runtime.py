@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.dialects.postgresql import insert
@@ -28,7 +30,7 @@ async def save_prompt(
     messages: list[ChatMessage],
     token_estimate: int,
     created_at: datetime,
-    extra: dict[str, object] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> None:
     """Store an assembled prompt (idempotent: a retried assembly keeps the first)."""
     await session.exec(
@@ -39,7 +41,7 @@ async def save_prompt(
             task=task,
             system=system,
             messages=[m.model_dump() for m in messages],
-            extra=extra or {},
+            extra=dict(extra or {}),
             token_estimate=token_estimate,
             created_at=created_at,
         )
@@ -119,11 +121,12 @@ async def get_marker(
 
 async def purge_expired_markers(session: AsyncSession, *, now: datetime) -> int:
     """Delete expired markers; returns how many went."""
-    result = await session.exec(
-        text("DELETE FROM completion_markers WHERE expires_at <= :now"), params={"now": now}
+    connection = await session.connection()
+    result = await connection.execute(
+        text("DELETE FROM completion_markers WHERE expires_at <= :now"), {"now": now}
     )
     await session.commit()
-    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+    return int(result.rowcount or 0)
 
 
 async def add_outbox(
@@ -157,8 +160,9 @@ async def add_outbox(
     inserted = result.scalar_one_or_none() is not None
     if inserted:
         payload = json.dumps({"id": message_id, "agent": agent, "channel": channel_key})
-        await session.exec(
-            text("SELECT pg_notify(:c, :p)"), params={"c": OUTBOX_CHANNEL, "p": payload}
+        connection = await session.connection()
+        await connection.execute(
+            text("SELECT pg_notify(:c, :p)"), {"c": OUTBOX_CHANNEL, "p": payload}
         )
     await session.commit()
     return inserted

@@ -17,7 +17,7 @@ def make(text: str, **kw: object) -> InboundEvent:
         channel=ChannelRef(service="terminal", channel="console"),
         speaker=Speaker(speaker_id="ada"),
         text=text,
-        **kw,  # type: ignore[arg-type]
+        **kw,
     )
 
 
@@ -51,8 +51,17 @@ def test_a_conversation_id_that_is_not_a_ulid_is_refused() -> None:
     assert "conversation id 'conversation-42' is not a ULID" in caught.value.errors()[0]["msg"]
 
 
-@pytest.mark.parametrize("value", ["", "01ARZ3NDEKTSV4RRFFQ69G5FA", "81ARZ3NDEKTSV4RRFFQ69G5FAV",
-                                   "01ARZ3NDEKTSV4RRFFQ69G5FAU!", "ILOU" * 7, "x" * 10_000])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "",
+        "01ARZ3NDEKTSV4RRFFQ69G5FA",
+        "81ARZ3NDEKTSV4RRFFQ69G5FAV",
+        "01ARZ3NDEKTSV4RRFFQ69G5FAU!",
+        "ILOU" * 7,
+        "x" * 10_000,
+    ],
+)
 def test_check_ulid_rejects_non_ulids(value: str) -> None:
     with pytest.raises(InvalidIdError) as caught:
         check_ulid(value, what="event id")

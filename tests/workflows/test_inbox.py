@@ -97,7 +97,8 @@ async def test_one_agent_handles_one_event_at_a_time(client: Client, stack: Stac
                 )
             ).all()
     assert all(r.marker and r.marker.outcome is Outcome.SPOKE for r in receipts)
-    # In the order the conversation recorded them, strictly alternating: every input is answered before the next input is taken in.
+    # In the order the conversation recorded them, strictly alternating: every input is
+    # answered before the next input is taken in.
     roles = [row.role for row in rows]
     assert roles == ["person", "agent"] * 4
     for person, reply in zip(rows[::2], rows[1::2], strict=True):
@@ -126,9 +127,7 @@ async def test_the_agent_continues_as_new_and_keeps_its_state(harness: Harness) 
     first_run = (await handle.describe()).run_id
 
     receipts = [await harness.say(agent.handle, f"turn {i}") for i in range(3)]
-    repeat = await harness.send(
-        agent.handle, event("turn 0", event_id=receipts[0].event_id)
-    )
+    repeat = await harness.send(agent.handle, event("turn 0", event_id=receipts[0].event_id))
 
     assert (await handle.describe()).run_id != first_run
     status = await handle.query(names.STATUS, AgentStatusQuery(), result_type=AgentStatus)

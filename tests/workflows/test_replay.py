@@ -17,7 +17,7 @@ from temporalio.worker import Replayer
 from schemas.agents import AgentConfig, AgentCreate
 from store.queries.agents import create_agent
 from temporal import names
-from temporal.client import interceptors
+from temporal.client import replay_interceptors
 from tests.harness import Harness, unique
 from workers.build import WORKFLOWS
 from workers.runner import workflow_runner
@@ -31,7 +31,7 @@ def replayer() -> Replayer:
         workflows=WORKFLOWS,
         workflow_runner=workflow_runner(),
         data_converter=pydantic_data_converter,
-        interceptors=interceptors(),
+        interceptors=replay_interceptors(),
     )
 
 

@@ -24,7 +24,9 @@ async def test_agent_replies_and_the_dialog_is_stored(harness: Harness) -> None:
                 )
             )
         ).all()
-        outbox = (await session.exec(select(OutboxRow).where(OutboxRow.agent == agent.handle))).all()
+        outbox = (
+            await session.exec(select(OutboxRow).where(OutboxRow.agent == agent.handle))
+        ).all()
     assert [(t.role, t.text) for t in sorted(turns, key=lambda t: t.id)] == [
         ("person", "hello there"),
         ("agent", "hello there"),

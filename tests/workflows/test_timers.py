@@ -67,7 +67,9 @@ async def test_an_idle_conversation_closes_and_the_next_message_opens_a_new_one(
         status = await agent_handle.query(names.STATUS, AgentStatusQuery(), result_type=AgentStatus)
         assert status.open_conversations == []
         async with deps.db.session() as session:
-            row = (await session.exec(select(Conversation).where(Conversation.id == conversation))).one()
+            row = (
+                await session.exec(select(Conversation).where(Conversation.id == conversation))
+            ).one()
         assert row.status == "closed" and row.close_reason == "idle" and row.turns == 2
 
         second = await inbox.submit(
