@@ -68,12 +68,15 @@ async def test_streamed_pieces_make_up_the_reply(local: LocalProvider) -> None:
 
 @pytest.mark.local_model
 async def test_schema_constrained_output_is_valid_json(local: LocalProvider) -> None:
+    deltas = Deltas()
     response = await local.complete(
         ask("Is the sky blue? Answer in JSON.", response_schema=Verdict.model_json_schema()),
         LOCAL.model_copy(update={"max_output_tokens": 48}),
+        on_delta=deltas,
     )
 
     Verdict.model_validate_json(response.text)
+    assert deltas.pieces == []  # a JSON document is consumed whole, not streamed
 
 
 @pytest.mark.local_model

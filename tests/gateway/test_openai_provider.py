@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 
 import pytest
@@ -16,7 +15,7 @@ from activities.gateway.errors import (
     ProviderServerError,
     ProviderTimeoutError,
 )
-from activities.gateway.providers.openai import OpenAIProvider
+from activities.gateway.providers.openai import OpenAIProvider, _retry_after, _schema_name
 from schemas.models import ProviderName, TokenUsage
 from temporal.devserver import free_port
 from tests.fakes import wire
@@ -120,9 +119,10 @@ async def test_schema_constrained_output_is_valid_json(
 ) -> None:
     fake.structured = {"score": 4, "reason": "a lasting preference"}
     schema = Rating.model_json_schema()
+    deltas = Deltas()
 
     response = await provider.complete(
-        request(task="rate", response_schema=schema), binding(ProviderName.OPENAI)
+        request(task="rate", response_schema=schema), binding(ProviderName.OPENAI), on_delta=deltas
     )
 
     assert Rating.model_validate_json(response.text) == Rating(
@@ -132,6 +132,7 @@ async def test_schema_constrained_output_is_valid_json(
         "type": "json_schema",
         "json_schema": {"name": "Rating", "schema": schema, "strict": False},
     }
+    assert deltas.pieces == []  # a JSON document is consumed whole, not streamed
 
 
 @pytest.mark.parametrize(
@@ -198,7 +199,19 @@ async def test_unreachable_endpoint_is_a_server_error() -> None:
 
 
 def test_schema_name_falls_back_when_the_title_is_not_a_name() -> None:
-    from activities.gateway.providers.openai import _schema_name
-
     assert _schema_name({"title": "Memory rating!"}) == "reply"
-    assert _schema_name(json.loads('{"title": "Objections"}')) == "Objections"
+    assert _schema_name({"title": "Objections"}) == "Objections"
+
+
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"retry-after-ms": "1500", "retry-after": "9"}, 1.5),
+        ({"retry-after": "3"}, 3.0),
+        ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),  # a date already past
+        ({"retry-after": "soon"}, None),
+        ({}, None),
+    ],
+)
+def test_retry_after_is_read_in_every_form(headers: dict[str, str], seconds: float | None) -> None:
+    assert _retry_after(headers) == seconds

@@ -182,6 +182,13 @@ def _classify(err: anthropic.AnthropicError) -> ProviderError:
 
 
 def _retry_after(headers: Any) -> float | None:
+    """Seconds to wait before retrying, if the provider says (milliseconds, seconds or a date)."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(float(millis) / 1000, 0.0)
+        except ValueError:
+            pass
     value = headers.get("retry-after")
     if not value:
         return None

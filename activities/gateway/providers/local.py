@@ -71,6 +71,7 @@ class LocalProvider(Provider):
         self._model_path = model_path
         self._llm: llama_cpp.Llama | None = None
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-model")
+        self._closed = False
 
     async def complete(
         self,
@@ -81,11 +82,13 @@ class LocalProvider(Provider):
     ) -> ModelResponse:
         """Run one exchange on the worker thread, forwarding text pieces as they are generated.
 
-        With ``request.response_schema`` llama.cpp constrains sampling to the schema's grammar.
+        With ``request.response_schema`` llama.cpp constrains sampling to the schema's grammar;
+        the JSON document is consumed whole, so it is not streamed and ``on_delta`` is not called.
 
         Raises:
             ProviderError: A classified failure.
         """
+        forward = on_delta if request.response_schema is None else None
         loop = asyncio.get_running_loop()
         deltas: asyncio.Queue[str | None] = asyncio.Queue()
         stop = threading.Event()
@@ -98,8 +101,8 @@ class LocalProvider(Provider):
         )
         try:
             while (piece := await deltas.get()) is not None:
-                if on_delta is not None:
-                    await on_delta(piece)
+                if forward is not None:
+                    await forward(piece)
             outcome, usage = await job
         finally:
             stop.set()  # a cancelled call frees the model at the next token
@@ -160,6 +163,9 @@ class LocalProvider(Provider):
 
     async def aclose(self) -> None:
         """Stop the worker thread once any generation in progress ends, and free the model."""
+        if self._closed:
+            return
+        self._closed = True
         await asyncio.get_running_loop().run_in_executor(self._worker, self._unload)
         self._worker.shutdown(wait=False)
 

@@ -52,15 +52,16 @@ class OpenAIProvider(Provider):
     ) -> ModelResponse:
         """Run one exchange.
 
-        With ``request.response_schema`` the reply text is a JSON document of that schema.
-        With ``on_delta`` the reply is streamed; usage still arrives, in the final chunk.
+        With ``on_delta`` the reply is streamed; usage still arrives, in the final chunk. With
+        ``request.response_schema`` the reply text is a JSON document of that schema, consumed
+        whole, so it is not streamed and ``on_delta`` is not called.
 
         Raises:
             ProviderError: A classified failure.
         """
         params = self._params(request, binding)
         try:
-            if on_delta is None:
+            if on_delta is None or request.response_schema is not None:
                 completion = await self._client.chat.completions.create(**params)
                 choice = completion.choices[0] if completion.choices else None
                 text = (choice.message.content or "") if choice else ""
@@ -165,6 +166,13 @@ def _classify(provider: ProviderName, err: openai.OpenAIError) -> ProviderError:
 
 
 def _retry_after(headers: Any) -> float | None:
+    """Seconds to wait before retrying, if the provider says (milliseconds, seconds or a date)."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(float(millis) / 1000, 0.0)
+        except ValueError:
+            pass
     value = headers.get("retry-after")
     if not value:
         return None
