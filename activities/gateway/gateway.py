@@ -17,9 +17,13 @@ from activities.gateway.base import DeltaCallback, Provider
 from activities.gateway.errors import ProviderTimeoutError, ProviderUnavailableError
 from activities.gateway.registry import ModelRegistry
 from activities.metering.hub import MeterHub
+from activities.metering.pricing import price
+from activities.tracing.model_call import ModelCallSpan
 from schemas.ids import new_ulid
 from schemas.models import ModelBinding, ModelRequest, ModelResponse, ProviderName, UsageRecord
+from schemas.pricing import PriceTable
 from temporal import attribution
+from temporal.tracing import Tracing
 
 log = logging.getLogger(__name__)
 
@@ -54,11 +58,15 @@ class ModelGateway:
         *,
         meters: MeterHub | None = None,
         timeout_seconds: float = 120.0,
+        prices: PriceTable | None = None,
+        tracing: Tracing | None = None,
     ) -> None:
         self.registry = registry
         self._providers = dict(providers)
         self._meters = meters
         self._timeout = timeout_seconds
+        self._prices = prices
+        self._tracing = tracing
 
     def binding(self, request: ModelRequest) -> ModelBinding:
         """The model that will serve ``request``."""
@@ -79,46 +87,53 @@ class ModelGateway:
                 f"no {binding.provider.value} provider is configured for {request.task.value}"
             )
         sink = _BestEffortSink(on_delta) if on_delta is not None else None
-        started = time.perf_counter()
-        try:
-            async with asyncio.timeout(self._timeout):
-                response = await provider.complete(request, binding, on_delta=sink)
-        except TimeoutError:
-            raise ProviderTimeoutError(
-                f"{binding.provider.value} did not answer within {self._timeout:g}s"
-            ) from None
-        latency = (time.perf_counter() - started) * 1000
-        self._emit(request, binding, response, latency)
+        # Observability hook: the model-call span (Appendix D); a no-op with tracing off.
+        with ModelCallSpan(self._tracing, request, binding) as span:
+            started = time.perf_counter()
+            try:
+                async with asyncio.timeout(self._timeout):
+                    response = await provider.complete(request, binding, on_delta=sink)
+            except TimeoutError:
+                raise ProviderTimeoutError(
+                    f"{binding.provider.value} did not answer within {self._timeout:g}s"
+                ) from None
+            latency = (time.perf_counter() - started) * 1000
+            record = self._emit(request, binding, response, latency)
+            span.finish(response, latency, record)
         return response.model_copy(update={"latency_ms": latency})
 
     def _emit(
         self, request: ModelRequest, binding: ModelBinding, response: ModelResponse, latency: float
-    ) -> None:
+    ) -> UsageRecord | None:
         if self._meters is None:
-            return
+            return None
         try:
             who = attribution.current()
-            self._meters.emit(
-                UsageRecord(
-                    record_id=new_ulid(),
-                    stage=request.task.value,
-                    provider=binding.provider.value,
-                    model=response.model,
-                    tier=binding.tier,
-                    input_tokens=response.usage.input_tokens,
-                    output_tokens=response.usage.output_tokens,
-                    cached_read_tokens=response.usage.cached_read_tokens,
-                    cached_write_tokens=response.usage.cached_write_tokens,
-                    agent=who.agent,
-                    channel=who.channel,
-                    conversation=who.conversation,
-                    activation=who.activation,
-                    occurred_at=datetime.now(UTC),
-                    latency_ms=latency,
-                )
+            record = UsageRecord(
+                record_id=new_ulid(),
+                stage=request.task.value,
+                provider=binding.provider.value,
+                model=response.model,
+                tier=binding.tier,
+                input_tokens=response.usage.input_tokens,
+                output_tokens=response.usage.output_tokens,
+                cached_read_tokens=response.usage.cached_read_tokens,
+                cached_write_tokens=response.usage.cached_write_tokens,
+                agent=who.agent,
+                channel=who.channel,
+                conversation=who.conversation,
+                activation=who.activation,
+                occurred_at=datetime.now(UTC),
+                latency_ms=latency,
             )
+            # Observability hook: cost is derived once, here, and travels on the record.
+            if self._prices is not None:
+                record = price(record, self._prices)
+            self._meters.emit(record)
         except Exception:
             log.warning("usage record not emitted", exc_info=True)
+            return None
+        return record
 
     async def aclose(self) -> None:
         """Close every provider."""
