@@ -119,6 +119,44 @@ async def test_submit_returns_a_receipt_with_the_reply(harness: Harness, stack: 
     assert again == receipt
 
 
+async def test_update_with_start_needs_no_running_workflow(harness: Harness, stack: Stack) -> None:
+    agent = await harness.create_agent()  # a record, but no agent workflow yet
+
+    async def submit_with_start(text: str) -> dict[str, Any]:
+        event = event_json(text)
+        run = await temporal_cli(
+            stack,
+            "workflow",
+            "execute-update-with-start",
+            "--workflow-id",
+            names.agent_workflow_id(agent.handle),
+            "--type",
+            "AgentWorkflow",
+            "--task-queue",
+            harness.task_queue,
+            # Join the agent's workflow when it runs; start it when it does not.
+            "--id-conflict-policy",
+            "UseExisting",
+            "--input",
+            json.dumps({"handle": agent.handle}),
+            "--update-name",
+            names.SUBMIT,
+            "--update-id",
+            event["event_id"],
+            "--update-input",
+            json.dumps({"event": event}),
+        )
+        result: dict[str, Any] = run.json()["updateResult"]
+        return result
+
+    started = await submit_with_start("wake up")
+    joined = await submit_with_start("you are awake")
+
+    assert started["marker"]["text"] == "wake up"
+    assert joined["marker"]["text"] == "you are awake"
+    assert joined["marker"]["conversation_id"] == started["marker"]["conversation_id"]
+
+
 async def test_deliver_then_poll_the_marker(harness: Harness, stack: Stack) -> None:
     handle = await running_agent(harness)
     event = event_json("no need to wait for me")
@@ -200,3 +238,49 @@ async def test_a_non_ulid_conversation_id_is_rejected_naming_the_field(
     # Rejected before it entered the inbox: the agent still answers the next event.
     receipt = (await submit(stack, handle, event_json("still there?"))).json()["result"]
     assert receipt["marker"]["text"] == "still there?"
+
+
+async def test_a_malformed_deliver_is_dropped_not_queued(harness: Harness, stack: Stack) -> None:
+    """Signals cannot answer, so a payload the worker cannot decode is dropped (validate first)."""
+    handle = await running_agent(harness)
+    bad = event_json("lost", conversation_id="yesterdays-chat")
+    good = event_json("kept")
+
+    async def deliver(event: dict[str, Any]) -> Run:
+        return await temporal_cli(
+            stack,
+            "workflow",
+            "signal",
+            "--workflow-id",
+            names.agent_workflow_id(handle),
+            "--name",
+            names.DELIVER,
+            "--input",
+            json.dumps({"event": event}),
+        )
+
+    async def marker(event: dict[str, Any]) -> dict[str, Any]:
+        run = await temporal_cli(
+            stack,
+            "workflow",
+            "query",
+            "--workflow-id",
+            names.agent_workflow_id(handle),
+            "--name",
+            names.MARKER,
+            "--input",
+            json.dumps({"event_id": event["event_id"]}),
+        )
+        answer: dict[str, Any] = run.json()["queryResult"][0]
+        return answer
+
+    assert (await deliver(bad)).returncode == 0  # the server accepts any signal
+    assert (await deliver(good)).returncode == 0
+
+    async def good_marker() -> dict[str, Any] | None:
+        found: dict[str, Any] | None = (await marker(good))["marker"]
+        return found
+
+    assert (await eventually(good_marker, what="the valid event's marker"))["text"] == "kept"
+    # Signals are handled in order, so the malformed one was seen first, and left no trace.
+    assert await marker(bad) == {"marker": None, "pending": False}
