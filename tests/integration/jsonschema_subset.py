@@ -14,13 +14,32 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-ANNOTATIONS = {"$schema", "$defs", "$comment", "title", "description", "default", "examples"}
+ANNOTATIONS = {
+    "$schema",
+    "$defs",
+    "$comment",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "contentEncoding",
+    "contentMediaType",
+    # pydantic marks tagged unions with the OpenAPI keyword; ``oneOf`` does the validating.
+    "discriminator",
+}
 ASSERTIONS = {
     "$ref",
     "type",
     "properties",
     "required",
     "additionalProperties",
+    "patternProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
     "items",
     "prefixItems",
     "anyOf",
@@ -38,6 +57,8 @@ ASSERTIONS = {
     "minItems",
     "maxItems",
     "uniqueItems",
+    "multipleOf",
+    "not",
     "format",
 }
 TYPES: dict[str, tuple[type, ...]] = {
@@ -77,12 +98,15 @@ def check_schema(schema: Any, root: dict[str, Any] | None = None, at: str = "#")
         _resolve(root, schema["$ref"])
     for name, sub in schema.get("$defs", {}).items():
         check_schema(sub, root, f"{at}/$defs/{name}")
-    for name, sub in schema.get("properties", {}).items():
-        check_schema(sub, root, f"{at}/properties/{name}")
+    for keyword in ("properties", "patternProperties"):
+        for name, sub in schema.get(keyword, {}).items():
+            check_schema(sub, root, f"{at}/{keyword}/{name}")
+    for pattern in schema.get("patternProperties", {}):
+        re.compile(pattern)
     for keyword in ("anyOf", "allOf", "oneOf", "prefixItems"):
         for index, sub in enumerate(schema.get(keyword, [])):
             check_schema(sub, root, f"{at}/{keyword}/{index}")
-    for keyword in ("items", "additionalProperties"):
+    for keyword in ("items", "additionalProperties", "propertyNames", "not"):
         if keyword in schema:
             check_schema(schema[keyword], root, f"{at}/{keyword}")
     types = schema.get("type", [])
@@ -127,6 +151,8 @@ def errors(
                 found.append(f"{where}: {instance!r} does not match {keyword}")
     for sub in schema.get("allOf", []):
         found += errors(instance, sub, root, at)
+    if "not" in schema and not errors(instance, schema["not"], root, at):
+        found.append(f"{where}: {instance!r} matches a schema it must not")
     if isinstance(instance, str):
         found += _string_errors(instance, schema, where)
     if isinstance(instance, (int, float)) and not isinstance(instance, bool):
@@ -160,6 +186,7 @@ def _number_errors(value: float, schema: dict[str, Any], where: str) -> list[str
         "maximum": operator.le,
         "exclusiveMinimum": operator.gt,
         "exclusiveMaximum": operator.lt,
+        "multipleOf": lambda number, step: (number / step).is_integer(),
     }
     return [
         f"{where}: {value!r} fails {keyword} {schema[keyword]}"
@@ -192,12 +219,24 @@ def _object_errors(
         if name not in value
     ]
     properties = schema.get("properties", {})
+    patterns = schema.get("patternProperties", {})
     for name, item in value.items():
+        if "propertyNames" in schema:
+            found += errors(name, schema["propertyNames"], root, f"{at}/{name} (name)")
+        matched = [sub for pattern, sub in patterns.items() if re.search(pattern, name)]
+        for sub in matched:
+            found += errors(item, sub, root, f"{at}/{name}")
         if name in properties:
             found += errors(item, properties[name], root, f"{at}/{name}")
+        elif matched:
+            continue
         elif "additionalProperties" in schema:
             if schema["additionalProperties"] is False:
                 found.append(f"{at}/{name}: additional property not allowed")
             else:
                 found += errors(item, schema["additionalProperties"], root, f"{at}/{name}")
+    if len(value) < schema.get("minProperties", 0):
+        found.append(f"{at or '/'}: fewer than {schema['minProperties']} properties")
+    if "maxProperties" in schema and len(value) > schema["maxProperties"]:
+        found.append(f"{at or '/'}: more than {schema['maxProperties']} properties")
     return found
