@@ -113,6 +113,9 @@ class Tracing:
     tracer: trace.Tracer = field(init=False)
 
     def __post_init__(self) -> None:
+        # Turn spans need their fixed IDs, whoever built the provider (tests build their own).
+        if not isinstance(self.provider.id_generator, _TurnIds):
+            self.provider.id_generator = _TurnIds()
         self.tracer = self.provider.get_tracer("persyn")
 
     @property
@@ -192,7 +195,9 @@ def setup(settings: Settings) -> Tracing | None:
     )
     for name in dict.fromkeys(settings.tracing_exporters):
         try:
-            provider.add_span_processor(BatchSpanProcessor(_exporter(name, settings)))
+            exporter = _exporter(name, settings)
+            # A one-second batch delay: `persyn trace` can read a turn right after it ends.
+            provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=1000))
         except Exception:
             log.error(
                 "span exporter %s could not be built; tracing without it", name, exc_info=True
