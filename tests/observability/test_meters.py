@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from temporalio.client import Client
 
 from activities.metering.event_log import EventLogMeter
 from activities.metering.factory import build_meters
@@ -16,7 +17,7 @@ from activities.metering.hub import MeterHub
 from activities.metering.prometheus import LABELS, OTHER, PrometheusMeter
 from schemas.models import UsageRecord
 from store.db import Database
-from tests.harness import Stack
+from tests.harness import Stack, running_worker, terminal
 from tests.observability.fakes import HangingMeter, RaisingMeter, RecordingMeter
 from tests.observability.records import usage
 
@@ -163,3 +164,25 @@ async def test_the_set_of_meters_is_configuration(stack: Stack, tmp_path: Path) 
     for meter in meters:
         await meter.aclose()
     await db.aclose()
+
+
+async def test_label_sets_stay_bounded_after_many_conversations(
+    client: Client, stack: Stack
+) -> None:
+    counters, recorder = PrometheusMeter(port=None), RecordingMeter()
+    conversations = 12
+    async with running_worker(client, stack, meters=[counters, recorder]) as harness:
+        agent = (await harness.create_agent()).handle
+        for i in range(conversations):
+            # Each on its own channel with its own speaker: a new conversation every time.
+            await harness.say(
+                agent, f"hello number {i}", speaker=f"p{i}", channel=terminal(f"r{i}")
+            )
+        await recorder.wait_for(conversations)
+
+    assert len({r.conversation for r in recorder.records}) == conversations
+    series = samples(counters, "persyn_usage_records_total")
+    assert series == {("respond", "scripted", "strong", "terminal", agent): conversations}
+    token_series = samples(counters, "persyn_tokens_total")
+    assert {key[-1] for key in token_series} == {"input", "output"}
+    assert len(token_series) == 2
