@@ -59,7 +59,10 @@ class GenerationActivities:
             ApplicationError: A classified provider failure; Temporal retries the transient ones.
         """
         request = await self._request(data)
-        beating = asyncio.create_task(_heartbeat_until_cancelled())
+        # Outside Temporal (benchmarks, tools) there is nobody to heartbeat to.
+        beating = asyncio.create_task(
+            _heartbeat_until_cancelled() if activity.in_activity() else asyncio.sleep(0)
+        )
         try:
             async with contextlib.AsyncExitStack() as stack:
                 on_delta = None

@@ -72,7 +72,12 @@ class ModelRequest(Wire):
 
 
 class TokenUsage(Wire):
-    """Tokens one call consumed."""
+    """Tokens one call consumed.
+
+    ``input_tokens`` counts every prompt token, cached ones included; the cached parts are
+    also reported as ``cached_read_tokens`` and ``cached_write_tokens``. Cost is therefore
+    (input - read - write) at the base input price, plus reads and writes at their prices.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0

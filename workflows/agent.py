@@ -71,6 +71,9 @@ class AgentWorkflow:
     async def submit(self, data: SubmitEventInput) -> Receipt:
         """Queue an event and wait for its completion marker."""
         event_id = data.event.event_id
+        # An update can arrive with update-with-start before the agent's record is loaded.
+        await workflow.wait_condition(lambda: self._profile is not None)
+        self._validate(data.event)
         self._enqueue(data.event)
         await workflow.wait_condition(lambda: event_id in self._state.markers)
         return self._receipt(event_id)
@@ -294,6 +297,8 @@ class AgentWorkflow:
         )
         self._profile = profile
         if not profile.exists:
+            # Let waiting updates fail with the clear message before the run ends.
+            await workflow.wait_condition(workflow.all_handlers_finished)
             raise ApplicationError(
                 f"there is no agent {data.handle!r}: create it with `persyn agent create`",
                 type="UnknownAgent",

@@ -29,7 +29,9 @@ class Provider(ABC):
         Args:
             request: System instruction, messages and output constraints.
             binding: The model (and its limits) the registry chose for the task.
-            on_delta: If given, called with each piece of text as it is generated.
+            on_delta: If given, called with each piece of text as it is generated. With
+                ``request.response_schema`` the reply is a JSON document used whole, so it is
+                never streamed and ``on_delta`` is not called.
         """
 
     async def aclose(self) -> None:

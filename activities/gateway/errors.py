@@ -7,6 +7,10 @@ them with backoff, honouring a provider's ``Retry-After`` when it gives one.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Mapping
+from email.utils import parsedate_to_datetime
+
 from temporalio.exceptions import ApplicationError
 
 
@@ -56,6 +60,30 @@ NON_RETRYABLE = [
     ProviderUnavailableError.__name__,
 ]
 """Error type names a model-call retry policy must not retry."""
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait before retrying, if the provider says.
+
+    Reads ``retry-after-ms``, then ``retry-after`` in seconds or as an HTTP date.
+    """
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(float(millis) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        return max(parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
+    except (TypeError, ValueError):
+        return None
 
 
 def classify_status(

@@ -14,8 +14,9 @@ from activities.gateway.errors import (
     ProviderRateLimitError,
     ProviderServerError,
     ProviderTimeoutError,
+    retry_after_seconds,
 )
-from activities.gateway.providers.openai import OpenAIProvider, _retry_after, _schema_name
+from activities.gateway.providers.openai import OpenAIProvider, _schema_name
 from schemas.models import ProviderName, TokenUsage
 from temporal.devserver import free_port
 from tests.fakes import wire
@@ -214,4 +215,4 @@ def test_schema_name_falls_back_when_the_title_is_not_a_name() -> None:
     ],
 )
 def test_retry_after_is_read_in_every_form(headers: dict[str, str], seconds: float | None) -> None:
-    assert _retry_after(headers) == seconds
+    assert retry_after_seconds(headers) == seconds

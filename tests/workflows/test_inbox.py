@@ -167,3 +167,9 @@ async def test_an_explicit_conversation_id_must_be_open(harness: Harness, explic
     else:
         assert receipt.marker.outcome is Outcome.FAILED
         assert "not open" in (receipt.marker.reason or "")
+
+
+async def test_an_unknown_agent_is_refused_with_a_clear_message(harness: Harness) -> None:
+    with pytest.raises(inbox.SubmitRejectedError) as caught:
+        await harness.say("nobody-here", "hello?")
+    assert "there is no agent 'nobody-here'" in str(caught.value)

@@ -8,8 +8,6 @@ for prompt caching, because it is the stable prefix every turn of an agent repea
 from __future__ import annotations
 
 import json
-import time
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import anthropic
@@ -28,6 +26,7 @@ from activities.gateway.errors import (
     ProviderServerError,
     ProviderTimeoutError,
     classify_status,
+    retry_after_seconds,
 )
 from schemas.models import ModelBinding, ModelRequest, ModelResponse, ProviderName, TokenUsage
 
@@ -176,27 +175,8 @@ def _classify(err: anthropic.AnthropicError) -> ProviderError:
         status = err.status_code
         if status < 400:
             status = _ERROR_TYPE_STATUS.get(str(err.type), 500)
-        return classify_status(status, message, retry_after=_retry_after(err.response.headers))
+        return classify_status(
+            status, message, retry_after=retry_after_seconds(err.response.headers)
+        )
     # Dropped connections and malformed responses: transient as far as anyone can tell.
     return ProviderServerError(message)
-
-
-def _retry_after(headers: Any) -> float | None:
-    """Seconds to wait before retrying, if the provider says (milliseconds, seconds or a date)."""
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(float(millis) / 1000, 0.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        return max(parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
-    except (TypeError, ValueError):
-        return None

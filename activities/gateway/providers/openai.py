@@ -7,8 +7,6 @@ the workflow history and backs off by the policy.
 from __future__ import annotations
 
 import re
-import time
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import openai
@@ -21,6 +19,7 @@ from activities.gateway.errors import (
     ProviderServerError,
     ProviderTimeoutError,
     classify_status,
+    retry_after_seconds,
 )
 from schemas.models import ModelBinding, ModelRequest, ModelResponse, ProviderName, TokenUsage
 
@@ -158,29 +157,8 @@ def _classify(provider: ProviderName, err: openai.OpenAIError) -> ProviderError:
         return ProviderTimeoutError(message)
     if isinstance(err, openai.APIStatusError):
         return classify_status(
-            err.status_code, message, retry_after=_retry_after(err.response.headers)
+            err.status_code, message, retry_after=retry_after_seconds(err.response.headers)
         )
     # Dropped connections, errors inside a stream, malformed responses: transient as far as
     # anyone can tell.
     return ProviderServerError(message)
-
-
-def _retry_after(headers: Any) -> float | None:
-    """Seconds to wait before retrying, if the provider says (milliseconds, seconds or a date)."""
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(float(millis) / 1000, 0.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        return max(parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
-    except (TypeError, ValueError):
-        return None
