@@ -17,18 +17,14 @@ import importlib
 import inspect
 import json
 import pkgutil
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
-from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
-from pydantic_core import core_schema
 from pydantic_settings import BaseSettings
 
 import schemas
-from schemas import ids
 from schemas.activation import ActivationFinished, ActivationInput, ActivationResult
 from schemas.agents import AgentStatus, AgentStatusQuery, AgentWorkflowInput
 from schemas.conversation import (
@@ -174,28 +170,6 @@ HANDLERS: tuple[HandlerSpec, ...] = (
 )
 """Every handler a Persyn workflow registers; ``caller="persyn"`` ones are internal."""
 
-# Identifiers are validated by functions (schemas.ids), which JSON Schema cannot see; publishing
-# their patterns lets an integrator reject a bad ID before it reaches a workflow.
-_ID_PATTERNS: dict[Callable[..., Any], str] = {
-    ids._ulid: ids._ULID_RE.pattern,
-    ids._conversation_ulid: ids._ULID_RE.pattern,
-    ids.check_handle: ids._HANDLE_RE.pattern,
-}
-
-
-class _WireJsonSchema(GenerateJsonSchema):
-    """Pydantic's generator, plus the patterns of Persyn's validated identifiers."""
-
-    def function_after_schema(
-        self, schema: core_schema.AfterValidatorFunctionSchema
-    ) -> JsonSchemaValue:
-        json_schema = super().function_after_schema(schema)
-        pattern = _ID_PATTERNS.get(schema["function"]["function"])
-        if pattern is not None and json_schema.get("type") == "string":
-            json_schema = {**json_schema, "pattern": pattern}
-        return json_schema
-
-
 def wire_models() -> dict[str, type[BaseModel]]:
     """Every pydantic model defined in the ``schemas`` package, by class name.
 
@@ -228,7 +202,7 @@ def model_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The self-contained JSON Schema of one model (nested models under ``$defs``)."""
     return {
         "$schema": JSON_SCHEMA_DIALECT,
-        **model.model_json_schema(schema_generator=_WireJsonSchema),
+        **model.model_json_schema(),
     }
 
 

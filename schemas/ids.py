@@ -12,11 +12,17 @@ import re
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import AfterValidator, StringConstraints
+from pydantic import AfterValidator, StringConstraints, WithJsonSchema
 from ulid import ULID
 
-_ULID_RE = re.compile(r"^[0-7][0-9A-HJKMNP-TV-Z]{25}$")
-_HANDLE_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
+ULID_PATTERN = r"^[0-7][0-9A-HJKMNP-TV-Z]{25}$"
+"""A canonical ULID: 26 upper-case Crockford base32 characters."""
+
+HANDLE_PATTERN = r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$"
+"""An agent handle."""
+
+_ULID_RE = re.compile(ULID_PATTERN)
+_HANDLE_RE = re.compile(HANDLE_PATTERN)
 
 
 class InvalidIdError(ValueError):
@@ -89,13 +95,19 @@ def _conversation_ulid(value: str) -> str:
     return check_ulid(value, what="conversation id")
 
 
-Ulid = Annotated[str, AfterValidator(_ulid)]
+# The JSON Schemas published for integrators carry the same patterns the validators enforce.
+_ULID_SCHEMA = WithJsonSchema({"type": "string", "pattern": ULID_PATTERN, "format": "ulid"})
+
+Ulid = Annotated[str, AfterValidator(_ulid), _ULID_SCHEMA]
 """A ULID-valued field; rejects anything else with a clear message."""
 
-ConversationId = Annotated[str, AfterValidator(_conversation_ulid)]
+ConversationId = Annotated[str, AfterValidator(_conversation_ulid), _ULID_SCHEMA]
 """A conversation ULID; arbitrary strings are rejected (spec §4.1)."""
 
 AgentHandle = Annotated[
-    str, StringConstraints(min_length=2, max_length=32), AfterValidator(check_handle)
+    str,
+    StringConstraints(min_length=2, max_length=32),
+    AfterValidator(check_handle),
+    WithJsonSchema({"type": "string", "pattern": HANDLE_PATTERN}),
 ]
 """An agent's handle: the human-chosen key of ``agent/{handle}``."""
