@@ -110,9 +110,6 @@ class Settings(BaseSettings):
         default=None, description="Bearer token of the encoding service, if it wants one."
     )
 
-    # Conversations and activations
-    conversation_idle_minutes: float = Field(default=30.0, gt=0)
-    marker_ttl_minutes: float = Field(default=60.0, gt=0)
 
     # Observability (Appendices C and D); see docs/observability.md
     meters: Annotated[list[MeterName], NoDecode] = Field(
