@@ -104,6 +104,14 @@ class Generation(Wire):
     usage: TokenUsage = Field(default_factory=TokenUsage)
 
 
+class Draft(Wire):
+    """A candidate response moving through the pipeline."""
+
+    text: str
+    degraded: bool = Field(default=False, description="The safe fallback, not a generation.")
+    model: str | None = None
+
+
 class DecideInput(Wire):
     """Input of the decide step: whether to transmit the candidate."""
 

@@ -26,40 +26,44 @@ def _config(dsn: str, embedding_dimensions: int) -> Config:
     return config
 
 
-def head_revision() -> str:
-    """The newest revision this code knows."""
-    head = ScriptDirectory.from_config(_config("postgresql://", 384)).get_current_head()
-    assert head is not None
-    return head
+def head_revisions() -> tuple[str, ...]:
+    """The newest revision of every branch this code knows.
+
+    Independent areas (dialog search, memory, deliberation, autonomy) may branch from the
+    same parent; the database is current when it is at every head.
+    """
+    heads = ScriptDirectory.from_config(_config("postgresql://", 384)).get_heads()
+    return tuple(sorted(heads))
 
 
-def current_revision(dsn: str) -> str | None:
-    """The revision the database is at, or ``None`` before the first migration."""
+def current_revisions(dsn: str) -> tuple[str, ...]:
+    """The revisions the database is at (empty before the first migration)."""
     engine = create_engine(dsn, poolclass=pool.NullPool)
     try:
         with engine.connect() as connection:
-            return MigrationContext.configure(connection).get_current_revision()
+            return tuple(sorted(MigrationContext.configure(connection).get_current_heads()))
     finally:
         engine.dispose()
 
 
-def upgrade(dsn: str, *, embedding_dimensions: int = 384) -> str:
-    """Bring the database to the newest revision; returns it.
+def upgrade(dsn: str, *, embedding_dimensions: int = 384) -> tuple[str, ...]:
+    """Bring the database to every head revision; returns them.
 
     Args:
         dsn: SQLAlchemy URL (``postgresql+psycopg://...``).
-        embedding_dimensions: Size of the memory vector column when it is created.
+        embedding_dimensions: Size of vector columns when they are created.
     """
     engine = create_engine(dsn, poolclass=pool.NullPool)
     try:
         with engine.connect() as connection:
             connection.execute(text("SELECT pg_advisory_lock(:k)"), {"k": _LOCK_KEY})
             try:
-                if MigrationContext.configure(connection).get_current_revision() != head_revision():
-                    command.upgrade(_config(dsn, embedding_dimensions), "head")
+                current = tuple(sorted(MigrationContext.configure(connection).get_current_heads()))
+                if current != head_revisions():
+                    command.upgrade(_config(dsn, embedding_dimensions), "heads")
             finally:
                 connection.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": _LOCK_KEY})
                 connection.commit()
     finally:
         engine.dispose()
-    return head_revision()
+    return head_revisions()

@@ -31,6 +31,7 @@ from schemas.events import CompletionMarker, Outcome
 from schemas.ids import ulid_from_parts
 from schemas.records import CloseConversationInput, OpenConversationInput, RecordTurnInput
 from temporal import attribution, names
+from workflows import conversation_hooks
 from workflows.activation import MARKER_TTL, ActivationWorkflow
 from workflows.policies import DATABASE
 
@@ -168,7 +169,7 @@ class ConversationWorkflow:
             return
         if result.reply is not None:
             self._remember(result.reply)
-        # Seam: consolidation of long conversations in chunks plugs in here.
+        await conversation_hooks.after_turn(data, self._state)
 
     async def _report_failure(self, event_id: str, activation_id: str, reason: str) -> None:
         now = workflow.now()
@@ -215,5 +216,5 @@ class ConversationWorkflow:
             raise
         except Exception as err:  # the agent may be gone (deleted); closing still completes
             workflow.logger.warning("could not tell the agent the conversation closed: %s", err)
-        # Seam: consolidation of the whole conversation starts here.
+        await conversation_hooks.on_close(data, self._state)
         return closed

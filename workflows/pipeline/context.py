@@ -1,0 +1,33 @@
+"""Step: assemble the prompt (every context source, concurrently, under the budget)."""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+from schemas.activation import ActivationInput, AssembleContextInput, PromptRef
+from schemas.models import TaskType
+from workflows.policies import DATABASE
+
+with workflow.unsafe.imports_passed_through():
+    from activities.context.activities import ContextActivities
+
+
+async def assemble(data: ActivationInput, *, task: TaskType = TaskType.RESPOND) -> PromptRef:
+    """Store the prompt for ``task`` and return its reference."""
+    return await workflow.execute_local_activity_method(
+        ContextActivities.assemble_context,
+        AssembleContextInput(
+            activation_id=data.activation_id,
+            agent=data.agent,
+            conversation_id=data.conversation_id,
+            channel=data.channel,
+            event=data.event,
+            person_id=data.person_id,
+            participants=data.participants,
+            window_turn_ids=data.window_turn_ids,
+            now=workflow.now(),
+            task=task,
+        ),
+        summary="assemble context",
+        **DATABASE,
+    )

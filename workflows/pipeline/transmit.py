@@ -1,0 +1,73 @@
+"""Steps: transmit the reply, then record the outcome and its completion marker."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+
+from schemas.activation import (
+    ActivationInput,
+    Decision,
+    Draft,
+    RecordOutcomeInput,
+    Transmission,
+    TransmitInput,
+)
+from schemas.dialog import DialogTurn
+from schemas.events import CompletionMarker, Outcome
+from schemas.ids import ulid_from_parts
+from workflows.policies import DATABASE
+
+with workflow.unsafe.imports_passed_through():
+    from activities.channels.transmit import ChannelActivities
+    from activities.store import StoreActivities
+
+MARKER_TTL = timedelta(hours=1)
+"""How long a completion marker lives: it is session state, not memory."""
+
+
+async def transmit(data: ActivationInput, draft: Draft) -> DialogTurn:
+    """Send ``draft`` on the originating channel; returns the recorded reply turn."""
+    transmission: Transmission = await workflow.execute_local_activity_method(
+        ChannelActivities.transmit,
+        TransmitInput(
+            activation_id=data.activation_id,
+            event_id=data.event.event_id,
+            agent=data.agent,
+            agent_name=data.agent_name,
+            conversation_id=data.conversation_id,
+            channel=data.channel,
+            turn_id=ulid_from_parts(workflow.now(), workflow.random().getrandbits(80)),
+            text=draft.text,
+            at=workflow.now(),
+        ),
+        summary="transmit the reply",
+        **DATABASE,
+    )
+    return transmission.turn
+
+
+async def record(
+    data: ActivationInput, draft: Draft, decision: Decision, reply: DialogTurn | None
+) -> CompletionMarker:
+    """Persist the outcome and its completion marker; returns the marker."""
+    now = workflow.now()
+    marker = CompletionMarker(
+        event_id=data.event.event_id,
+        activation_id=data.activation_id,
+        conversation_id=data.conversation_id,
+        outcome=Outcome.SPOKE if reply is not None else Outcome.SILENT,
+        text=reply.text if reply is not None else None,
+        reason=None if reply is not None else decision.reason,
+        degraded=draft.degraded,
+        completed_at=now,
+        expires_at=now + MARKER_TTL,
+    )
+    await workflow.execute_local_activity_method(
+        StoreActivities.record_outcome,
+        RecordOutcomeInput(agent=data.agent, trigger=data.event.trigger.value, marker=marker),
+        summary="record the outcome",
+        **DATABASE,
+    )
+    return marker
