@@ -22,6 +22,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from schemas.memory import MemorySettings
 from schemas.models import ModelBinding, TaskType
 
 ProviderChoice = Literal["auto", "anthropic", "openai", "openai-compatible", "local", "scripted"]
@@ -92,6 +93,7 @@ class Settings(BaseSettings):
     local_context_window: int = 8192
 
     # Memory
+    memory: MemorySettings = Field(default_factory=MemorySettings)
     embedding_dimensions: int = Field(
         default=384, gt=0, le=4096, description="Vector size of the configured encoder."
     )

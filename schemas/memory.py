@@ -1,0 +1,86 @@
+"""Autobiographical memory records (spec §5) as the wire sees them, and memory settings.
+
+Sensitivity is checked against everyone present when a record could be surfaced:
+
+* ``public``: anyone may be present.
+* ``private`` (the default): everyone present took part in what the record remembers.
+* ``confidential``: one-on-one only: exactly one person present, and a participant.
+* ``restricted``: never surfaced into a conversation; reachable by the operator only.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from schemas.events import Wire
+from schemas.ids import Ulid
+
+
+class Sensitivity(StrEnum):
+    """Who may be present for a record to be surfaced."""
+
+    PUBLIC = "public"
+    PRIVATE = "private"
+    CONFIDENTIAL = "confidential"
+    RESTRICTED = "restricted"
+
+
+class ScoreBand(StrEnum):
+    """A retrieved record's normalised relevance, shown beside its summary (spec §4 step 2)."""
+
+    STRONG = "strong"
+    MODERATE = "moderate"
+    WEAK = "weak"
+
+
+class Emotion(StrEnum):
+    """Emotional-state categories (spec §4.9); the top one of a distribution tags a record."""
+
+    ENGAGED = "engaged"
+    CURIOUS = "curious"
+    SATISFIED = "satisfied"
+    FRUSTRATED = "frustrated"
+    ANXIOUS = "anxious"
+    AMUSED = "amused"
+    CONCERNED = "concerned"
+    NEUTRAL = "neutral"
+
+
+class MemoryRecordPublic(Wire):
+    """A long-term memory record without its vector."""
+
+    id: Ulid
+    agent: str
+    channel_id: str
+    conversation_id: str | None = None
+    summary: str
+    importance: int = Field(ge=1, le=10)
+    tags: list[str] = Field(default_factory=list)
+    emotion: str | None = None
+    sensitivity: Sensitivity = Sensitivity.PRIVATE
+    participants: list[str] = Field(default_factory=list)
+    turn_first: str | None = None
+    turn_last: str | None = None
+    created_at: datetime
+    forgotten_at: datetime | None = None
+
+
+class MemorySettings(BaseModel):
+    """Memory formation, recall and retention (``PERSYN_MEMORY__<FIELD>``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    chunk_tokens: int = Field(
+        default=3000, ge=200, description="Consolidate a running conversation every so many tokens."
+    )
+    retrieval_fraction: float = Field(
+        default=0.7, gt=0, le=0.95, description="Share of the model's window retrieval may fill."
+    )
+    cull_below: int = Field(default=3, ge=1, le=10, description="Cull records rated below this.")
+    cull_after_days: float = Field(default=14.0, gt=0, description="...and older than this.")
+    dialog_retention_days: float | None = Field(
+        default=None, gt=0, description="Raw dialog kept this long (unset: forever)."
+    )
