@@ -84,6 +84,19 @@ def render(activation_id: str, nodes: list[TraceNode]) -> str:
     return "\n".join(lines)
 
 
+def _expand(paths: list[Path]) -> list[Path]:
+    """Files as given; a directory (a collector's rotating output) as its files, oldest first."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found += sorted(
+                (p for p in path.iterdir() if p.is_file()), key=lambda p: p.stat().st_mtime
+            )
+        else:
+            found.append(path)
+    return found
+
+
 @friendly_errors
 def trace(
     activation_id: Annotated[
@@ -91,7 +104,9 @@ def trace(
     ],
     file: Annotated[
         list[Path] | None,
-        typer.Option("--file", help="Read this OTLP/JSON span file instead (repeatable)."),
+        typer.Option(
+            "--file", help="Read this OTLP/JSON span file or directory instead (repeatable)."
+        ),
     ] = None,
     bookkeeping: Annotated[
         bool, typer.Option("--all", help="Also show Temporal's instant workflow spans.")
@@ -100,7 +115,7 @@ def trace(
 ) -> None:
     """Print the trace of one activation: its spans as a tree, with timings."""
     activation = check_ulid(activation_id.removeprefix(ACTIVATION_PREFIX), what="activation id")
-    paths = file or span_files(get_settings().span_file)
+    paths = _expand(file) if file else span_files(get_settings().span_file)
     spans = load_trace(paths, trace_hex(activation))
     if not spans:
         where = ", ".join(p.name for p in paths if p.exists()) or "no span file yet"

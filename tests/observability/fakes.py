@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from schemas.models import UsageRecord
 
@@ -22,9 +23,16 @@ class RecordingMeter:
     async def aclose(self) -> None:
         pass
 
-    async def wait_for(self, count: int, timeout: float = 20.0) -> None:
+    async def wait_for(
+        self,
+        count: int,
+        *,
+        where: Callable[[UsageRecord], bool] = lambda _: True,
+        timeout: float = 20.0,
+    ) -> None:
+        """Wait until ``count`` records (matching ``where``) have arrived."""
         async with asyncio.timeout(timeout):
-            while len(self.records) < count:
+            while sum(1 for r in self.records if where(r)) < count:
                 self.arrived.clear()
                 await self.arrived.wait()
 

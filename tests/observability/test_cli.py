@@ -165,6 +165,10 @@ def test_trace_prints_the_tree_with_timings(tmp_path: Path, settings_env: None) 
     assert "└─ tool:tide_table" in lines[4] and "result chars=18" in lines[4]
     assert len(lines) == 5
 
+    # A directory, as a collector's rotating file exporter leaves it, reads the same.
+    from_dir = runner.invoke(app(), ["trace", activation, "--file", str(tmp_path)])
+    assert from_dir.output == shown.output
+
     as_json = runner.invoke(app(), ["trace", activation, "--file", str(spans), "--json"])
     assert [node["span"]["name"] for node in json.loads(as_json.output)] == [
         "turn:message",

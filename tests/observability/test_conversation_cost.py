@@ -115,8 +115,9 @@ async def test_every_surface_agrees_and_a_conversation_costs_the_sum_of_its_reco
         assert harness.deps.meters.stats()["ledger"]["failed"] == 0
 
     records = recorder.records
-    stage_names = sorted(r.stage for r in records)
-    assert stage_names == ["image", *["respond"] * 4, "summarize"]
+    stage_names = [r.stage for r in records]
+    # One reply per turn; the pipeline may add stages (critique, ...), so no exact list.
+    assert stage_names.count("respond") == 4 and {"summarize", "image"} <= set(stage_names)
     for record in records:
         if record.stage != "image":
             expected = (record.input_tokens * 3.0 + record.output_tokens * 15.0) / 1e6
@@ -131,12 +132,13 @@ async def test_every_surface_agrees_and_a_conversation_costs_the_sum_of_its_reco
     assert by_agent.total.units == 2 and by_agent.total.unpriced == 0
 
     ours = [r for r in records if r.conversation == conversation]
-    assert len(ours) == 5  # three turns, the background summary, the images
     one = await report(ledger_db, conversation=conversation, by=[UsageDimension.STAGE])
+    assert one.total.records == len(ours)
     assert math.isclose(one.total.cost_usd, cost_of(ours), rel_tol=1e-12)
     stages = {group.key[UsageDimension.STAGE]: group.totals for group in one.groups}
-    assert set(stages) == {"respond", "summarize", "image"}
+    assert {"respond", "summarize", "image"} <= set(stages)  # background work included
     assert stages["respond"].records == 3
+    assert math.isclose(stages["image"].cost_usd, 0.08)
     other = elsewhere.marker.conversation_id if elsewhere.marker else None
     assert other != conversation
     assert {g.key[UsageDimension.CONVERSATION] for g in by_agent.groups} == {conversation, other}

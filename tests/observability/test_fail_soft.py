@@ -33,8 +33,9 @@ async def test_a_raising_and_a_hanging_meter_do_not_fail_the_turn(
         agent = await harness.create_agent()
         first = await spoke(harness, agent.handle, "are you there")
         second = await spoke(harness, agent.handle, "still there")
-        await recorder.wait_for(2)
-        assert [r.activation for r in recorder.records] == [first, second]
+        await recorder.wait_for(2, where=lambda r: r.stage == "respond")
+        replies = [r.activation for r in recorder.records if r.stage == "respond"]
+        assert replies == [first, second]
         await hanging.entered.wait()  # stuck on the first record all along
         assert raising.calls >= 1
         assert harness.deps.meters.stats()["hanging"]["delivered"] == 0
@@ -64,7 +65,7 @@ async def test_a_broken_tracer_does_not_fail_the_turn_or_the_meters(
         activation = await spoke(harness, agent.handle, "trace me if you can")
         await finished(harness.client, activation)
         await spoke(harness, agent.handle, "and again")
-        await recorder.wait_for(2)
+        await recorder.wait_for(2, where=lambda r: r.stage == "respond")
         assert recorder.records[0].activation == activation
 
 

@@ -178,11 +178,14 @@ async def test_label_sets_stay_bounded_after_many_conversations(
             await harness.say(
                 agent, f"hello number {i}", speaker=f"p{i}", channel=terminal(f"r{i}")
             )
-        await recorder.wait_for(conversations)
+        await recorder.wait_for(conversations, where=lambda r: r.stage == "respond")
 
     assert len({r.conversation for r in recorder.records}) == conversations
+    stages = {r.stage for r in recorder.records}
     series = samples(counters, "persyn_usage_records_total")
-    assert series == {("respond", "scripted", "strong", "terminal", agent): conversations}
+    # One label set per stage, however many conversations, channels and speakers there were.
+    assert len(series) == len(stages)
+    assert series[("respond", "scripted", "strong", "terminal", agent)] == conversations
+    assert {(key[3], key[4]) for key in series} == {("terminal", agent)}
     token_series = samples(counters, "persyn_tokens_total")
-    assert {key[-1] for key in token_series} == {"input", "output"}
-    assert len(token_series) == 2
+    assert len(token_series) == 2 * len(stages)  # input and output per stage
