@@ -1,0 +1,121 @@
+"""Encoders: the offline local model, the encoding service (against a fake server), none."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from activities.memory.encoder import EncoderUnavailableError
+from activities.memory.encoders import EncoderConfigError, build_encoder
+from activities.memory.encoders.local import LocalEncoder
+from activities.memory.encoders.null import NullEncoder
+from activities.memory.encoders.service import ServiceEncoder
+from schemas.settings import Settings
+from temporal.devserver import free_port
+from tests.memory.fake_embeddings import fake_service
+
+
+def dot(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+async def test_local_vectors_are_unit_length_384d_and_deterministic(encoder: LocalEncoder) -> None:
+    texts = ["I adopted a puppy last week.", "", "x" * 5000, "Über naïve café ☕"]
+    first = await encoder.encode(texts)
+    again = await encoder.encode(list(reversed(texts)))
+    assert [len(v) for v in first] == [384] * 4
+    for vector in first:
+        assert math.isclose(math.sqrt(dot(vector, vector)), 1.0, abs_tol=1e-4)
+    for a, b in zip(first, reversed(again), strict=True):
+        assert dot(a, b) > 0.9999  # same text, same vector, whatever the batch around it
+
+
+async def test_local_similar_texts_score_higher_than_unrelated(encoder: LocalEncoder) -> None:
+    query, near, far = await encoder.encode(
+        [
+            "Where did Caroline go hiking?",
+            "Caroline went on a hike in the mountains last weekend.",
+            "The quarterly tax filing deadline is in April.",
+        ]
+    )
+    assert dot(query, near) > dot(query, far) + 0.2
+
+
+async def test_local_encodes_nothing_for_no_texts(encoder: LocalEncoder) -> None:
+    assert await encoder.encode([]) == []
+
+
+async def test_service_vectors_come_back_normalised_in_order_and_batched() -> None:
+    with fake_service(dimensions=16) as service:
+        encoder = ServiceEncoder(base_url=service.base_url, model="fake-embed", dimensions=16)
+        try:
+            texts = [f"text number {i} about cats" for i in range(70)] + ["dogs bark"]
+            vectors = await encoder.encode(texts)
+        finally:
+            await encoder.aclose()
+    assert len(vectors) == 71
+    assert all(math.isclose(dot(v, v), 1.0, abs_tol=1e-9) for v in vectors)
+    assert dot(vectors[0], vectors[1]) > dot(vectors[0], vectors[70])
+    assert [len(r["input"]) for r in service.requests] == [64, 7]  # type: ignore[arg-type]
+    assert {r["model"] for r in service.requests} == {"fake-embed"}
+
+
+async def test_service_down_is_unavailable() -> None:
+    encoder = ServiceEncoder(
+        base_url=f"http://127.0.0.1:{free_port()}/v1", model="m", dimensions=16, timeout=5
+    )
+    try:
+        with pytest.raises(EncoderUnavailableError, match="unavailable"):
+            await encoder.encode(["hello"])
+    finally:
+        await encoder.aclose()
+
+
+@pytest.mark.parametrize(
+    ("mode", "message"),
+    [("error", "HTTP 500"), ("wrong-size", "17-dimensional"), ("garbage", "malformed")],
+)
+async def test_service_misbehaving_is_unavailable(mode: str, message: str) -> None:
+    with fake_service(dimensions=16) as service:
+        service.mode = mode
+        encoder = ServiceEncoder(base_url=service.base_url, model="m", dimensions=16)
+        try:
+            with pytest.raises(EncoderUnavailableError, match=message):
+                await encoder.encode(["hello"])
+        finally:
+            await encoder.aclose()
+    assert len(service.requests) == 1  # no retries: the caller degrades at once
+
+
+async def test_none_encoder_is_always_unavailable() -> None:
+    with pytest.raises(EncoderUnavailableError, match="no encoder"):
+        await NullEncoder().encode(["anything"])
+
+
+def test_build_encoder_by_name() -> None:
+    assert isinstance(build_encoder(Settings(encoder="local")), LocalEncoder)
+    assert isinstance(build_encoder(Settings(encoder="none")), NullEncoder)
+    service = build_encoder(
+        Settings(
+            encoder="openai-compatible",
+            encoder_base_url="http://127.0.0.1:9/v1",
+            encoder_model="bge-small",
+            embedding_dimensions=384,
+        )
+    )
+    assert isinstance(service, ServiceEncoder)
+    assert service.name == "bge-small"
+
+
+def test_build_encoder_refuses_contradictory_settings() -> None:
+    with pytest.raises(EncoderConfigError, match="PERSYN_ENCODER_BASE_URL"):
+        build_encoder(Settings(encoder="openai-compatible"))
+    with pytest.raises(EncoderConfigError, match="persyn memory reindex"):
+        build_encoder(Settings(encoder="local", embedding_dimensions=768))
+
+
+def test_api_key_never_appears_in_settings_output() -> None:
+    settings = Settings(encoder="openai-compatible", encoder_api_key="sk-secret-value")
+    assert "sk-secret-value" not in repr(settings)
+    assert "sk-secret-value" not in str(settings.model_dump())
