@@ -34,9 +34,14 @@ _TEXT = (("persyn.input.text", "input"), ("persyn.output.text", "reply"))
 _TEXT_CHARS = 100
 
 
-def _details(span: SpanView) -> str:
+_ROOT_ONLY = {"persyn.agent", "persyn.channel"}
+
+
+def _details(span: SpanView, *, root: bool) -> str:
     parts = []
     for key, label in _SHOWN:
+        if key in _ROOT_ONLY and not root:
+            continue  # the turn names them once for the whole tree
         value: Any = span.attributes.get(key)
         if value is None or value == 0:
             continue
@@ -71,7 +76,8 @@ def render(activation_id: str, nodes: list[TraceNode]) -> str:
     for node, prefix in zip(nodes, _prefixes(nodes), strict=True):
         span = node.span
         timing = f"{node.offset_ms:+10.1f} ms {span.duration_ms:10.1f} ms"
-        lines.append(f"{timing}  {prefix}{span.name}  {_details(span)}".rstrip())
+        details = _details(span, root=node.depth == 0)
+        lines.append(f"{timing}  {prefix}{span.name}  {details}".rstrip())
         for key, label in _TEXT:
             text = span.attributes.get(key)
             if isinstance(text, str):
