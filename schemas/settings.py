@@ -112,7 +112,6 @@ class Settings(BaseSettings):
         default=None, description="Bearer token of the encoding service, if it wants one."
     )
 
-
     # Observability (Appendices C and D); see docs/observability.md
     meters: Annotated[list[MeterName], NoDecode] = Field(
         default_factory=lambda: _DEFAULT_METERS.copy(),
