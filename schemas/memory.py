@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from schemas.events import Wire
 from schemas.ids import Ulid
@@ -84,3 +84,56 @@ class MemorySettings(BaseModel):
     dialog_retention_days: float | None = Field(
         default=None, gt=0, description="Raw dialog kept this long (unset: forever)."
     )
+
+    # Recall (spec §4 step 2): score = weighted similarity, lexical overlap, recency, people.
+    recall_weight_semantic: float = Field(
+        default=0.6, ge=0, description="Weight of the cosine similarity to the input."
+    )
+    recall_weight_lexical: float = Field(
+        default=0.15, ge=0, description="Weight of the share of the input's words in the record."
+    )
+    recall_weight_recency: float = Field(
+        default=0.15, ge=0, description="Weight of the temporal decay value."
+    )
+    recall_weight_participants: float = Field(
+        default=0.1, ge=0, description="Weight of the share of people present who were there."
+    )
+    recall_half_life_days: float = Field(
+        default=30.0, gt=0, description="Age at which a record's recency value halves."
+    )
+    recall_band_strong: float = Field(
+        default=0.6, gt=0, le=1, description="Scores from here up are shown as strong."
+    )
+    recall_band_moderate: float = Field(
+        default=0.4, gt=0, le=1, description="Scores from here up are moderate, below weak."
+    )
+    recall_candidates: int = Field(
+        default=50, ge=1, le=1000, description="Fewest candidates fetched per activation."
+    )
+    recall_max_candidates: int = Field(
+        default=500, ge=1, le=5000, description="Most candidates fetched, however large the window."
+    )
+    recall_ef_search: int = Field(
+        default=100, ge=10, le=1000, description="HNSW candidate list size (hnsw.ef_search)."
+    )
+    recall_encode_timeout_seconds: float = Field(
+        default=5.0, gt=0, description="Longer than this, the input is ranked lexically."
+    )
+
+    @model_validator(mode="after")
+    def _recall_consistent(self) -> MemorySettings:
+        if self.recall_band_moderate >= self.recall_band_strong:
+            raise ValueError("memory.recall_band_moderate must be below memory.recall_band_strong")
+        if self.recall_max_candidates < self.recall_candidates:
+            raise ValueError(
+                "memory.recall_max_candidates must be at least memory.recall_candidates"
+            )
+        weights = (
+            self.recall_weight_semantic,
+            self.recall_weight_lexical,
+            self.recall_weight_recency,
+            self.recall_weight_participants,
+        )
+        if sum(weights) <= 0:
+            raise ValueError("at least one memory.recall_weight_* must be positive")
+        return self
