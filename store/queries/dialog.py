@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import update
+from sqlalchemy import text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -44,39 +44,63 @@ async def open_conversation(
     await session.commit()
 
 
+_RECORD_TURN = text(
+    """
+    WITH params AS (
+        SELECT CAST(:id AS varchar) AS id, CAST(:agent AS varchar) AS agent,
+               CAST(:conversation_id AS varchar) AS conversation_id,
+               CAST(:channel_key AS varchar) AS channel_key, CAST(:role AS varchar) AS role,
+               CAST(:speaker_id AS varchar) AS speaker_id,
+               CAST(:speaker_name AS varchar) AS speaker_name,
+               CAST(:person_id AS varchar) AS person_id, CAST(:text AS text) AS text,
+               CAST(:at AS timestamptz) AS at
+    ), inserted AS (
+        INSERT INTO dialog_turns (id, agent, conversation_id, channel_id, role, speaker_id,
+                                  speaker_name, person_id, text, at)
+        SELECT p.id, p.agent, p.conversation_id, c.id, p.role, p.speaker_id, p.speaker_name,
+               p.person_id, p.text, p.at
+          FROM params AS p
+          JOIN channels AS c ON c.agent = p.agent AND c.key = p.channel_key
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id
+    )
+    UPDATE conversations AS v
+       SET turns = v.turns + 1,
+           participants = CASE
+               WHEN p.person_id IS NULL OR p.person_id = ANY(v.participants) THEN v.participants
+               ELSE array_append(v.participants, p.person_id) END
+      FROM params AS p
+     WHERE v.id = p.conversation_id AND EXISTS (SELECT 1 FROM inserted)
+    RETURNING v.id
+    """
+)
+
+
 async def record_turn(
     session: AsyncSession, *, agent: str, channel: ChannelRef, turn: DialogTurn
 ) -> bool:
-    """Write one turn through; returns ``False`` if it was already stored (a retry)."""
-    channel_id = await ensure_channel(session, agent=agent, channel=channel, seen_at=turn.at)
-    result = await session.exec(
-        insert(DialogTurnRow)
-        .values(
-            id=turn.turn_id,
-            agent=agent,
-            conversation_id=turn.conversation_id,
-            channel_id=channel_id,
-            role=turn.role.value,
-            speaker_id=turn.speaker_id,
-            speaker_name=turn.speaker_name,
-            person_id=turn.speaker_id if turn.role is Role.PERSON else None,
-            text=turn.text,
-            at=turn.at,
-        )
-        .on_conflict_do_nothing(index_elements=["id"])
-        .returning(DialogTurnRow.__table__.c.id)  # type: ignore[attr-defined]
-    )
-    stored = result.scalar_one_or_none() is not None
-    if stored:
-        conversation = await session.get(Conversation, turn.conversation_id)
-        participants = list(conversation.participants) if conversation is not None else []
-        if turn.role is Role.PERSON and turn.speaker_id not in participants:
-            participants.append(turn.speaker_id)
-        await session.exec(
-            update(Conversation)
-            .where(col(Conversation.id) == turn.conversation_id)
-            .values(turns=Conversation.turns + 1, participants=participants)
-        )
+    """Write one turn through; returns ``False`` if it was already stored (a retry).
+
+    One statement inserts the turn and updates the conversation's turn count and participants.
+    """
+    params = {
+        "id": turn.turn_id,
+        "agent": agent,
+        "conversation_id": turn.conversation_id,
+        "channel_key": channel.key,
+        "role": turn.role.value,
+        "speaker_id": turn.speaker_id,
+        "speaker_name": turn.speaker_name,
+        "person_id": turn.speaker_id if turn.role is Role.PERSON else None,
+        "text": turn.text,
+        "at": turn.at,
+    }
+    connection = await session.connection()
+    stored = (await connection.execute(_RECORD_TURN, params)).first() is not None
+    if not stored and await session.get(DialogTurnRow, turn.turn_id) is None:
+        # The channel row is missing (a path that never resolved a speaker): create it, retry.
+        await ensure_channel(session, agent=agent, channel=channel, seen_at=turn.at)
+        stored = (await connection.execute(_RECORD_TURN, params)).first() is not None
     await session.commit()
     return stored
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import update
+from sqlalchemy import text
 from sqlalchemy.dialects.postgresql import insert
-from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.events import ChannelRef, Speaker
@@ -37,6 +36,30 @@ async def ensure_channel(
     return str(result.scalar_one())
 
 
+_KNOWN_SPEAKER = text(
+    """
+    UPDATE people AS p
+       SET last_seen_at = :seen_at,
+           display_name = COALESCE(:display_name, p.display_name)
+      FROM identities AS i
+     WHERE i.agent = :agent AND i.service = :service AND i.channel = :channel
+       AND i.speaker_id = :speaker_id AND p.id = i.person_id
+    RETURNING p.id, p.display_name
+    """
+)
+
+_TOUCH_CHANNEL = text(
+    """
+    INSERT INTO channels (id, agent, key, service, channel, created_at, last_active_at,
+                          last_person_id)
+    VALUES (:id, :agent, :key, :service, :channel, :seen_at, :seen_at, :person_id)
+    ON CONFLICT ON CONSTRAINT uq_channel_key
+    DO UPDATE SET last_active_at = EXCLUDED.last_active_at,
+                  last_person_id = EXCLUDED.last_person_id
+    """
+)
+
+
 async def resolve_speaker(
     session: AsyncSession,
     *,
@@ -48,61 +71,87 @@ async def resolve_speaker(
     """Find the person behind ``speaker`` by service + channel + speaker id, or create one.
 
     Records are created automatically on first contact (spec §4.5). A display name the
-    channel supplies refreshes the person's name.
+    channel supplies refreshes the person's name. A known speaker costs two statements.
     """
-    channel_id = await ensure_channel(session, agent=agent, channel=channel, seen_at=seen_at)
-    found = await session.exec(
-        select(Identity.person_id).where(
-            Identity.agent == agent,
-            Identity.service == channel.service,
-            Identity.channel == channel.channel,
-            Identity.speaker_id == speaker.speaker_id,
+    connection = await session.connection()
+    lookup = {
+        "agent": agent,
+        "service": channel.service,
+        "channel": channel.channel,
+        "speaker_id": speaker.speaker_id,
+    }
+    known = (
+        await connection.execute(
+            _KNOWN_SPEAKER,
+            {**lookup, "seen_at": seen_at, "display_name": speaker.display_name},
         )
-    )
-    person_id = found.first()
+    ).first()
     created = False
-    if person_id is None:
-        person_id = new_ulid()
-        session.add(
-            Person(
-                id=person_id,
-                agent=agent,
-                display_name=speaker.display_name or speaker.speaker_id,
-                created_at=seen_at,
-                last_seen_at=seen_at,
-                preferred_channel=None,
-            )
+    if known is None:
+        person_id, name = await _first_contact(
+            session, agent=agent, speaker=speaker, channel=channel, seen_at=seen_at
         )
-        await session.flush()
-        inserted = await session.exec(
-            insert(Identity)
-            .values(
-                id=new_ulid(),
-                agent=agent,
-                person_id=person_id,
-                service=channel.service,
-                channel=channel.channel,
-                speaker_id=speaker.speaker_id,
-                created_at=seen_at,
-            )
-            .on_conflict_do_nothing(constraint="uq_identity_lookup")
-            .returning(Identity.__table__.c.person_id)  # type: ignore[attr-defined]
-        )
-        if inserted.scalar_one_or_none() is None:
-            # Another worker created the identity first: use its person, drop ours.
+        created = person_id is not None
+        if person_id is None:
+            # Another worker created the identity first: use its person.
             await session.rollback()
             return await resolve_speaker(
                 session, agent=agent, channel=channel, speaker=speaker, seen_at=seen_at
             )
-        created = True
-    values: dict[str, object] = {"last_seen_at": seen_at}
-    if speaker.display_name:
-        values["display_name"] = speaker.display_name
-    await session.exec(update(Person).where(Person.id == person_id).values(**values))  # type: ignore[arg-type]
-    await session.exec(
-        update(Channel).where(Channel.id == channel_id).values(last_person_id=person_id)  # type: ignore[arg-type]
+    else:
+        person_id, name = str(known[0]), str(known[1])
+    await connection.execute(
+        _TOUCH_CHANNEL,
+        {
+            "id": new_ulid(),
+            "agent": agent,
+            "key": channel.key,
+            "service": channel.service,
+            "channel": channel.channel,
+            "seen_at": seen_at,
+            "person_id": person_id,
+        },
     )
-    person = await session.get(Person, person_id)
     await session.commit()
-    assert person is not None
-    return ResolvedSpeaker(person_id=person_id, person_name=person.display_name, created=created)
+    return ResolvedSpeaker(person_id=person_id, person_name=name, created=created)
+
+
+async def _first_contact(
+    session: AsyncSession,
+    *,
+    agent: str,
+    speaker: Speaker,
+    channel: ChannelRef,
+    seen_at: datetime,
+) -> tuple[str | None, str]:
+    """Create the person and identity; ``(None, ...)`` if another worker won the race."""
+    person_id = new_ulid()
+    name = speaker.display_name or speaker.speaker_id
+    session.add(
+        Person(
+            id=person_id,
+            agent=agent,
+            display_name=name,
+            created_at=seen_at,
+            last_seen_at=seen_at,
+            preferred_channel=None,
+        )
+    )
+    await session.flush()
+    inserted = await session.exec(
+        insert(Identity)
+        .values(
+            id=new_ulid(),
+            agent=agent,
+            person_id=person_id,
+            service=channel.service,
+            channel=channel.channel,
+            speaker_id=speaker.speaker_id,
+            created_at=seen_at,
+        )
+        .on_conflict_do_nothing(constraint="uq_identity_lookup")
+        .returning(Identity.__table__.c.person_id)  # type: ignore[attr-defined]
+    )
+    if inserted.scalar_one_or_none() is None:
+        return None, name
+    return person_id, name

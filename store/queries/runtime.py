@@ -14,7 +14,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.events import CompletionMarker, Outcome
 from schemas.models import ChatMessage
-from store.tables import ActivationRow, MarkerRow, OutboxRow, PromptRow
+from store.tables import MarkerRow, PromptRow
 
 OUTBOX_CHANNEL = "persyn_outbox"
 """LISTEN/NOTIFY channel announcing outbox rows (best-effort live presentation)."""
@@ -55,42 +55,51 @@ async def load_prompt(session: AsyncSession, *, prompt_id: str) -> PromptRow | N
     return await session.get(PromptRow, prompt_id)
 
 
+_RECORD_OUTCOME = text(
+    """
+    WITH activation AS (
+        INSERT INTO activations (id, agent, event_id, conversation_id, trigger, outcome, text,
+                                 reason, degraded, completed_at)
+        SELECT CAST(:activation_id AS varchar), CAST(:agent AS varchar),
+               CAST(:event_id AS varchar), CAST(:conversation_id AS varchar),
+               CAST(:trigger AS varchar), CAST(:outcome AS varchar), CAST(:text AS text),
+               CAST(:reason AS varchar), CAST(:degraded AS boolean),
+               CAST(:completed_at AS timestamptz)
+         WHERE CAST(:activation_id AS varchar) IS NOT NULL
+        ON CONFLICT (id) DO NOTHING
+    )
+    INSERT INTO completion_markers (event_id, agent, activation_id, conversation_id, outcome,
+                                    text, reason, degraded, completed_at, expires_at)
+    VALUES (CAST(:event_id AS varchar), CAST(:agent AS varchar),
+            CAST(:activation_id AS varchar), CAST(:conversation_id AS varchar),
+            CAST(:outcome AS varchar), CAST(:text AS text), CAST(:reason AS varchar),
+            CAST(:degraded AS boolean), CAST(:completed_at AS timestamptz),
+            CAST(:expires_at AS timestamptz))
+    ON CONFLICT (event_id) DO NOTHING
+    """
+)
+
+
 async def record_outcome(
     session: AsyncSession, *, agent: str, trigger: str, marker: CompletionMarker
 ) -> None:
-    """Persist the activation's outcome and its completion marker (idempotent)."""
-    if marker.activation_id is not None:
-        await session.exec(
-            insert(ActivationRow)
-            .values(
-                id=marker.activation_id,
-                agent=agent,
-                event_id=marker.event_id,
-                conversation_id=marker.conversation_id,
-                trigger=trigger,
-                outcome=marker.outcome.value,
-                text=marker.text,
-                reason=marker.reason,
-                degraded=marker.degraded,
-                completed_at=marker.completed_at,
-            )
-            .on_conflict_do_nothing(index_elements=["id"])
-        )
-    await session.exec(
-        insert(MarkerRow)
-        .values(
-            event_id=marker.event_id,
-            agent=agent,
-            activation_id=marker.activation_id,
-            conversation_id=marker.conversation_id,
-            outcome=marker.outcome.value,
-            text=marker.text,
-            reason=marker.reason,
-            degraded=marker.degraded,
-            completed_at=marker.completed_at,
-            expires_at=marker.expires_at,
-        )
-        .on_conflict_do_nothing(index_elements=["event_id"])
+    """Persist the activation's outcome and its completion marker in one statement (idempotent)."""
+    connection = await session.connection()
+    await connection.execute(
+        _RECORD_OUTCOME,
+        {
+            "activation_id": marker.activation_id,
+            "agent": agent,
+            "event_id": marker.event_id,
+            "conversation_id": marker.conversation_id,
+            "trigger": trigger,
+            "outcome": marker.outcome.value,
+            "text": marker.text,
+            "reason": marker.reason,
+            "degraded": marker.degraded,
+            "completed_at": marker.completed_at,
+            "expires_at": marker.expires_at,
+        },
     )
     await session.commit()
 
@@ -129,6 +138,23 @@ async def purge_expired_markers(session: AsyncSession, *, now: datetime) -> int:
     return int(result.rowcount or 0)
 
 
+_ADD_OUTBOX = text(
+    """
+    WITH queued AS (
+        INSERT INTO outbox (id, activation_id, agent, channel_key, conversation_id, text,
+                            unprompted, created_at)
+        VALUES (CAST(:id AS varchar), CAST(:activation_id AS varchar), CAST(:agent AS varchar),
+                CAST(:channel_key AS varchar), CAST(:conversation_id AS varchar),
+                CAST(:text AS text), CAST(:unprompted AS boolean),
+                CAST(:created_at AS timestamptz))
+        ON CONFLICT (activation_id) DO NOTHING
+        RETURNING id
+    )
+    SELECT pg_notify(CAST(:notify_channel AS text), CAST(:payload AS text)) FROM queued
+    """
+)
+
+
 async def add_outbox(
     session: AsyncSession,
     *,
@@ -141,28 +167,23 @@ async def add_outbox(
     created_at: datetime,
     unprompted: bool = False,
 ) -> bool:
-    """Queue a transmitted message once per activation; returns ``False`` on a retry."""
-    result = await session.exec(
-        insert(OutboxRow)
-        .values(
-            id=message_id,
-            activation_id=activation_id,
-            agent=agent,
-            channel_key=channel_key,
-            conversation_id=conversation_id,
-            text=text_,
-            unprompted=unprompted,
-            created_at=created_at,
-        )
-        .on_conflict_do_nothing(index_elements=["activation_id"])
-        .returning(OutboxRow.__table__.c.id)  # type: ignore[attr-defined]
+    """Queue a transmitted message once per activation and announce it; ``False`` on a retry."""
+    connection = await session.connection()
+    result = await connection.execute(
+        _ADD_OUTBOX,
+        {
+            "id": message_id,
+            "activation_id": activation_id,
+            "agent": agent,
+            "channel_key": channel_key,
+            "conversation_id": conversation_id,
+            "text": text_,
+            "unprompted": unprompted,
+            "created_at": created_at,
+            "notify_channel": OUTBOX_CHANNEL,
+            "payload": json.dumps({"id": message_id, "agent": agent, "channel": channel_key}),
+        },
     )
-    inserted = result.scalar_one_or_none() is not None
-    if inserted:
-        payload = json.dumps({"id": message_id, "agent": agent, "channel": channel_key})
-        connection = await session.connection()
-        await connection.execute(
-            text("SELECT pg_notify(:c, :p)"), {"c": OUTBOX_CHANNEL, "p": payload}
-        )
+    inserted = result.first() is not None
     await session.commit()
     return inserted
