@@ -86,6 +86,9 @@ class _Model:
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self.tokenizer = tokenizer
         options = ort.SessionOptions()
+        # The encoder shares its host with PostgreSQL and the workers: between operators its
+        # threads should sleep, not spin on cores the others need.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if threads:
             options.intra_op_num_threads = threads
         self.session: Any = ort.InferenceSession(
