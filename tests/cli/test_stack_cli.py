@@ -1,0 +1,113 @@
+"""The ``persyn`` command end to end on its own embedded stack: up, status, talk, down, up.
+
+This starts a private Temporal dev server, PostgreSQL and worker process under a temporary
+PERSYN_HOME with free ports, exactly as ``persyn up`` does for a user.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from temporal.devserver import free_port
+
+PERSYN = [sys.executable, "-m", "cli.main"]
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    root = tmp_path_factory.mktemp("persyn-home")
+    root.chmod(0o755)
+    env = {
+        **os.environ,
+        "PERSYN_HOME": str(root),
+        "PERSYN_TEMPORAL_ADDRESS": f"127.0.0.1:{free_port()}",
+        "PERSYN_TEMPORAL_UI_PORT": str(free_port()),
+        "PERSYN_POSTGRES_PORT": str(free_port()),
+        "PERSYN_PROVIDER": "scripted",
+    }
+    for key in ("PERSYN_DATABASE_URL", "PERSYN_EMBEDDED"):
+        env.pop(key, None)
+    yield env
+    subprocess.run([*PERSYN, "down"], env=env, capture_output=True, check=False, timeout=120)
+
+
+def persyn(env: dict[str, str], *args: str, input_: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*PERSYN, *args], env=env, capture_output=True, text=input_ is None, input=input_,
+        timeout=180, check=False,
+    )  # type: ignore[call-overload, no-any-return]
+
+
+def test_up_status_talk_down_up(home: dict[str, str]) -> None:
+    up = persyn(home, "up")
+    assert up.returncode == 0, up.stderr
+    assert "Temporal Web UI: http://127.0.0.1:" in up.stdout
+
+    status = persyn(home, "status", "--json")
+    assert status.returncode == 0, status.stderr
+    components = {c["name"]: c for c in json.loads(status.stdout)}
+    assert set(components) == {"temporal", "web-ui", "postgres", "worker"}
+    assert all(c["healthy"] for c in components.values())
+    assert "pgvector" in components["postgres"]["detail"]
+
+    again = persyn(home, "up")  # idempotent: everything already runs
+    assert again.returncode == 0, again.stderr
+
+    created = persyn(home, "agent", "create", "ada", "--name", "Ada", "--persona", "Curious.")
+    assert created.returncode == 0, created.stderr
+    duplicate = persyn(home, "agent", "create", "ada", "--name", "Ada", "--persona", "Curious.")
+    assert duplicate.returncode == 1
+    assert duplicate.stderr.strip() == "error: agent 'ada' already exists: pick another handle"
+
+    first = persyn(home, "send", "--agent", "ada", "--json", "remember the blue door")
+    assert first.returncode == 0, first.stderr
+    receipt = json.loads(first.stdout)
+    assert receipt["marker"]["outcome"] == "spoke"
+    assert receipt["marker"]["text"] == "remember the blue door"
+
+    down = persyn(home, "down")
+    assert down.returncode == 0, down.stderr
+    stopped = persyn(home, "status")
+    assert stopped.returncode == 1
+
+    up_again = persyn(home, "up")
+    assert up_again.returncode == 0, up_again.stderr
+    listed = persyn(home, "agent", "list", "--json")
+    assert [a["handle"] for a in json.loads(listed.stdout)] == ["ada"]
+    second = persyn(home, "send", "--agent", "ada", "--json", "and now?")
+    assert second.returncode == 0, second.stderr
+    # The conversation survived the restart: Temporal and PostgreSQL persisted it.
+    assert json.loads(second.stdout)["marker"]["conversation_id"] == (
+        receipt["marker"]["conversation_id"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "message"),
+    [
+        (["send", "--agent", "ghost", "hi"], None, "error: there is no agent 'ghost'"),
+        (["send", "--agent", "ada", ""], None, "error: text: message is empty"),
+        (["send", "--agent", "ada", "--conversation", "abc", "hi"], None,
+         "error: conversation id 'abc' is not a ULID"),
+        (["send", "--agent", "ada", "-"], b"a\x00b", "error: text: message contains a NUL"),
+        (["send", "--agent", "ada", "-"], b"\xff\xfe", "error: standard input is not valid UTF-8"),
+        (["send", "--agent", "ada", "x" * 40_000], None, "error: text: message is 40,000"),
+        (["send", "--agent", "BAD!", "hi"], None, "error: agent handle 'BAD!' is invalid"),
+        (["agent", "show", "nobody"], None, "error: there is no agent 'nobody'"),
+    ],
+)
+def test_user_errors_are_one_line(
+    home: dict[str, str], args: list[str], stdin: bytes | None, message: str
+) -> None:
+    result = persyn(home, *args, input_=stdin)
+    stderr = result.stderr.decode() if isinstance(result.stderr, bytes) else result.stderr
+    assert result.returncode == 1
+    assert stderr.startswith(message), stderr
+    assert len(stderr.strip().splitlines()) == 1
