@@ -1,0 +1,324 @@
+"""Platform overhead per activation, the cost of durability, throughput and warm start.
+
+Runs on a private embedded stack with a zero-latency scripted model and a real worker process:
+
+* 200+ sequential messages to one agent: latency per activation (submit -> receipt);
+* the same pipeline called as plain async functions, no Temporal: durability's cost as a ratio;
+* a one-activity workflow in the same run: the server's per-round floor;
+* workflow-task rounds per activation, counted from the histories;
+* the stock dev-server configuration versus the tuned one (the ~50 ms floor's cause);
+* 20 agents x 10 messages at once: activations per second;
+* worker RSS; warm ``persyn up`` to ready.
+
+Usage: ``python -m bench.activation_latency [--messages 200]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psutil
+from temporalio.api.enums.v1 import EventType
+from temporalio.worker import Worker
+
+from activities.channels.transmit import ChannelActivities
+from activities.context.activities import ContextActivities
+from activities.context.assembler import ContextAssembler
+from activities.context.sources import ClockSource, ConstraintsSource, DialogSource, PersonaSource
+from activities.deliberation.decide import DecideActivities
+from activities.generation import GenerationActivities
+from activities.store import StoreActivities
+from bench.floor import FloorWorkflow, noop
+from bench.harness import BenchStack, bench_stack, percentile, record, worker_process
+from schemas.activation import (
+    AssembleContextInput,
+    DecideInput,
+    GenerateInput,
+    RecordOutcomeInput,
+    TransmitInput,
+)
+from schemas.agents import AgentCreate
+from schemas.dialog import DialogTurn, Role
+from schemas.events import ChannelRef, CompletionMarker, InboundEvent, Outcome, Receipt, Speaker
+from schemas.ids import new_ulid
+from schemas.records import OpenConversationInput, RecordTurnInput, ResolveSpeakerInput
+from store.db import Database
+from store.queries.agents import create_agent
+from temporal import inbox, names
+from workers.build import build_dependencies
+
+CHANNEL = ChannelRef(service="terminal", channel="bench")
+
+
+def make_event(text: str, speaker: str = "bench") -> InboundEvent:
+    return InboundEvent(
+        event_id=new_ulid(), channel=CHANNEL, speaker=Speaker(speaker_id=speaker), text=text
+    )
+
+
+async def new_agent(db: Database) -> str:
+    handle = f"b-{uuid.uuid4().hex[:8]}"
+    async with db.session() as session:
+        await create_agent(
+            session, spec=AgentCreate(handle=handle, name="Bench", persona="A benchmark agent.")
+        )
+    return handle
+
+
+def summary(values: list[float]) -> str:
+    return (
+        f"p50 {percentile(values, 0.5):.1f} ms, p95 {percentile(values, 0.95):.1f} ms, "
+        f"mean {statistics.fmean(values):.1f} ms (n={len(values)})"
+    )
+
+
+async def sequential(stack: BenchStack, queue: str, handle: str, n: int) -> list[float]:
+    latencies = []
+    for i in range(n):
+        started = time.perf_counter()
+        receipt = await inbox.submit(
+            stack.client, handle=handle, event=make_event(f"message {i}"), task_queue=queue
+        )
+        latencies.append((time.perf_counter() - started) * 1000)
+        assert receipt.marker is not None and receipt.marker.outcome is Outcome.SPOKE
+    return latencies
+
+
+async def rounds_per_activation(stack: BenchStack, receipt: Receipt, handle: str) -> dict[str, int]:
+    """Workflow tasks completed for one message, per workflow (from the histories)."""
+    assert receipt.marker is not None
+    activation = await stack.client.get_workflow_handle(
+        names.activation_workflow_id(str(receipt.marker.activation_id))
+    ).fetch_history()
+    completed = EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+    return {
+        "activation": sum(1 for e in activation.events if e.event_type == completed),
+    }
+
+
+async def floor_latency(stack: BenchStack, n: int) -> list[float]:
+    queue = f"floor-{uuid.uuid4().hex[:6]}"
+    latencies = []
+    async with Worker(stack.client, task_queue=queue, workflows=[FloorWorkflow], activities=[noop]):
+        for i in range(n):
+            started = time.perf_counter()
+            await stack.client.execute_workflow(
+                FloorWorkflow.run, i, id=f"floor-{uuid.uuid4().hex}", task_queue=queue
+            )
+            latencies.append((time.perf_counter() - started) * 1000)
+    return latencies
+
+
+async def plain_pipeline(stack: BenchStack, n: int) -> list[float]:
+    """The activation's steps as plain awaits: no Temporal, same database work."""
+    deps = build_dependencies(stack.settings(), dsn=stack.dsn)
+    db = deps.db
+    store, decide, channels = StoreActivities(db), DecideActivities(), ChannelActivities(db)
+    sources = [PersonaSource(), ConstraintsSource(), ClockSource(), DialogSource(db)]
+    context = ContextActivities(ContextAssembler(db, deps.gateway.registry, sources))
+    generation = GenerationActivities(db, deps.gateway)
+    handle = await new_agent(db)
+    conversation = new_ulid()
+    await store.open_conversation(
+        OpenConversationInput(
+            conversation_id=conversation, agent=handle, channel=CHANNEL, opened_at=_now()
+        )
+    )
+    window: list[str] = []
+    latencies = []
+    for i in range(n):
+        started = time.perf_counter()
+        event = make_event(f"message {i}")
+        person = await store.resolve_speaker(
+            ResolveSpeakerInput(
+                agent=handle, channel=CHANNEL, speaker=event.speaker, seen_at=_now()
+            )
+        )
+        turn = DialogTurn(
+            turn_id=event.event_id,
+            conversation_id=conversation,
+            role=Role.PERSON,
+            speaker_id=person.person_id,
+            speaker_name=person.person_name,
+            text=event.text,
+            at=_now(),
+        )
+        await store.record_turn(RecordTurnInput(agent=handle, channel=CHANNEL, turn=turn))
+        window = [*window, turn.turn_id][-40:]
+        activation = new_ulid()
+        prompt = await context.assemble_context(
+            AssembleContextInput(
+                activation_id=activation,
+                agent=handle,
+                conversation_id=conversation,
+                channel=CHANNEL,
+                event=event,
+                person_id=person.person_id,
+                window_turn_ids=window,
+                now=_now(),
+            )
+        )
+        generated = await generation.generate(GenerateInput(prompt=prompt))
+        verdict = await decide.decide(
+            DecideInput(agent=handle, event=event, candidate=generated.text)
+        )
+        assert verdict.speak
+        sent = await channels.transmit(
+            TransmitInput(
+                activation_id=activation,
+                event_id=event.event_id,
+                agent=handle,
+                agent_name="Bench",
+                conversation_id=conversation,
+                channel=CHANNEL,
+                turn_id=new_ulid(),
+                text=generated.text,
+                at=_now(),
+            )
+        )
+        window = [*window, sent.turn.turn_id][-40:]
+        await store.record_outcome(
+            RecordOutcomeInput(
+                agent=handle,
+                trigger="message",
+                marker=CompletionMarker(
+                    event_id=event.event_id,
+                    activation_id=activation,
+                    conversation_id=conversation,
+                    outcome=Outcome.SPOKE,
+                    text=generated.text,
+                    completed_at=_now(),
+                    expires_at=_now(),
+                ),
+            )
+        )
+        latencies.append((time.perf_counter() - started) * 1000)
+    await deps.aclose()
+    return latencies
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+async def concurrent(stack: BenchStack, queue: str, db: Database, agents: int, each: int) -> float:
+    handles = [await new_agent(db) for _ in range(agents)]
+
+    async def talk(handle: str) -> None:
+        for i in range(each):
+            await inbox.submit(
+                stack.client, handle=handle, event=make_event(f"hi {i}"), task_queue=queue
+            )
+
+    # Start every agent workflow first so the measured window holds activations only.
+    await asyncio.gather(
+        *(inbox.start_agent(stack.client, handle=h, task_queue=queue) for h in handles)
+    )
+    started = time.perf_counter()
+    await asyncio.gather(*(talk(h) for h in handles))
+    return agents * each / (time.perf_counter() - started)
+
+
+def warm_up_seconds() -> tuple[float, float]:
+    """Cold and warm ``persyn up`` wall time in a fresh home (embedded stack)."""
+    from temporal.devserver import free_port
+
+    with tempfile.TemporaryDirectory(prefix="persyn-up-") as home:
+        Path(home).chmod(0o755)
+        env = {
+            **os.environ,
+            "PERSYN_HOME": home,
+            "PERSYN_TEMPORAL_ADDRESS": f"127.0.0.1:{free_port()}",
+            "PERSYN_TEMPORAL_UI_PORT": str(free_port()),
+            "PERSYN_POSTGRES_PORT": str(free_port()),
+            "PERSYN_PROVIDER": "scripted",
+        }
+        env.pop("PERSYN_DATABASE_URL", None)
+        persyn = [sys.executable, "-m", "cli.main"]
+        times = []
+        try:
+            for _ in range(2):
+                started = time.perf_counter()
+                subprocess.run([*persyn, "up"], env=env, check=True, capture_output=True)
+                times.append(time.perf_counter() - started)
+                subprocess.run([*persyn, "down"], env=env, check=True, capture_output=True)
+        finally:
+            subprocess.run([*persyn, "down"], env=env, check=False, capture_output=True)
+    return times[0], times[1]
+
+
+async def run_config(tuned: bool, messages: int) -> dict[str, object]:
+    async with bench_stack(tuned=tuned) as stack:
+        db = Database(stack.dsn)
+        queue = f"bench-{uuid.uuid4().hex[:6]}"
+        async with worker_process(stack, queue) as worker:
+            handle = await new_agent(db)
+            await sequential(stack, queue, handle, 20)  # warm-up: imports, pools, caches
+            latencies = await sequential(stack, queue, handle, messages)
+            last = await inbox.submit(
+                stack.client, handle=handle, event=make_event("count"), task_queue=queue
+            )
+            rounds = await rounds_per_activation(stack, last, handle)
+            floor = await floor_latency(stack, 50)
+            result: dict[str, object] = {
+                "latencies": latencies,
+                "floor": floor,
+                "rounds": rounds,
+            }
+            if tuned:
+                result["plain"] = await plain_pipeline(stack, messages)
+                result["throughput"] = await concurrent(stack, queue, db, 20, 10)
+                result["rss_mb"] = psutil.Process(worker.pid).memory_info().rss / 2**20
+        await db.aclose()
+        return result
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--messages", type=int, default=200)
+    args = parser.parse_args()
+    stock = await run_config(False, args.messages)
+    tuned = await run_config(True, args.messages)
+    cold, warm = warm_up_seconds()
+    t_lat = tuned["latencies"]
+    plain = tuned["plain"]
+    assert isinstance(t_lat, list) and isinstance(plain, list)
+    s_lat, s_floor, t_floor = stock["latencies"], stock["floor"], tuned["floor"]
+    assert isinstance(s_lat, list) and isinstance(s_floor, list) and isinstance(t_floor, list)
+    body = f"""
+Zero-latency scripted model, worker as a separate process, {args.messages} sequential messages
+to one agent after 20 warm-up messages.
+
+| measurement | stock dev server | tuned dev server |
+|---|---|---|
+| activation, submit to receipt | {summary(s_lat)} | {summary(t_lat)} |
+| one-activity workflow (floor) | {summary(s_floor)} | {summary(t_floor)} |
+| workflow tasks in the activation workflow | {stock["rounds"]} | {tuned["rounds"]} |
+
+- Same pipeline as plain async functions, no Temporal: {summary(plain)}.
+  Cost of durability: p50 ratio {percentile(t_lat, 0.5) / percentile(plain, 0.5):.1f}x,
+  p50 difference {percentile(t_lat, 0.5) - percentile(plain, 0.5):.1f} ms.
+- Activation p50 is {percentile(t_lat, 0.5) / percentile(t_floor, 0.5):.1f}x the floor p50
+  (about {(percentile(t_lat, 0.5) - percentile(t_floor, 0.5)) / (percentile(t_floor, 0.5) / 2):.1f}
+  floor rounds beyond it).
+- 20 agents x 10 messages concurrently: {tuned["throughput"]:.1f} activations/s.
+- Worker RSS after the run: {tuned["rss_mb"]:.0f} MB.
+- `persyn up` to ready (fresh home): cold {cold:.1f} s, warm {warm:.1f} s.
+"""
+    record("Activation latency and durability overhead", body)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
+    sys.stdout.flush()
+    os._exit(0)

@@ -1,0 +1,153 @@
+"""Benchmark plumbing: a private embedded stack, a worker process, machine facts, RESULTS.md."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import Client
+
+from schemas.settings import Settings
+from store.embedded import EmbeddedPostgres
+from store.migrate import upgrade
+from temporal import search_attributes
+from temporal.client import connect
+from temporal.devserver import LOW_LATENCY_CONFIG, DevServer, free_port
+
+RESULTS = Path(__file__).parent / "RESULTS.md"
+
+
+def machine() -> str:
+    """CPU model, cores and Python, for the results table."""
+    model = platform.processor() or "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def record(section: str, body: str) -> None:
+    """Append a dated section to bench/RESULTS.md and print it."""
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    text = f"\n## {section} ({stamp})\n\nMachine: {machine()}\n\n{body.strip()}\n"
+    print(text)
+    with RESULTS.open("a", encoding="utf-8") as out:
+        out.write(text)
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile (0..1) by nearest rank."""
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+@dataclass
+class BenchStack:
+    """Servers started for one benchmark run."""
+
+    home: Path
+    temporal_address: str
+    dsn: str
+    client: Client
+
+    def settings(self, **overrides: object) -> Settings:
+        values: dict[str, object] = {
+            "home": self.home,
+            "temporal_address": self.temporal_address,
+            "database_url": self.dsn,
+            "provider": "scripted",
+            "embedded": False,
+        }
+        values.update(overrides)
+        return Settings(**values)  # type: ignore[arg-type]
+
+
+@asynccontextmanager
+async def bench_stack(*, tuned: bool = True) -> AsyncIterator[BenchStack]:
+    """Embedded PostgreSQL and a Temporal dev server (tuned or stock) in a temporary home."""
+    with tempfile.TemporaryDirectory(prefix="persyn-bench-") as tmp:
+        home = Path(tmp)
+        home.chmod(0o755)
+        pg = EmbeddedPostgres(home / "pg", free_port(), home / "logs" / "pg.log")
+        pg.start()
+        upgrade(pg.dsn)
+        server = DevServer(
+            port=free_port(),
+            ui_port=None,
+            db_file=home / "temporal.db",
+            log_file=home / "logs" / "temporal.log",
+            dynamic_config=dict(LOW_LATENCY_CONFIG) if tuned else {},
+        )
+        process = server.start(detached=False)
+        address = f"127.0.0.1:{server.port}"
+        try:
+            settings = Settings(home=home, temporal_address=address, database_url=pg.dsn)  # type: ignore[arg-type]
+            client = await connect(settings)
+            await search_attributes.register(client)
+            yield BenchStack(home=home, temporal_address=address, dsn=pg.dsn, client=client)
+        finally:
+            process.terminate()
+            process.wait(10)
+            pg.stop()
+
+
+async def polling(client: Client, queue: str) -> bool:
+    """Whether some worker polls ``queue``."""
+    response = await client.workflow_service.describe_task_queue(
+        DescribeTaskQueueRequest(
+            namespace=client.namespace,
+            task_queue=TaskQueue(name=queue),
+            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        )
+    )
+    return len(response.pollers) > 0
+
+
+@asynccontextmanager
+async def worker_process(
+    stack: BenchStack, queue: str, env: dict[str, str] | None = None
+) -> AsyncIterator[subprocess.Popen[bytes]]:
+    """A real ``python -m workers.main`` on ``queue`` with the scripted (echo) model."""
+    environment = {
+        **os.environ,
+        "PERSYN_HOME": str(stack.home),
+        "PERSYN_TEMPORAL_ADDRESS": stack.temporal_address,
+        "PERSYN_DATABASE_URL": stack.dsn,
+        "PERSYN_PROVIDER": "scripted",
+        "PERSYN_TASK_QUEUE": queue,
+        "PERSYN_LOG_LEVEL": "WARNING",
+        **(env or {}),
+    }
+    log = (stack.home / "logs" / f"worker-{queue}.log").open("ab")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "workers.main"], env=environment, stdout=log, stderr=log
+    )
+    deadline = time.monotonic() + 60
+    while not await polling(stack.client, queue):
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"worker did not start: see {log.name}")
+        await asyncio.sleep(0.05)
+    try:
+        yield process
+    finally:
+        process.terminate()
+        process.wait(30)
+        log.close()
