@@ -34,6 +34,7 @@ from temporalio.worker import Worker
 from activities.channels.transmit import ChannelActivities
 from activities.context.activities import ContextActivities
 from activities.context.assembler import ContextAssembler
+from activities.context.model import ContextSource
 from activities.context.sources import ClockSource, ConstraintsSource, DialogSource, PersonaSource
 from activities.deliberation.decide import DecideActivities
 from activities.generation import GenerationActivities
@@ -124,7 +125,12 @@ async def plain_pipeline(stack: BenchStack, n: int) -> list[float]:
     deps = build_dependencies(stack.settings(), dsn=stack.dsn)
     db = deps.db
     store, decide, channels = StoreActivities(db), DecideActivities(), ChannelActivities(db)
-    sources = [PersonaSource(), ConstraintsSource(), ClockSource(), DialogSource(db)]
+    sources: list[ContextSource] = [
+        PersonaSource(),
+        ConstraintsSource(),
+        ClockSource(),
+        DialogSource(db),
+    ]
     context = ContextActivities(ContextAssembler(db, deps.gateway.registry, sources))
     generation = GenerationActivities(db, deps.gateway)
     handle = await new_agent(db)

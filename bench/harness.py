@@ -99,7 +99,7 @@ async def bench_stack(*, tuned: bool = True) -> AsyncIterator[BenchStack]:
         process = server.start(detached=False)
         address = f"127.0.0.1:{server.port}"
         try:
-            settings = Settings(home=home, temporal_address=address, database_url=pg.dsn)  # type: ignore[arg-type]
+            settings = Settings(home=home, temporal_address=address, database_url=pg.dsn)
             client = await connect(settings)
             await search_attributes.register(client)
             yield BenchStack(home=home, temporal_address=address, dsn=pg.dsn, client=client)
