@@ -8,7 +8,7 @@ import sys
 
 import typer
 
-from cli import agent, schema, stack, talk
+from cli import agent, schema, stack, talk, trace, usage
 
 app = typer.Typer(
     name="persyn",
@@ -22,6 +22,8 @@ app.command()(stack.down)
 app.command()(stack.status)
 app.command()(talk.chat)
 app.command()(talk.send)
+app.command()(usage.usage)
+app.command()(trace.trace)
 app.add_typer(agent.app, name="agent")
 app.add_typer(schema.app, name="schema")
 
