@@ -13,6 +13,7 @@ from temporalio import workflow
 
 from schemas.activation import ActivationFinished, ActivationInput, ActivationResult
 from schemas.dialog import DialogTurn
+from schemas.events import Outcome
 from temporal import attribution, names
 from workflows.pipeline.context import assemble
 from workflows.pipeline.decide import decide
@@ -37,14 +38,31 @@ class ActivationWorkflow:
             activation=data.activation_id,
             trigger=data.event.trigger.value,
         )
-        workflow.set_current_details(f"Answering {data.person_name} on {data.channel.key}")
+        try:
+            return await self._pipeline(data)
+        except Exception:
+            # A failed run says so in the Web UI's search attributes, then fails as usual.
+            workflow.upsert_search_attributes([names.OUTCOME.value_set(Outcome.FAILED.value)])
+            raise
 
+    def _step(self, data: ActivationInput, doing: str) -> None:
+        workflow.set_current_details(
+            f"{doing} for {data.person_name} on {data.channel.key} (event {data.event.event_id})"
+        )
+
+    async def _pipeline(self, data: ActivationInput) -> ActivationResult:
+        self._step(data, "Assembling context")
         prompt = await assemble(data)
+        self._step(data, "Generating a reply")
         draft = await respond(data, prompt)
+        self._step(data, "Deliberating")
         final = await deliberate(data, prompt, draft)
+        self._step(data, "Deciding whether to speak")
         decision = await decide(data, final)
+        self._step(data, "Transmitting" if decision.speak else "Staying silent")
         reply: DialogTurn | None = await transmit(data, final) if decision.speak else None
         marker = await record(data, final, decision, reply)
+        self._step(data, f"Done: {marker.outcome.value}")
 
         workflow.upsert_search_attributes([names.OUTCOME.value_set(marker.outcome.value)])
         await workflow.get_external_workflow_handle(names.agent_workflow_id(data.agent)).signal(

@@ -160,6 +160,10 @@ class ConversationWorkflow:
                     trigger=event.trigger.value,
                 ),
                 static_summary=f"{data.agent} answers {turn.person_name} on {data.channel.key}",
+                static_details=(
+                    f"event {event.event_id}; trace: persyn trace {activation_id}; "
+                    f"conversation {data.conversation_id}"
+                ),
             )
         except ChildWorkflowError as err:
             # The pipeline degrades rather than fails, so this is a bug or an operator's
@@ -169,6 +173,8 @@ class ConversationWorkflow:
             return
         if result.reply is not None:
             self._remember(result.reply)
+        # Background work started now belongs to this exchange (its cost and its trace).
+        attribution.bind(activation=activation_id)
         await conversation_hooks.after_turn(data, self._state)
 
     async def _report_failure(self, event_id: str, activation_id: str, reason: str) -> None:
