@@ -51,15 +51,66 @@ class ModelBinding(Wire):
     tier: ModelTier = ModelTier.STRONG
 
 
-class ChatMessage(Wire):
-    """One message of a prompt after the system instruction."""
+class ToolExecutor(StrEnum):
+    """Who runs a tool: the platform (a local handler) or the model provider (inline)."""
 
-    role: Literal["user", "assistant"]
+    PLATFORM = "platform"
+    PROVIDER = "provider"
+
+
+class ToolSpec(Wire):
+    """A tool as advertised to a model: name, description and the schemas of its input/output.
+
+    Provider-executed tools (``executor=provider``) have no local handler: they are advertised
+    only to ``provider`` in its own form (``provider_type`` plus ``provider_config``) and the
+    provider returns their result inline.
+    """
+
+    name: str = Field(pattern=r"^[a-zA-Z][a-zA-Z0-9_-]{0,63}$")
+    description: str
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+    output_schema: dict[str, Any] | None = None
+    executor: ToolExecutor = ToolExecutor.PLATFORM
+    provider: ProviderName | None = Field(
+        default=None, description="The only provider a provider-executed tool is offered to."
+    )
+    provider_type: str | None = Field(
+        default=None, description="The provider's own tool type, e.g. 'web_search_20250305'."
+    )
+    provider_config: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolCall(Wire):
+    """A model's request to run a tool.
+
+    ``raw_arguments`` keeps the model's text when it was not a JSON object, so the platform
+    can return the parse error to the model instead of guessing.
+    """
+
+    id: str = Field(min_length=1, max_length=200, description="The provider's call ID.")
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    raw_arguments: str | None = None
+
+
+class ChatMessage(Wire):
+    """One message of a prompt after the system instruction.
+
+    Tool use adds two shapes: an ``assistant`` message carrying ``tool_calls`` (and, when a
+    provider ran tools itself, its ``provider_content`` blocks to send back verbatim), and a
+    ``tool`` message carrying one call's result.
+    """
+
+    role: Literal["user", "assistant", "tool"]
     content: str
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = Field(default=None, description="The call a tool message answers.")
+    is_error: bool = Field(default=False, description="A tool message reporting a failure.")
+    provider_content: list[dict[str, Any]] | None = None
 
 
 class ModelRequest(Wire):
-    """A text-in/text-out exchange with a model."""
+    """A text-in/text-out exchange with a model, optionally offering tools."""
 
     task: TaskType
     system: str
@@ -68,6 +119,11 @@ class ModelRequest(Wire):
     temperature: float | None = Field(default=None, ge=0, le=2)
     response_schema: dict[str, Any] | None = Field(
         default=None, description="JSON Schema the reply must satisfy (schema-constrained output)."
+    )
+    tools: list[ToolSpec] = Field(
+        default_factory=list,
+        description="Tools the model may call; they precede the system instruction in the "
+        "cacheable prefix, so keep their order stable.",
     )
 
 
@@ -94,6 +150,12 @@ class ModelResponse(Wire):
     finish_reason: str | None = None
     usage: TokenUsage = Field(default_factory=TokenUsage)
     latency_ms: float = 0.0
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    provider_content: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="The reply's raw content blocks when the provider ran tools itself; sent "
+        "back verbatim to resume a paused turn.",
+    )
 
 
 class Attribution(Wire):

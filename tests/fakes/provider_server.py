@@ -9,6 +9,9 @@ when the request asks to stream), records every request, and plays queued faults
         ...
         assert len(server.requests) == 4
 
+``server.call_tools([("calculate", {"expression": "2+2"})])`` makes the next answer a tool-call
+reply (in either format, streamed or not); string arguments are sent as raw text.
+
 The official SDKs talk to it over real sockets, so their error mapping, streaming parsers and
 timeouts are exercised exactly as against the real services.
 """
@@ -54,6 +57,7 @@ class FakeProviderServer:
         self.structured: Any = {"ok": True}
         self.requests: list[Recorded] = []
         self._faults: list[Fault] = []
+        self._tool_calls: list[wire.ToolCalls] = []
         self._lock = threading.Lock()
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         # A delayed answer must not hold up shutdown, nor a client that gave up on it.
@@ -92,6 +96,15 @@ class FakeProviderServer:
     def delay(self, seconds: float, *, times: int = 1) -> None:
         """Answer the next ``times`` requests only after ``seconds``."""
         self._queue(Fault(delay=seconds, times=times))
+
+    def call_tools(self, calls: wire.ToolCalls) -> None:
+        """Answer the next request by calling ``calls`` (name, arguments) instead of replying."""
+        with self._lock:
+            self._tool_calls.append(calls)
+
+    def _next_calls(self) -> wire.ToolCalls | None:
+        with self._lock:
+            return self._tool_calls.pop(0) if self._tool_calls else None
 
     def _queue(self, fault: Fault) -> None:
         with self._lock:
@@ -152,16 +165,22 @@ def _handler(server: FakeProviderServer) -> type[BaseHTTPRequestHandler]:
                 headers = {"retry-after": f"{fault.retry_after:g}"} if fault.retry_after else {}
                 self._json(fault.status, error(fault.status), headers)
             elif anthropic and body.get("stream"):
-                self._stream(wire.anthropic_stream(body, server.reply, fail=fault.status))
+                calls = server._next_calls()
+                text = "" if calls else server.reply
+                self._stream(wire.anthropic_stream(body, text, fail=fault.status, calls=calls))
             elif anthropic:
-                self._json(200, wire.anthropic_message(body, server.reply, server.structured))
+                calls = server._next_calls()
+                text = "" if calls else server.reply
+                self._json(200, wire.anthropic_message(body, text, server.structured, calls))
             elif body.get("stream"):
-                self._stream(wire.openai_stream(body, server.reply))
+                calls = server._next_calls()
+                self._stream(wire.openai_stream(body, "" if calls else server.reply, calls))
             else:
-                text = server.reply
+                calls = server._next_calls()
+                text = "" if calls else server.reply
                 if body.get("response_format", {}).get("type") == "json_schema":
                     text = json.dumps(server.structured)
-                self._json(200, wire.openai_completion(body, text))
+                self._json(200, wire.openai_completion(body, text, calls))
 
         def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
             raw = json.dumps(data).encode()

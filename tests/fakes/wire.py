@@ -48,7 +48,27 @@ def openai_error(status: int) -> dict[str, Any]:
     return {"error": {"message": f"fake failure {status}", "type": kind, "code": kind}}
 
 
-def openai_completion(body: dict[str, Any], text: str) -> dict[str, Any]:
+ToolCalls = list[tuple[str, "dict[str, Any] | str"]]
+"""Scripted tool calls: (name, arguments); string arguments are sent as raw JSON text."""
+
+
+def _arguments(arguments: dict[str, Any] | str) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+
+def openai_completion(
+    body: dict[str, Any], text: str, calls: ToolCalls | None = None
+) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": f"call_fake_{index}",
+                "type": "function",
+                "function": {"name": name, "arguments": _arguments(arguments)},
+            }
+            for index, (name, arguments) in enumerate(calls)
+        ]
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -57,15 +77,17 @@ def openai_completion(body: dict[str, Any], text: str) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop",
+                "message": message,
+                "finish_reason": "tool_calls" if calls else "stop",
             }
         ],
         "usage": openai_usage(),
     }
 
 
-def openai_stream(body: dict[str, Any], text: str) -> Iterator[bytes]:
+def openai_stream(
+    body: dict[str, Any], text: str, calls: ToolCalls | None = None
+) -> Iterator[bytes]:
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         return {
             "id": "chatcmpl-fake",
@@ -77,7 +99,15 @@ def openai_stream(body: dict[str, Any], text: str) -> Iterator[bytes]:
 
     for piece in pieces(text):
         yield sse(chunk({"role": "assistant", "content": piece}))
-    yield sse(chunk({}, "stop"))
+    for index, (name, arguments) in enumerate(calls or []):
+        # Real streams send the ID and name first, then the arguments in fragments.
+        head = {"index": index, "id": f"call_fake_{index}", "type": "function"}
+        yield sse(chunk({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]}))
+        text_args = _arguments(arguments)
+        for start in range(0, len(text_args), 7):
+            fragment = {"index": index, "function": {"arguments": text_args[start : start + 7]}}
+            yield sse(chunk({"tool_calls": [fragment]}))
+    yield sse(chunk({}, "tool_calls" if calls else "stop"))
     if (body.get("stream_options") or {}).get("include_usage"):
         final = chunk({})
         final.update(choices=[], usage=openai_usage())
@@ -110,10 +140,26 @@ def anthropic_error(status: int) -> dict[str, Any]:
     return {"type": "error", "error": {"type": kind, "message": f"fake failure {status}"}}
 
 
-def anthropic_message(body: dict[str, Any], text: str, structured: Any) -> dict[str, Any]:
-    if body.get("tools"):
-        tool = body["tools"][0]["name"]
+def anthropic_message(
+    body: dict[str, Any], text: str, structured: Any, calls: ToolCalls | None = None
+) -> dict[str, Any]:
+    content: list[dict[str, Any]]
+    if (body.get("tool_choice") or {}).get("type") == "tool":
+        tool = body["tool_choice"]["name"]
         content = [{"type": "tool_use", "id": "toolu_fake", "name": tool, "input": structured}]
+        stop = "tool_use"
+    elif calls:
+        content = [{"type": "text", "text": text}] if text else []
+        content += [
+            {
+                "type": "tool_use",
+                "id": f"toolu_fake_{index}",
+                "name": name,
+                # Anthropic always sends an object; raw text stands for what a model meant.
+                "input": arguments if isinstance(arguments, dict) else {"raw": arguments},
+            }
+            for index, (name, arguments) in enumerate(calls)
+        ]
         stop = "tool_use"
     else:
         content = [{"type": "text", "text": text}]
@@ -130,7 +176,9 @@ def anthropic_message(body: dict[str, Any], text: str, structured: Any) -> dict[
     }
 
 
-def anthropic_stream(body: dict[str, Any], text: str, *, fail: int = 0) -> Iterator[bytes]:
+def anthropic_stream(
+    body: dict[str, Any], text: str, *, fail: int = 0, calls: ToolCalls | None = None
+) -> Iterator[bytes]:
     """The event stream of a text reply; with ``fail``, an error event instead of the reply."""
     start = anthropic_message(body, "", None)
     start.update(content=[], stop_reason=None, usage={**anthropic_usage(), "output_tokens": 1})
@@ -144,7 +192,13 @@ def anthropic_stream(body: dict[str, Any], text: str, *, fail: int = 0) -> Itera
         delta = {"type": "text_delta", "text": piece}
         yield _event({"type": "content_block_delta", "index": 0, "delta": delta})
     yield _event({"type": "content_block_stop", "index": 0})
-    end = {"stop_reason": "end_turn", "stop_sequence": None}
+    for offset, (name, arguments) in enumerate(calls or [], start=1):
+        use = {"type": "tool_use", "id": f"toolu_fake_{offset - 1}", "name": name, "input": {}}
+        yield _event({"type": "content_block_start", "index": offset, "content_block": use})
+        partial = {"type": "input_json_delta", "partial_json": _arguments(arguments)}
+        yield _event({"type": "content_block_delta", "index": offset, "delta": partial})
+        yield _event({"type": "content_block_stop", "index": offset})
+    end = {"stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None}
     usage = {"output_tokens": COMPLETION_TOKENS}
     yield _event({"type": "message_delta", "delta": end, "usage": usage})
     yield _event({"type": "message_stop"})

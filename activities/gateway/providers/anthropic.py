@@ -2,7 +2,9 @@
 
 The SDK never retries (``max_retries=0``): Temporal owns retries, so each attempt is visible in
 the workflow history and backs off by the policy. The system instruction is one block marked
-for prompt caching, because it is the stable prefix every turn of an agent repeats.
+for prompt caching, because it is the stable prefix every turn of an agent repeats. Offered
+tools go in the ``tools`` parameter (see :mod:`.anthropic_tools`), which the API places before
+the system instruction in that prefix.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from activities.gateway.errors import (
     classify_status,
     retry_after_seconds,
 )
+from activities.gateway.providers import anthropic_tools
 from schemas.models import ModelBinding, ModelRequest, ModelResponse, ProviderName, TokenUsage
 
 _TOOL_NAME = "respond"
@@ -88,12 +91,15 @@ class AnthropicProvider(Provider):
                 text = "".join(b.text for b in message.content if b.type == "text")
         except anthropic.AnthropicError as err:
             raise _classify(err) from err
+        structured = request.response_schema is not None
         return ModelResponse(
             text=text,
             model=message.model,
             provider=ProviderName.ANTHROPIC,
             finish_reason=message.stop_reason,
             usage=_usage(message.usage),
+            tool_calls=[] if structured else anthropic_tools.tool_calls(message),
+            provider_content=None if structured else anthropic_tools.provider_content(message),
         )
 
     async def aclose(self) -> None:
@@ -102,17 +108,16 @@ class AnthropicProvider(Provider):
 
 
 def _params(request: ModelRequest, binding: ModelBinding) -> dict[str, Any]:
-    messages: list[MessageParam] = []
-    for m in request.messages:
-        if m.role == "user":
-            messages.append({"role": "user", "content": m.content})
-        else:
-            messages.append({"role": "assistant", "content": m.content})
+    messages: list[MessageParam] = anthropic_tools.messages_param(request.messages)
     params: dict[str, Any] = {
         "model": binding.model,
         "max_tokens": request.max_output_tokens or binding.max_output_tokens,
         "messages": messages,
     }
+    # A schema reply forces its own single tool (see _tool); offered tools would compete.
+    tools = anthropic_tools.tools_param(request.tools) if request.response_schema is None else []
+    if tools:
+        params["tools"] = tools
     if request.system:  # the API refuses an empty text block
         system: list[TextBlockParam] = [
             {"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}

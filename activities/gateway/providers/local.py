@@ -179,7 +179,14 @@ def _params(request: ModelRequest, binding: ModelBinding) -> dict[str, Any]:
     messages: list[dict[str, str]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
-    messages.extend({"role": m.role, "content": m.content} for m in request.messages)
+    # The local model is offered no tools (``request.tools`` is ignored); a tool exchange that
+    # reaches it anyway (a fallback binding) is flattened into plain turns it can read.
+    for m in request.messages:
+        if m.role == "tool":
+            prefix = "Tool error" if m.is_error else "Tool result"
+            messages.append({"role": "user", "content": f"{prefix}: {m.content}"})
+        else:
+            messages.append({"role": m.role, "content": m.content})
     params: dict[str, Any] = {
         "messages": messages,
         "max_tokens": request.max_output_tokens or binding.max_output_tokens,

@@ -11,7 +11,6 @@ from typing import Any
 
 import openai
 from openai.types import CompletionUsage
-from openai.types.chat import ChatCompletionMessageParam
 
 from activities.gateway.base import DeltaCallback, Provider
 from activities.gateway.errors import (
@@ -21,7 +20,15 @@ from activities.gateway.errors import (
     classify_status,
     retry_after_seconds,
 )
-from schemas.models import ModelBinding, ModelRequest, ModelResponse, ProviderName, TokenUsage
+from activities.gateway.providers import openai_tools
+from schemas.models import (
+    ModelBinding,
+    ModelRequest,
+    ModelResponse,
+    ProviderName,
+    TokenUsage,
+    ToolCall,
+)
 
 _SCHEMA_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -53,21 +60,25 @@ class OpenAIProvider(Provider):
 
         With ``on_delta`` the reply is streamed; usage still arrives, in the final chunk. With
         ``request.response_schema`` the reply text is a JSON document of that schema, consumed
-        whole, so it is not streamed and ``on_delta`` is not called.
+        whole, so it is not streamed and ``on_delta`` is not called. Otherwise the model may
+        call any of ``request.tools``; the calls come back in ``tool_calls``.
 
         Raises:
             ProviderError: A classified failure.
         """
         params = self._params(request, binding)
         try:
+            calls: list[ToolCall] = []
             if on_delta is None or request.response_schema is not None:
                 completion = await self._client.chat.completions.create(**params)
                 choice = completion.choices[0] if completion.choices else None
                 text = (choice.message.content or "") if choice else ""
                 finish = choice.finish_reason if choice else None
                 model, usage = completion.model, completion.usage
+                if choice is not None:
+                    calls = openai_tools.tool_calls(choice.message.tool_calls)
             else:
-                text, finish, model, usage = await self._stream(params, on_delta)
+                text, finish, model, usage, calls = await self._stream(params, on_delta)
         except openai.OpenAIError as err:
             raise _classify(self._provider, err) from err
         return ModelResponse(
@@ -76,15 +87,17 @@ class OpenAIProvider(Provider):
             provider=self._provider,
             finish_reason=finish,
             usage=_usage(usage),
+            tool_calls=calls,
         )
 
     async def _stream(
         self, params: dict[str, Any], on_delta: DeltaCallback
-    ) -> tuple[str, str | None, str | None, CompletionUsage | None]:
+    ) -> tuple[str, str | None, str | None, CompletionUsage | None, list[ToolCall]]:
         pieces: list[str] = []
         finish: str | None = None
         model: str | None = None
         usage: CompletionUsage | None = None
+        calls = openai_tools.StreamedCalls()
         stream = await self._client.chat.completions.create(
             **params, stream=True, stream_options={"include_usage": True}
         )
@@ -94,20 +107,14 @@ class OpenAIProvider(Provider):
                 usage = chunk.usage or usage
                 for choice in chunk.choices:
                     finish = choice.finish_reason or finish
+                    calls.add(choice.delta.tool_calls)
                     if choice.delta.content:
                         pieces.append(choice.delta.content)
                         await on_delta(choice.delta.content)
-        return "".join(pieces), finish, model, usage
+        return "".join(pieces), finish, model, usage, calls.calls()
 
     def _params(self, request: ModelRequest, binding: ModelBinding) -> dict[str, Any]:
-        messages: list[ChatCompletionMessageParam] = []
-        if request.system:
-            messages.append({"role": "system", "content": request.system})
-        for m in request.messages:
-            if m.role == "user":
-                messages.append({"role": "user", "content": m.content})
-            else:
-                messages.append({"role": "assistant", "content": m.content})
+        messages = openai_tools.messages_param(request.system, request.messages)
         limit = request.max_output_tokens or binding.max_output_tokens
         # OpenAI deprecated max_tokens (its reasoning models refuse it); compatible servers
         # are often older and know only max_tokens.
@@ -116,6 +123,10 @@ class OpenAIProvider(Provider):
         params: dict[str, Any] = {"model": binding.model, "messages": messages, limit_key: limit}
         if request.temperature is not None:
             params["temperature"] = request.temperature
+        tools = openai_tools.tools_param(request.tools) if request.response_schema is None else []
+        if tools:
+            # Tool definitions come first in the prompt OpenAI caches automatically.
+            params["tools"] = tools
         if request.response_schema is not None:
             params["response_format"] = {
                 "type": "json_schema",

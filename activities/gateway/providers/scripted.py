@@ -1,15 +1,21 @@
 """A scripted provider for tests and benchmarks: replies and failures decided by rules, no model.
 
 A script is a list of rules tried in order; the first whose conditions match the request
-answers. A rule can reply with fixed text (``{last}`` is replaced by the last user message),
-wait a fixed latency, fail with a classified error a number of times, or count its uses so a
-test can assert how many calls were made.
+answers. A rule can reply with fixed text (``{last}`` is replaced by the last user message,
+``{tool}`` by the last tool result), call tools, wait a fixed latency, fail with a classified
+error a number of times, or count its uses so a test can assert how many calls were made.
 
 Script file (``PERSYN_SCRIPTED_SCRIPT``), JSON::
 
     {"rules": [{"match": "weather", "reply": "Sunny."},
+               {"match": "sum", "after_tool": false,
+                "tool_calls": [{"name": "calculate", "arguments": {"expression": "2+2"}}]},
+               {"after_tool": true, "reply": "The tool said {tool}"},
                {"fail": "rate_limit", "times": 2},
                {"reply": "You said: {last}"}]}
+
+A tool call's ``arguments`` may be a string: it is sent as the model's raw (possibly
+malformed) argument text.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import json
 import re
 import time
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,7 +38,14 @@ from activities.gateway.errors import (
     ProviderServerError,
     ProviderTimeoutError,
 )
-from schemas.models import ModelBinding, ModelRequest, ModelResponse, ProviderName, TokenUsage
+from schemas.models import (
+    ModelBinding,
+    ModelRequest,
+    ModelResponse,
+    ProviderName,
+    TokenUsage,
+    ToolCall,
+)
 from schemas.text import estimate_tokens
 
 FailureKind = Literal["rate_limit", "server", "timeout", "auth", "invalid"]
@@ -46,6 +59,15 @@ _FAILURES: dict[str, type[ProviderError]] = {
 }
 
 
+class ScriptToolCall(BaseModel):
+    """A tool call a rule makes; string arguments are sent raw (malformed on purpose)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    arguments: dict[str, Any] | str = Field(default_factory=dict)
+
+
 class ScriptRule(BaseModel):
     """One rule of a script."""
 
@@ -54,7 +76,15 @@ class ScriptRule(BaseModel):
     match: str | None = Field(default=None, description="Regex searched in the last user message.")
     system_match: str | None = Field(default=None, description="Regex searched in the system text.")
     task: str | None = Field(default=None, description="Only for this task type.")
+    after_tool: bool | None = Field(
+        default=None,
+        description="Only when the last message is (true) or is not (false) a tool result.",
+    )
+    tool_match: str | None = Field(
+        default=None, description="Regex searched in the last tool result."
+    )
     reply: str | None = None
+    tool_calls: list[ScriptToolCall] = Field(default_factory=list)
     fail: FailureKind | None = None
     retry_after: float | None = None
     times: int | None = Field(default=None, ge=1, description="Applies this many times, then not.")
@@ -69,6 +99,13 @@ class ScriptRule(BaseModel):
             return False
         last = _last_user(request)
         if self.match is not None and not re.search(self.match, last, re.IGNORECASE):
+            return False
+        after_tool = bool(request.messages) and request.messages[-1].role == "tool"
+        if self.after_tool is not None and self.after_tool != after_tool:
+            return False
+        if self.tool_match is not None and not re.search(
+            self.tool_match, _last_tool(request), re.IGNORECASE
+        ):
             return False
         return self.system_match is None or bool(
             re.search(self.system_match, request.system, re.IGNORECASE)
@@ -93,6 +130,24 @@ def _last_user(request: ModelRequest) -> str:
         if message.role == "user":
             return message.content
     return ""
+
+
+def _last_tool(request: ModelRequest) -> str:
+    for message in reversed(request.messages):
+        if message.role == "tool":
+            return message.content
+    return ""
+
+
+def _calls(rule: ScriptRule, request: ModelRequest) -> list[ToolCall]:
+    calls: list[ToolCall] = []
+    for index, call in enumerate(rule.tool_calls):
+        call_id = f"call_{len(request.messages)}_{index}"
+        if isinstance(call.arguments, str):
+            calls.append(ToolCall(id=call_id, name=call.name, raw_arguments=call.arguments))
+        else:
+            calls.append(ToolCall(id=call_id, name=call.name, arguments=call.arguments))
+    return calls
 
 
 class ScriptedProvider(Provider):
@@ -138,19 +193,25 @@ class ScriptedProvider(Provider):
                 raise _FAILURES[rule.fail](
                     f"scripted {rule.fail} failure", retry_after=rule.retry_after
                 )
-        template = rule.reply if rule is not None and rule.reply is not None else "{last}"
+        calls = _calls(rule, request) if rule is not None else []
+        default = "" if calls else "{last}"
+        template = rule.reply if rule is not None and rule.reply is not None else default
         text = template.replace("{last}", _last_user(request))
+        text = text.replace("{tool}", _last_tool(request))
         if on_delta is not None:
             for piece in re.findall(r"\S+\s*", text):
                 await on_delta(piece)
-        prompt_tokens = estimate_tokens(request.system) + sum(
-            estimate_tokens(m.content) for m in request.messages
+        prompt_tokens = (
+            estimate_tokens(request.system)
+            + sum(estimate_tokens(m.content) for m in request.messages)
+            + sum(estimate_tokens(json.dumps(t.input_schema)) for t in request.tools)
         )
         return ModelResponse(
             text=text,
             model=binding.model,
             provider=ProviderName.SCRIPTED,
-            finish_reason="stop",
+            finish_reason="tool_calls" if calls else "stop",
+            tool_calls=calls,
             usage=TokenUsage(input_tokens=prompt_tokens, output_tokens=estimate_tokens(text)),
             latency_ms=(time.perf_counter() - started) * 1000,
         )
