@@ -260,7 +260,7 @@ async def test_scripted_rules_call_tools_then_answer_from_the_result() -> None:
                 ScriptRule(after_tool=True, reply="It is {tool}."),
                 ScriptRule(
                     match="times",
-                    tool_calls=[{"name": "calculate", "arguments": {"expression": "6*7"}}],  # type: ignore[list-item]
+                    tool_calls=[{"name": "calculate", "arguments": {"expression": "6*7"}}],
                 ),
             ]
         )
