@@ -29,7 +29,7 @@ from schemas.memory_search import DialogSearchQuery
 from store.db import Database
 from store.embedded import EmbeddedPostgres
 from store.importer import import_file
-from store.migrate import _config, upgrade
+from store.migrate import _config, current_revisions, upgrade
 from store.queries.agents import create_agent
 
 
@@ -160,4 +160,10 @@ def test_migration_0002_downgrades_and_upgrades_again(own_db: tuple[str, Databas
             )
         }
     assert "search_tsv" not in columns and "embedding" not in columns
-    assert "0002" in upgrade(dsn, embedding_dimensions=384)
+    assert upgrade(dsn, embedding_dimensions=384) == current_revisions(dsn)
+    with psycopg.connect(dsn.replace("+psycopg", ""), autocommit=True) as connection:
+        restored = connection.execute(
+            "SELECT count(*) FROM information_schema.columns "
+            "WHERE table_name = 'dialog_turns' AND column_name IN ('search_tsv', 'embedding')"
+        ).fetchone()
+    assert restored == (2,)

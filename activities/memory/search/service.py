@@ -120,8 +120,8 @@ class DialogSearch:
                     )
                     ranked = [Candidate(turn_id=i, conversation_id="") for i in ids]
                 else:
-                    ranked = await self._rank(
-                        session, spec, ranking, vector, list(channels), filters
+                    ranked, vector, notice = await self._rank(
+                        session, spec, ranking, vector, notice, list(channels), filters
                     )
                 rows = await sql.turn_rows(session, turn_ids=[c.turn_id for c in ranked])
         except DBAPIError as err:
@@ -153,9 +153,11 @@ class DialogSearch:
         spec: DialogSearchQuery,
         ranking: str,
         vector: list[float] | None,
+        notice: str | None,
         channels: list[str],
         filters: Filters,
-    ) -> list[Candidate]:
+    ) -> tuple[list[Candidate], list[float] | None, str | None]:
+        """Candidates from both rankings, fused; the vector is dropped if nothing had one."""
         candidates: dict[str, Candidate] = {}
         terms = await sql.query_terms(session, ranking)
         stats = await sql.corpus(
@@ -194,8 +196,12 @@ class DialogSearch:
             )
             for turn_id, cosine in known.items():
                 candidates[turn_id].semantic = cosine
+            if not near:
+                # Nothing searched has an embedding yet (imported without one, or written live).
+                vector = None
+                notice = "no matching turn has an embedding yet (run `persyn memory index`)"
         ranked = fuse(candidates, self._fusion, lexical=lexical, semantic=vector is not None)
-        return ranked[: spec.limit]
+        return ranked[: spec.limit], vector, notice
 
 
 def _cancelled(err: DBAPIError) -> bool:

@@ -115,8 +115,9 @@ async def check_patterns(session: AsyncSession, filters: Filters) -> None:
         except DBAPIError as err:
             if getattr(err.orig, "sqlstate", None) == "57014":  # timed out: not a syntax error
                 raise
+            reason = _first_line(err).removeprefix("invalid regular expression: ")
             raise SearchInputError(
-                f"invalid regular expression ({_first_line(err)}): fix the pattern"
+                f"invalid regular expression {filters.regex!r} ({reason}): fix the pattern"
             ) from None
     if filters.keyword is not None:
         nodes = await execute(
