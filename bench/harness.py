@@ -15,9 +15,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
 from schemas.settings import Settings
@@ -26,6 +23,7 @@ from store.migrate import upgrade
 from temporal import search_attributes
 from temporal.client import connect
 from temporal.devserver import LOW_LATENCY_CONFIG, DevServer, free_port
+from temporal.inbox import has_pollers
 
 RESULTS = Path(__file__).parent / "RESULTS.md"
 
@@ -109,18 +107,6 @@ async def bench_stack(*, tuned: bool = True) -> AsyncIterator[BenchStack]:
             pg.stop()
 
 
-async def polling(client: Client, queue: str) -> bool:
-    """Whether some worker polls ``queue``."""
-    response = await client.workflow_service.describe_task_queue(
-        DescribeTaskQueueRequest(
-            namespace=client.namespace,
-            task_queue=TaskQueue(name=queue),
-            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-        )
-    )
-    return len(response.pollers) > 0
-
-
 @asynccontextmanager
 async def worker_process(
     stack: BenchStack, queue: str, env: dict[str, str] | None = None
@@ -141,7 +127,7 @@ async def worker_process(
         [sys.executable, "-m", "workers.main"], env=environment, stdout=log, stderr=log
     )
     deadline = time.monotonic() + 60
-    while not await polling(stack.client, queue):
+    while not await has_pollers(stack.client, queue):
         if process.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"worker did not start: see {log.name}")
         await asyncio.sleep(0.05)

@@ -6,6 +6,11 @@ with any Temporal client (see docs/integration.md).
 
 from __future__ import annotations
 
+from typing import Any
+
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDConflictPolicy
 
@@ -18,16 +23,15 @@ class SubmitRejectedError(RuntimeError):
     """The agent refused the event; the message says why."""
 
 
-def _start(handle: str, task_queue: str) -> WithStartWorkflowOperation[AgentWorkflowInput, None]:
-    return WithStartWorkflowOperation(
-        "AgentWorkflow",
-        AgentWorkflowInput(handle=handle),
-        id=names.agent_workflow_id(handle),
-        task_queue=task_queue,
-        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        search_attributes=names.search_attributes(agent=handle),
-        static_summary=f"inbox and lock of agent {handle}",
-    )
+def _agent_start(handle: str, task_queue: str) -> dict[str, Any]:
+    """How ``agent/{handle}`` is started wherever a call may have to start it."""
+    return {
+        "id": names.agent_workflow_id(handle),
+        "task_queue": task_queue,
+        "id_conflict_policy": WorkflowIDConflictPolicy.USE_EXISTING,
+        "search_attributes": names.search_attributes(agent=handle),
+        "static_summary": f"inbox and lock of agent {handle}",
+    }
 
 
 async def submit(client: Client, *, handle: str, event: InboundEvent, task_queue: str) -> Receipt:
@@ -42,7 +46,11 @@ async def submit(client: Client, *, handle: str, event: InboundEvent, task_queue
         receipt: Receipt = await client.execute_update_with_start_workflow(
             names.SUBMIT,
             SubmitEventInput(event=event),
-            start_workflow_operation=_start(handle, task_queue),
+            start_workflow_operation=WithStartWorkflowOperation(
+                "AgentWorkflow",
+                AgentWorkflowInput(handle=handle),
+                **_agent_start(handle, task_queue),
+            ),
             id=event.event_id,
             result_type=Receipt,
         )
@@ -56,13 +64,9 @@ async def deliver(client: Client, *, handle: str, event: InboundEvent, task_queu
     await client.start_workflow(
         "AgentWorkflow",
         AgentWorkflowInput(handle=handle),
-        id=names.agent_workflow_id(handle),
-        task_queue=task_queue,
-        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         start_signal=names.DELIVER,
         start_signal_args=[SubmitEventInput(event=event)],
-        search_attributes=names.search_attributes(agent=handle),
-        static_summary=f"inbox and lock of agent {handle}",
+        **_agent_start(handle, task_queue),
     )
 
 
@@ -77,11 +81,17 @@ async def marker(client: Client, *, handle: str, event_id: str) -> MarkerAnswer:
 async def start_agent(client: Client, *, handle: str, task_queue: str) -> None:
     """Start ``agent/{handle}`` if it is not running (idempotent)."""
     await client.start_workflow(
-        "AgentWorkflow",
-        AgentWorkflowInput(handle=handle),
-        id=names.agent_workflow_id(handle),
-        task_queue=task_queue,
-        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        search_attributes=names.search_attributes(agent=handle),
-        static_summary=f"inbox and lock of agent {handle}",
+        "AgentWorkflow", AgentWorkflowInput(handle=handle), **_agent_start(handle, task_queue)
     )
+
+
+async def has_pollers(client: Client, task_queue: str) -> bool:
+    """Whether some worker polls ``task_queue`` for workflow tasks right now."""
+    response = await client.workflow_service.describe_task_queue(
+        DescribeTaskQueueRequest(
+            namespace=client.namespace,
+            task_queue=TaskQueue(name=task_queue),
+            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        )
+    )
+    return len(response.pollers) > 0

@@ -23,9 +23,6 @@ from pathlib import Path
 
 from pydantic import BaseModel
 from sqlalchemy import create_engine, pool, text
-from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
 from schemas.settings import Settings
@@ -34,6 +31,7 @@ from store.migrate import upgrade
 from temporal import search_attributes
 from temporal.client import connect
 from temporal.devserver import DevServer, port_open
+from temporal.inbox import has_pollers
 
 
 class ComponentStatus(BaseModel):
@@ -189,14 +187,7 @@ class EmbeddedStack:
             await asyncio.sleep(0.05)
 
     async def _worker_polling(self, client: Client) -> bool:
-        response = await client.workflow_service.describe_task_queue(
-            DescribeTaskQueueRequest(
-                namespace=client.namespace,
-                task_queue=TaskQueue(name=self.settings.task_queue),
-                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-            )
-        )
-        return len(response.pollers) > 0
+        return await has_pollers(client, self.settings.task_queue)
 
     # -- down -----------------------------------------------------------------------------------
 

@@ -17,9 +17,6 @@ from pathlib import Path
 
 import pytest
 from sqlmodel import col, func, select
-from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule
@@ -28,17 +25,6 @@ from store.embedded import EmbeddedPostgres
 from store.tables import DialogTurnRow, OutboxRow, PromptRow
 from temporal import inbox
 from tests.harness import Harness, Stack, event, running_worker, unique
-
-
-async def _polling(client: Client, queue: str) -> bool:
-    response = await client.workflow_service.describe_task_queue(
-        DescribeTaskQueueRequest(
-            namespace=client.namespace,
-            task_queue=TaskQueue(name=queue),
-            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-        )
-    )
-    return len(response.pollers) > 0
 
 
 class WorkerProcess:
@@ -113,7 +99,7 @@ async def test_a_worker_killed_mid_activation_loses_nothing_and_replies_once(
     async with running_worker(client, stack) as harness:
         agent = await harness.create_agent()
         first.start()
-        await _until(lambda: _polling(client, queue))
+        await _until(lambda: inbox.has_pollers(client, queue))
         submission = asyncio.create_task(
             _submit_on(harness, queue, agent.handle, "are you still there?")
         )
