@@ -162,3 +162,17 @@ def turn_embedding_text(*, speaker_name: str, at: datetime, text: str) -> str:
     """
     when = _aware(at) or at
     return f'({when.day} {when:%B %Y}) {speaker_name} said, "{text}"'
+
+
+class IndexTurnsInput(Wire):
+    """Input of ``memory.index_turns``: embed an agent's turns that have no vector yet."""
+
+    agent: AgentHandle
+    limit: int = Field(default=1_000, ge=1, le=100_000)
+
+
+class IndexTurnsResult(Wire):
+    """How many turns were embedded, and why the run stopped early if it did."""
+
+    embedded: int
+    notice: str | None = None

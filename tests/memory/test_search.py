@@ -10,11 +10,18 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 from sqlalchemy import text
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
 
 from activities.memory.encoders.local import LocalEncoder
 from activities.memory.encoders.null import NullEncoder
-from activities.memory.search import DialogSearch, SearchTimeoutError, index_turns
-from schemas.memory_search import DialogSearchQuery
+from activities.memory.search import (
+    DialogSearch,
+    DialogSearchActivities,
+    SearchTimeoutError,
+    index_turns,
+)
+from schemas.memory_search import DialogSearchQuery, IndexTurnsInput
 from store.db import Database
 from store.importer import import_file
 from store.queries.search import SearchInputError
@@ -273,3 +280,21 @@ async def test_bm25_statistics_follow_inserts_and_deletes(
             await connection.execute(text(kept), {"a": agent})
         ).all()
         assert (await connection.execute(text(totals), {"a": agent})).one()[0] == len(DIALOG) - 2
+
+
+async def test_activities_fail_fast_on_user_errors_and_soft_on_the_encoder(
+    db: Database, new_agent: NewAgent, tmp_path: Path
+) -> None:
+    agent = await new_agent()
+    await seed(db, agent, tmp_path, None)
+    activities = DialogSearchActivities(db, NullEncoder())
+    environment = ActivityEnvironment()
+    result = await environment.run(
+        activities.search_dialog, DialogSearchQuery(agent=agent, query="greyhound")
+    )
+    assert result.lexical_only and result.hits[0].source_ref == "t0"
+    with pytest.raises(ApplicationError) as caught:
+        await environment.run(activities.search_dialog, DialogSearchQuery(agent=agent, regex="(("))
+    assert caught.value.non_retryable and "invalid regular expression" in caught.value.message
+    indexed = await environment.run(activities.index_turns, IndexTurnsInput(agent=agent))
+    assert indexed.embedded == 0 and indexed.notice and "no encoder" in indexed.notice

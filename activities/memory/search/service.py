@@ -8,6 +8,7 @@ Search never fails because the encoder is away: it ranks by BM25 alone and says 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -25,6 +26,9 @@ from store.queries.search import Bm25Params, Filters, SearchInputError
 
 SEARCH_TIMEOUT_SECONDS = 5.0
 """Longest any one search statement may run; a pattern that explodes is cancelled here."""
+
+SIZE_CHECK_SECONDS = 60.0
+"""How long a check of the stored vectors' size holds (a reindex may run meanwhile)."""
 
 
 class SearchTimeoutError(SearchInputError):
@@ -56,7 +60,7 @@ class DialogSearch:
         self._bm25 = bm25 or Bm25Params()
         self._fusion = fusion or FusionParams()
         self._timeout = timeout_seconds
-        self._vectors_fit: bool | None = None
+        self._vectors_fit: tuple[bool, float] | None = None
 
     async def search(
         self,
@@ -136,11 +140,11 @@ class DialogSearch:
     async def _encode(self, ranking: str) -> tuple[list[float] | None, str | None]:
         if self._encoder is None:
             return None, "no encoder: ranked by keywords alone"
-        if self._vectors_fit is None:
-            sizes = await stored_dimensions(self._db)
-            size = sizes.get("dialog_turns.embedding")
-            self._vectors_fit = size is None or size == self._encoder.dimensions
-        if not self._vectors_fit:
+        now = time.monotonic()
+        if self._vectors_fit is None or now - self._vectors_fit[1] > SIZE_CHECK_SECONDS:
+            size = (await stored_dimensions(self._db)).get("dialog_turns.embedding")
+            self._vectors_fit = (size is None or size == self._encoder.dimensions, now)
+        if not self._vectors_fit[0]:
             return None, "stored vectors do not fit the encoder: run `persyn memory reindex`"
         try:
             return (await self._encoder.encode([ranking]))[0], None
