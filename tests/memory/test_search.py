@@ -298,3 +298,15 @@ async def test_activities_fail_fast_on_user_errors_and_soft_on_the_encoder(
     assert caught.value.non_retryable and "invalid regular expression" in caught.value.message
     indexed = await environment.run(activities.index_turns, IndexTurnsInput(agent=agent))
     assert indexed.embedded == 0 and indexed.notice and "no encoder" in indexed.notice
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["O'Brien's back\\slash: & | ! <-> ( ) * 'quoted'", "the of and", "🙂🙂", "a" * 1999, "x:*"],
+)
+async def test_hostile_query_text_is_just_text(
+    db: Database, seeded: tuple[str, dict[str, str]], query: str
+) -> None:
+    agent, _ = seeded
+    hits = await DialogSearch(db, None).search(agent, query, limit=5)
+    assert len(hits) <= 5
