@@ -125,6 +125,11 @@ class ModelRequest(Wire):
         description="Tools the model may call; they precede the system instruction in the "
         "cacheable prefix, so keep their order stable.",
     )
+    tool_choice: Literal["auto", "none"] = Field(
+        default="auto",
+        description="'none' keeps the tools advertised (an exchange holding tool calls needs "
+        "them, and the cached prefix stays) but asks for words only.",
+    )
 
 
 class TokenUsage(Wire):

@@ -273,3 +273,18 @@ async def test_scripted_rules_call_tools_then_answer_from_the_result() -> None:
         request(messages=EXCHANGE, tools=[CALC]), binding(ProviderName.SCRIPTED)
     )
     assert second.tool_calls == [] and second.text == 'It is {"value": "42"}.'
+
+
+async def test_tool_choice_none_keeps_tools_but_asks_for_words(
+    anthropic: AnthropicProvider, openai: OpenAIProvider, fake: FakeProviderServer
+) -> None:
+    await anthropic.complete(
+        request(messages=EXCHANGE, tools=[CALC], tool_choice="none"),
+        binding(ProviderName.ANTHROPIC),
+    )
+    await openai.complete(
+        request(messages=EXCHANGE, tools=[CALC], tool_choice="none"), binding(ProviderName.OPENAI)
+    )
+    anthropic_body, openai_body = fake.requests[0].body, fake.requests[1].body
+    assert anthropic_body["tool_choice"] == {"type": "none"} and anthropic_body["tools"]
+    assert openai_body["tool_choice"] == "none" and openai_body["tools"]

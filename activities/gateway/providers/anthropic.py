@@ -118,6 +118,8 @@ def _params(request: ModelRequest, binding: ModelBinding) -> dict[str, Any]:
     tools = anthropic_tools.tools_param(request.tools) if request.response_schema is None else []
     if tools:
         params["tools"] = tools
+        if request.tool_choice == "none":
+            params["tool_choice"] = {"type": "none"}
     if request.system:  # the API refuses an empty text block
         system: list[TextBlockParam] = [
             {"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}

@@ -127,6 +127,8 @@ class OpenAIProvider(Provider):
         if tools:
             # Tool definitions come first in the prompt OpenAI caches automatically.
             params["tools"] = tools
+            if request.tool_choice == "none":
+                params["tool_choice"] = "none"
         if request.response_schema is not None:
             params["response_format"] = {
                 "type": "json_schema",

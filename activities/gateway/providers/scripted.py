@@ -193,7 +193,8 @@ class ScriptedProvider(Provider):
                 raise _FAILURES[rule.fail](
                     f"scripted {rule.fail} failure", retry_after=rule.retry_after
                 )
-        calls = _calls(rule, request) if rule is not None else []
+        offered = request.tool_choice != "none"
+        calls = _calls(rule, request) if rule is not None and offered else []
         default = "" if calls else "{last}"
         template = rule.reply if rule is not None and rule.reply is not None else default
         text = template.replace("{last}", _last_user(request))
