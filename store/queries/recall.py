@@ -1,0 +1,283 @@
+"""Recall candidates: the agent's memories that this conversation may see, nearest first.
+
+Every query here applies the same three fences, in SQL, before anything is ranked:
+
+* the agent's own records, not forgotten;
+* of the current channel, or of a channel in its memory group (``channels.memory_group``);
+* visible to everyone present, by the sensitivity rules of :mod:`schemas.memory`.
+
+Nearest neighbours come from the HNSW cosine index with pgvector's iterative scan, so a
+selective filter still yields ``limit`` rows instead of the few that survive one pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import CursorResult, text
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from schemas.dialog import DialogTurn, Role
+from schemas.memory import MemoryRecordPublic, Sensitivity
+from store.tables.memory import MemoryRecord
+
+
+async def _execute(
+    session: AsyncSession, sql: str, params: Mapping[str, Any] | None = None
+) -> CursorResult[Any]:
+    connection = await session.connection()
+    return await connection.execute(text(sql), dict(params or {}))
+
+
+@dataclass(frozen=True)
+class Fence:
+    """Whose memories, from which channels, seen by whom."""
+
+    agent: str
+    channel_ids: Sequence[str]
+    present: Sequence[str]
+
+    def params(self) -> dict[str, Any]:
+        """The bind parameters :data:`FENCE_SQL` uses."""
+        return {
+            "agent": self.agent,
+            "channels": list(self.channel_ids),
+            "present": sorted(set(self.present)),
+        }
+
+
+FENCE_SQL = """
+m.agent = :agent
+AND m.channel_id = ANY(CAST(:channels AS varchar[]))
+AND m.forgotten_at IS NULL
+AND (
+    m.sensitivity = 'public'
+    OR (m.sensitivity = 'private' AND m.participants @> CAST(:present AS varchar[]))
+    OR (m.sensitivity = 'confidential'
+        AND cardinality(CAST(:present AS varchar[])) = 1
+        AND m.participants @> CAST(:present AS varchar[]))
+)
+"""
+"""The fences as a condition on ``memory_records m``; any other designation never shows."""
+
+_COLUMNS = """
+m.id, m.summary, m.created_at, m.emotion, m.participants, m.conversation_id,
+tsvector_to_array(to_tsvector('english', m.summary)) AS lexemes
+"""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A visible record with what ranking needs."""
+
+    id: str
+    summary: str
+    created_at: datetime
+    emotion: str | None
+    participants: list[str]
+    lexemes: list[str]
+    cosine: float | None = None
+
+
+def _candidate(row: Any, cosine: float | None = None) -> Candidate:
+    return Candidate(
+        id=str(row.id),
+        summary=str(row.summary),
+        created_at=row.created_at,
+        emotion=row.emotion,
+        participants=list(row.participants or []),
+        lexemes=list(row.lexemes or []),
+        cosine=cosine,
+    )
+
+
+def vector_literal(vector: Sequence[float]) -> str:
+    """The text form pgvector reads a vector from."""
+    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
+
+
+def tsquery_any(lexemes: Sequence[str]) -> str:
+    """A tsquery matching any of ``lexemes`` as given (they are already stemmed)."""
+    quoted = ("'" + lex.replace("\\", "\\\\").replace("'", "''") + "'" for lex in lexemes)
+    return " | ".join(quoted)
+
+
+async def memory_channels(session: AsyncSession, *, agent: str, channel_key: str) -> list[str]:
+    """IDs of the channel ``service:channel`` and of the channels in its memory group.
+
+    Empty when the agent has no such channel (nothing was ever said there).
+    """
+    rows = await _execute(
+        session,
+        "SELECT c.id FROM channels cur JOIN channels c ON c.agent = cur.agent "
+        "AND (c.id = cur.id OR (cur.memory_group IS NOT NULL "
+        "AND c.memory_group = cur.memory_group)) "
+        "WHERE cur.agent = :agent AND cur.key = :key ORDER BY c.id",
+        {"agent": agent, "key": channel_key},
+    )
+    return [str(row.id) for row in rows]
+
+
+async def any_visible(session: AsyncSession, fence: Fence) -> bool:
+    """Whether any record passes the fences (so a new agent never pays for encoding)."""
+    if not fence.channel_ids:
+        return False
+    row = await _execute(
+        session, f"SELECT EXISTS (SELECT 1 FROM memory_records m WHERE {FENCE_SQL})", fence.params()
+    )
+    return bool(row.scalar_one())
+
+
+async def query_lexemes(session: AsyncSession, query: str) -> list[str]:
+    """The input's lexemes as summaries are indexed: English stems, stop words dropped."""
+    row = await _execute(
+        session, "SELECT tsvector_to_array(to_tsvector('english', :q)) AS lexemes", {"q": query}
+    )
+    return [str(lexeme) for lexeme in row.scalar_one() or []]
+
+
+async def semantic_candidates(
+    session: AsyncSession,
+    fence: Fence,
+    *,
+    vector: Sequence[float],
+    model: str,
+    limit: int,
+    ef_search: int,
+) -> list[Candidate]:
+    """The ``limit`` visible records nearest to ``vector`` by cosine, nearest first.
+
+    Only vectors from ``model`` are compared: another encoder's vectors live in another
+    space. ``relaxed_order`` lets the index scan continue past rows the fences reject; the
+    materialised CTE then puts its slightly unordered output back in order.
+    """
+    if not fence.channel_ids:
+        return []
+    await _execute(session, "SET LOCAL hnsw.iterative_scan = relaxed_order")
+    await _execute(session, f"SET LOCAL hnsw.ef_search = {max(10, min(1000, int(ef_search)))}")
+    rows = await _execute(
+        session,
+        "WITH nearest AS MATERIALIZED ("
+        "  SELECT m.id, m.embedding <=> CAST(:v AS vector) AS distance"
+        "  FROM memory_records m"
+        f" WHERE {FENCE_SQL} AND m.embed_model = :model AND m.embedding IS NOT NULL"
+        "  ORDER BY m.embedding <=> CAST(:v AS vector) LIMIT :limit"
+        f") SELECT {_COLUMNS}, n.distance FROM nearest n JOIN memory_records m ON m.id = n.id "
+        "ORDER BY n.distance + 0, m.id",
+        {**fence.params(), "v": vector_literal(vector), "model": model, "limit": limit},
+    )
+    return [_candidate(row, 1.0 - float(row.distance)) for row in rows]
+
+
+async def lexical_candidates(
+    session: AsyncSession, fence: Fence, *, lexemes: Sequence[str], limit: int
+) -> list[Candidate]:
+    """Visible records for a ranking without vectors, at most ``limit``.
+
+    Records sharing words with the input come first (best cover density first), then the
+    newest others, so the budget fills as it would with vectors.
+    """
+    if not fence.channel_ids:
+        return []
+    found: list[Candidate] = []
+    if lexemes:
+        rows = await _execute(
+            session,
+            f"SELECT {_COLUMNS} FROM memory_records m, CAST(:q AS tsquery) q "
+            f"WHERE {FENCE_SQL} AND to_tsvector('english', m.summary) @@ q "
+            "ORDER BY ts_rank_cd(to_tsvector('english', m.summary), q) DESC, m.id DESC "
+            "LIMIT :limit",
+            {**fence.params(), "q": tsquery_any(lexemes), "limit": limit},
+        )
+        found = [_candidate(row) for row in rows]
+    if len(found) < limit:
+        rows = await _execute(
+            session,
+            f"SELECT {_COLUMNS} FROM memory_records m WHERE {FENCE_SQL} "
+            "AND NOT (m.id = ANY(CAST(:seen AS varchar[]))) ORDER BY m.id DESC LIMIT :limit",
+            {**fence.params(), "seen": [c.id for c in found], "limit": limit - len(found)},
+        )
+        found.extend(_candidate(row) for row in rows)
+    return found
+
+
+async def memory_record(session: AsyncSession, *, record_id: str) -> MemoryRecordPublic | None:
+    """One record by ID, whoever's it is (callers check the owner)."""
+    row = await session.get(MemoryRecord, record_id)
+    if row is None:
+        return None
+    return MemoryRecordPublic(
+        id=row.id,
+        agent=row.agent,
+        channel_id=row.channel_id,
+        conversation_id=row.conversation_id,
+        summary=row.summary,
+        importance=row.importance,
+        tags=list(row.tags or []),
+        emotion=row.emotion,
+        sensitivity=Sensitivity(row.sensitivity)
+        if row.sensitivity in set(Sensitivity)
+        else Sensitivity.RESTRICTED,
+        participants=list(row.participants or []),
+        turn_first=row.turn_first,
+        turn_last=row.turn_last,
+        created_at=row.created_at,
+        forgotten_at=row.forgotten_at,
+    )
+
+
+async def passes_fence(session: AsyncSession, fence: Fence, *, record_id: str) -> bool:
+    """Whether the record is one the fenced conversation may see."""
+    if not fence.channel_ids:
+        return False
+    row = await _execute(
+        session,
+        f"SELECT EXISTS (SELECT 1 FROM memory_records m WHERE m.id = :id AND {FENCE_SQL})",
+        {**fence.params(), "id": record_id},
+    )
+    return bool(row.scalar_one())
+
+
+async def dialog_span(
+    session: AsyncSession,
+    *,
+    agent: str,
+    conversation_id: str,
+    first: str | None,
+    last: str | None,
+    limit: int,
+) -> list[DialogTurn]:
+    """Turns of one conversation from ``first`` to ``last``, oldest first, at most ``limit``.
+
+    Both ends are inclusive and open when ``None``. Turn IDs are ULIDs, so the ID range is
+    the time range.
+    """
+    rows = await _execute(
+        session,
+        "SELECT id, conversation_id, role, speaker_id, speaker_name, text, at "
+        "FROM dialog_turns WHERE agent = :agent AND conversation_id = :conversation "
+        "AND (CAST(:first AS varchar) IS NULL OR id >= :first) "
+        "AND (CAST(:last AS varchar) IS NULL OR id <= :last) ORDER BY id LIMIT :limit",
+        {
+            "agent": agent,
+            "conversation": conversation_id,
+            "first": first,
+            "last": last,
+            "limit": limit,
+        },
+    )
+    return [
+        DialogTurn(
+            turn_id=str(row.id),
+            conversation_id=str(row.conversation_id),
+            role=Role(row.role),
+            speaker_id=str(row.speaker_id),
+            speaker_name=str(row.speaker_name),
+            text=str(row.text),
+            at=row.at,
+        )
+        for row in rows
+    ]
