@@ -1,0 +1,251 @@
+"""Retrieval of autobiographical memory into the prompt (spec §4 step 2), a context source.
+
+For each input: find the channels whose memories this conversation may use, embed the input,
+fetch the nearest records that pass the fences (see :mod:`store.queries.recall`), score them
+(:mod:`activities.memory.ranking`), and hand them over best first. The assembler's ``fit``
+keeps as many as the budget allows: at most ``retrieval_fraction`` of the window, and never
+more than what the rest of the prompt leaves.
+
+Memory is an enrichment: with the encoder down the same fenced records are ranked lexically,
+and any other failure leaves the prompt without memories (the source is optional).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from activities.context.model import ContextBlock, ContextRequest, Trim
+from activities.memory import ranking
+from activities.memory.encoder import Encoder
+from activities.prompts import load
+from schemas.memory import MemorySettings
+from schemas.recall import RecallMode, RelevanceSignals, RetrievedMemory, SurfacedMemories
+from store.db import Database
+from store.queries.recall import (
+    Candidate,
+    Fence,
+    any_visible,
+    lexical_candidates,
+    memory_channels,
+    query_lexemes,
+    semantic_candidates,
+)
+
+log = logging.getLogger(__name__)
+
+SOURCE_NAME = "memory"
+"""The source's name: the key of its part in the prompt and of ``prompts.extra``."""
+
+TOKENS_PER_RECORD = 40
+"""A short summary with its annotation; sizes how many candidates could fill the budget."""
+
+TRAJECTORY_LENGTH = 5
+"""Emotion tags shown in the trajectory line, newest last."""
+
+
+def rank(
+    candidates: Sequence[Candidate],
+    *,
+    lexemes: Sequence[str],
+    present: Sequence[str],
+    now: datetime,
+    settings: MemorySettings,
+) -> list[RetrievedMemory]:
+    """Score and band candidates; best first, ties broken by the newer record."""
+    weights = ranking.Weights.from_settings(settings)
+    bands = ranking.Bands.from_settings(settings)
+    ranked: list[RetrievedMemory] = []
+    for candidate in candidates:
+        signals = RelevanceSignals(
+            semantic=None if candidate.cosine is None else max(0.0, candidate.cosine),
+            lexical=ranking.lexical_overlap(lexemes, candidate.lexemes),
+            recency=ranking.recency(candidate.created_at, now, settings.recall_half_life_days),
+            participants=ranking.participant_match(candidate.participants, present),
+        )
+        score = ranking.combine(signals, weights)
+        ranked.append(
+            RetrievedMemory(
+                id=candidate.id,
+                summary=candidate.summary,
+                band=ranking.band(score, bands),
+                score=score,
+                created_at=candidate.created_at,
+                emotion=candidate.emotion,
+                signals=signals,
+            )
+        )
+    ranked.sort(key=lambda memory: (memory.score, memory.id), reverse=True)
+    return ranked
+
+
+def _zone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
+
+
+def annotate(memory: RetrievedMemory, zone: ZoneInfo) -> str:
+    """One line of the block: ``[ID | band | date | emotion] summary``."""
+    parts = [memory.id, memory.band.value, f"{memory.created_at.astimezone(zone):%Y-%m-%d}"]
+    if memory.emotion:
+        parts.append(memory.emotion)
+    summary = " ".join(memory.summary.split())
+    return f"[{' | '.join(parts)}] {summary}"
+
+
+def trajectory(memories: Sequence[RetrievedMemory]) -> str | None:
+    """The emotion tags of the newest shown memories, oldest to newest, or ``None``."""
+    tagged = sorted((m for m in memories if m.emotion), key=lambda m: m.created_at)
+    tags = [m.emotion for m in tagged[-TRAJECTORY_LENGTH:] if m.emotion]
+    return " -> ".join(tags) if tags else None
+
+
+class MemoryBlock(ContextBlock):
+    """The memory block: its text and its ``extra`` always describe the records still in it.
+
+    The assembler's ``fit`` drops items from the end after fetching; the title, the trajectory
+    line and the stored list of surfaced records are therefore derived from the items that
+    remain, never fixed at fetch time, so the provenance critic sees exactly what the model saw.
+    """
+
+    def __init__(
+        self, *, surfaced: SurfacedMemories, share: float, timezone: str, order: int = 20
+    ) -> None:
+        zone = _zone(timezone)
+        super().__init__(
+            source=SOURCE_NAME,
+            items=[annotate(memory, zone) for memory in surfaced.records],
+            order=order,
+            trim=Trim.LAST_FIRST,
+            share=share,
+        )
+        self._surfaced = surfaced
+
+    def shown(self) -> list[RetrievedMemory]:
+        """The records whose lines survived the budget, best first."""
+        return self._surfaced.records[: len(self.items)]
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """``SurfacedMemories`` of the records shown, as JSON (``prompts.extra["memory"]``)."""
+        shown = self._surfaced.model_copy(update={"records": self.shown()})
+        return shown.model_dump(mode="json")
+
+    @extra.setter
+    def extra(self, value: dict[str, Any]) -> None:
+        # The dataclass initialiser assigns the base field; this block derives it instead.
+        del value
+
+    def render(self) -> str:
+        """The header, the trajectory of the records shown, then one line per record."""
+        lines = [load("memory_context.md")]
+        if self._surfaced.mode is RecallMode.LEXICAL:
+            lines.append("(Matched by wording alone this time: the encoder was unavailable.)")
+        feelings = trajectory(self.shown())
+        if feelings:
+            lines.append(f"How you felt in these memories, oldest to newest: {feelings}.")
+        return "\n".join([*lines, *self.items])
+
+
+class MemoryRecall:
+    """The memory context source.
+
+    Args:
+        db: The database.
+        encoder: Embeds the input; unavailable or slow, ranking falls back to words.
+        settings: Weights, half-life, bands, candidate counts and the budget fraction.
+    """
+
+    name = SOURCE_NAME
+    required = False
+
+    def __init__(self, db: Database, encoder: Encoder, settings: MemorySettings) -> None:
+        self._db = db
+        self._encoder = encoder
+        self._settings = settings
+
+    def candidate_limit(self, context_window: int) -> int:
+        """How many candidates to fetch: enough to fill the budget, within the set bounds."""
+        budget = self._settings.retrieval_fraction * context_window
+        wanted = math.ceil(budget / TOKENS_PER_RECORD)
+        return max(
+            self._settings.recall_candidates, min(self._settings.recall_max_candidates, wanted)
+        )
+
+    async def _embed(self, text: str) -> list[float] | None:
+        try:
+            async with asyncio.timeout(self._settings.recall_encode_timeout_seconds):
+                vectors = await self._encoder.encode([text])
+        except Exception as err:  # unavailable, slow or broken: words still rank
+            log.warning("recall ranks lexically: the encoder failed (%s)", err)
+            return None
+        return vectors[0] if vectors else None
+
+    async def recall(
+        self,
+        *,
+        agent: str,
+        channel_key: str,
+        present: Sequence[str],
+        query: str,
+        now: datetime,
+        context_window: int,
+    ) -> SurfacedMemories | None:
+        """The visible memories ranked for ``query``, or ``None`` when there are none."""
+        async with self._db.session() as session:
+            channels = await memory_channels(session, agent=agent, channel_key=channel_key)
+            fence = Fence(agent=agent, channel_ids=channels, present=present)
+            if not await any_visible(session, fence):
+                return None
+            lexemes = await query_lexemes(session, query)
+        limit = self.candidate_limit(context_window)
+        vector = await self._embed(query)
+        candidates: list[Candidate] = []
+        async with self._db.session() as session:
+            if vector is not None:
+                candidates = await semantic_candidates(
+                    session,
+                    fence,
+                    vector=vector,
+                    model=self._encoder.name,
+                    limit=limit,
+                    ef_search=max(self._settings.recall_ef_search, limit),
+                )
+            if not candidates:
+                # No vector, or no record embedded by this encoder (formed while it was down).
+                vector = None
+                candidates = await lexical_candidates(session, fence, lexemes=lexemes, limit=limit)
+        records = rank(
+            candidates, lexemes=lexemes, present=present, now=now, settings=self._settings
+        )
+        return SurfacedMemories(
+            mode=RecallMode.SEMANTIC if vector is not None else RecallMode.LEXICAL,
+            records=records,
+            candidates=len(candidates),
+        )
+
+    async def fetch(self, request: ContextRequest) -> ContextBlock | None:
+        """The memory block for this input, or ``None`` when nothing may be recalled."""
+        data = request.input
+        surfaced = await self.recall(
+            agent=data.agent,
+            channel_key=data.channel.key,
+            present=sorted({*data.participants, data.person_id}),
+            query=data.event.text,
+            now=data.now,
+            context_window=request.binding.context_window,
+        )
+        if surfaced is None or not surfaced.records:
+            return None
+        return MemoryBlock(
+            surfaced=surfaced,
+            share=self._settings.retrieval_fraction,
+            timezone=request.agent.config.timezone,
+        )
