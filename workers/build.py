@@ -15,24 +15,16 @@ from activities.context.activities import ContextActivities
 from activities.context.assembler import ContextAssembler
 from activities.context.model import ContextSource
 from activities.context.sources import ClockSource, ConstraintsSource, DialogSource, PersonaSource
-from activities.deliberation.critique import CritiqueActivities
 from activities.deliberation.decide import DecideActivities
-from activities.deliberation.guardrails import GuardrailCheck
-from activities.deliberation.judge import JudgeActivities
-from activities.deliberation.parked_source import ParkedSource
-from activities.deliberation.parking import DeliberationActivities
-from activities.deliberation.refine import RefineActivities
 from activities.gateway.base import Provider
 from activities.gateway.factory import build_provider
 from activities.gateway.gateway import ModelGateway
 from activities.gateway.registry import ModelRegistry
 from activities.generation import GenerationActivities
-from activities.memory.consolidate import ConsolidationActivities
 from activities.memory.encoder import Encoder
 from activities.memory.encoders.factory import build_encoder
 from activities.memory.recall import MemoryRecall
 from activities.memory.remember import RememberActivities
-from activities.memory.retention import RetentionActivities
 from activities.metering.factory import build_meters
 from activities.metering.hub import MeterHub, UsageMeter
 from activities.metering.pricing import load_or_empty
@@ -44,19 +36,9 @@ from temporal import tracing
 from workers.runner import workflow_runner
 from workflows.activation import ActivationWorkflow
 from workflows.agent import AgentWorkflow
-from workflows.consolidation import ConsolidationWorkflow
 from workflows.conversation import ConversationWorkflow
-from workflows.deliberation import DeliberationWorkflow
-from workflows.maintenance import MaintenanceWorkflow
 
-WORKFLOWS: list[type] = [
-    AgentWorkflow,
-    ConversationWorkflow,
-    ActivationWorkflow,
-    DeliberationWorkflow,
-    ConsolidationWorkflow,
-    MaintenanceWorkflow,
-]
+WORKFLOWS: list[type] = [AgentWorkflow, ConversationWorkflow, ActivationWorkflow]
 """Every workflow a Persyn worker runs."""
 
 
@@ -70,8 +52,6 @@ class Dependencies:
     meters: MeterHub
     encoder: Encoder | None = None
     extra_sources: list[ContextSource] = field(default_factory=list)
-    guardrails: list[GuardrailCheck] = field(default_factory=list)
-    """Checks that may veto a reply before it is sent (none by default)."""
 
     async def aclose(self) -> None:
         """Flush meters and close clients and pools."""
@@ -124,21 +104,14 @@ def activities(deps: Dependencies) -> list[Callable[..., Any]]:
         ClockSource(),
         DialogSource(deps.db),
         *([MemoryRecall(deps.db, deps.encoder, deps.settings.memory)] if deps.encoder else []),
-        ParkedSource(deps.db, deps.settings.deliberation),
         *deps.extra_sources,
     ]
     assembler = ContextAssembler(deps.db, deps.gateway.registry, sources)
     store = StoreActivities(deps.db)
     context = ContextActivities(assembler)
     generation = GenerationActivities(deps.db, deps.gateway)
-    decide = DecideActivities(deps.settings.deliberation, deps.guardrails)
-    deliberation = DeliberationActivities(deps.db, deps.settings.deliberation)
-    critique = CritiqueActivities(deps.db, deps.gateway, deps.settings.deliberation)
-    refine = RefineActivities(deps.db, deps.gateway)
-    judge = JudgeActivities(deps.db, deps.gateway)
+    decide = DecideActivities()
     channels = ChannelActivities(deps.db)
-    formation = ConsolidationActivities(deps.db, deps.gateway, deps.encoder, deps.settings.memory)
-    retention = RetentionActivities(deps.db, deps.encoder, deps.settings.memory)
     remember = RememberActivities(deps.db)
     return [
         store.lookup_agent,
@@ -150,26 +123,7 @@ def activities(deps: Dependencies) -> list[Callable[..., Any]]:
         context.assemble_context,
         generation.generate,
         decide.decide,
-        decide.screen,
-        judge.judge,
-        deliberation.plan,
-        deliberation.park,
-        deliberation.settle,
-        critique.critique,
-        refine.refine,
         channels.transmit,
-        formation.formation_settings,
-        formation.claim,
-        formation.predecessors,
-        formation.summarize,
-        formation.rate,
-        formation.classify,
-        formation.store,
-        formation.fail,
-        retention.cull,
-        retention.purge,
-        retention.pending_formations,
-        retention.index,
         remember.remember_harder,
     ]
 
