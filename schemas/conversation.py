@@ -28,6 +28,18 @@ class ConversationState(Wire):
     turns: int = 0
     last_activity: datetime | None = None
     opened: bool = False
+    # Memory formation: where consolidation has got to, and how much was said since.
+    consolidated_through: Ulid | None = Field(
+        default=None, description="The last turn handed to a consolidation."
+    )
+    counted_through: Ulid | None = Field(
+        default=None, description="The last turn counted in tokens_since_consolidated."
+    )
+    tokens_since_consolidated: int = 0
+    chunk_tokens: int | None = Field(
+        default=None, description="Consolidate every so many tokens (loaded once per run)."
+    )
+    consolidations: int = 0
 
 
 class ConversationInput(Wire):

@@ -85,6 +85,14 @@ class MemorySettings(BaseModel):
         default=None, gt=0, description="Raw dialog kept this long (unset: forever)."
     )
 
+    # Formation (spec §4 step 8): a chunk is remembered as of its moment, beside earlier memories.
+    formation_context_tokens: int = Field(
+        default=2000, ge=0, description="Earlier memories shown when a new one forms."
+    )
+    maintenance_minutes: float = Field(
+        default=60.0, ge=1, description="How often each agent's maintenance schedule fires."
+    )
+
     # Recall (spec §4 step 2): score = weighted similarity, lexical overlap, recency, people.
     recall_weight_semantic: float = Field(
         default=0.6, ge=0, description="Weight of the cosine similarity to the input."

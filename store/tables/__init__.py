@@ -4,6 +4,7 @@ from store.tables.agents import Agent, Channel, Identity, Person
 from store.tables.dialog import Conversation, DialogTurnRow
 from store.tables.ledger import UsageRow
 from store.tables.memory import MemoryRecord
+from store.tables.memory_audit import MemoryAudit, MemoryFormation  # noqa: F401  (registers them)
 from store.tables.runtime import ActivationRow, MarkerRow, OutboxRow, PromptRow
 
 __all__ = [

@@ -1,0 +1,337 @@
+"""Memory records: store a new one, list and show them, withdraw them (forget, cull).
+
+Withdrawal never cascades: forgetting or culling a record leaves the records derived from it
+(those whose ``derived_from`` holds its ID) in place, and says which they are. Every withdrawal
+writes an audit entry with a snapshot of what the record said.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import CursorResult, text
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from schemas.ids import new_ulid
+from schemas.memory import MemoryRecordPublic, Sensitivity
+from schemas.memory_formation import (
+    ForgetResult,
+    MemoryAction,
+    MemoryAuditEntry,
+    MemoryDetail,
+)
+
+COLUMNS = (
+    "m.id, m.agent, m.channel_id, m.conversation_id, m.summary, m.importance, m.tags, "
+    "m.emotion, m.sensitivity, m.participants, m.turn_first, m.turn_last, m.created_at, "
+    "m.forgotten_at"
+)
+
+
+async def execute(
+    session: AsyncSession, sql: str, params: Mapping[str, Any] | None = None
+) -> CursorResult[Any]:
+    """Run ``sql`` with bound ``params`` in the session's transaction."""
+    connection = await session.connection()
+    return await connection.execute(text(sql), dict(params or {}))
+
+
+def vector_literal(vector: Sequence[float]) -> str:
+    """The text form pgvector reads a vector from."""
+    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
+
+
+def to_public(row: Any) -> MemoryRecordPublic:
+    """A row selected with :data:`COLUMNS` as the wire sees it."""
+    return MemoryRecordPublic(
+        id=row.id,
+        agent=row.agent,
+        channel_id=row.channel_id,
+        conversation_id=row.conversation_id,
+        summary=row.summary,
+        importance=row.importance,
+        tags=list(row.tags or []),
+        emotion=row.emotion,
+        sensitivity=Sensitivity(row.sensitivity),
+        participants=list(row.participants or []),
+        turn_first=row.turn_first,
+        turn_last=row.turn_last,
+        created_at=row.created_at,
+        forgotten_at=row.forgotten_at,
+    )
+
+
+@dataclass(frozen=True)
+class NewRecord:
+    """A memory record about to be stored."""
+
+    id: str
+    agent: str
+    channel_id: str
+    conversation_id: str | None
+    summary: str
+    importance: int
+    created_at: datetime
+    tags: list[str] = field(default_factory=list)
+    emotion: str | None = None
+    sensitivity: str = Sensitivity.PRIVATE.value
+    participants: list[str] = field(default_factory=list)
+    turn_first: str | None = None
+    turn_last: str | None = None
+    turn_first_at: datetime | None = None
+    turn_last_at: datetime | None = None
+    derived_from: list[str] = field(default_factory=list)
+    rubric: dict[str, Any] | None = None
+    emotions: dict[str, float] | None = None
+    embedding: Sequence[float] | None = None
+    embed_model: str | None = None
+
+
+async def insert_record(session: AsyncSession, *, record: NewRecord) -> bool:
+    """Store a record (without committing); ``False`` if its ID was already stored."""
+    result = await execute(
+        session,
+        "INSERT INTO memory_records (id, agent, channel_id, conversation_id, summary, embedding, "
+        "embed_model, importance, tags, emotion, sensitivity, participants, turn_first, "
+        "turn_last, created_at, derived_from, turn_first_at, turn_last_at, rubric, emotions) "
+        "VALUES (:id, :agent, :channel, :conversation, :summary, CAST(:vec AS vector), :model, "
+        ":importance, CAST(:tags AS varchar[]), :emotion, :sensitivity, "
+        "CAST(:people AS varchar[]), :first, :last, :created, CAST(:derived AS varchar[]), "
+        ":first_at, :last_at, CAST(:rubric AS jsonb), CAST(:emotions AS jsonb)) "
+        "ON CONFLICT (id) DO NOTHING",
+        {
+            "id": record.id,
+            "agent": record.agent,
+            "channel": record.channel_id,
+            "conversation": record.conversation_id,
+            "summary": record.summary,
+            "vec": vector_literal(record.embedding) if record.embedding is not None else None,
+            "model": record.embed_model if record.embedding is not None else None,
+            "importance": record.importance,
+            "tags": record.tags,
+            "emotion": record.emotion,
+            "sensitivity": record.sensitivity,
+            "people": record.participants,
+            "first": record.turn_first,
+            "last": record.turn_last,
+            "created": record.created_at,
+            "derived": record.derived_from,
+            "first_at": record.turn_first_at,
+            "last_at": record.turn_last_at,
+            "rubric": json.dumps(record.rubric) if record.rubric is not None else None,
+            "emotions": json.dumps(record.emotions) if record.emotions is not None else None,
+        },
+    )
+    return bool(result.rowcount)
+
+
+async def list_records(
+    session: AsyncSession,
+    *,
+    agent: str,
+    channel_key: str | None = None,
+    limit: int = 50,
+    include_forgotten: bool = False,
+) -> list[tuple[MemoryRecordPublic, str]]:
+    """The agent's records, newest first, each with its channel's key."""
+    result = await execute(
+        session,
+        f"SELECT {COLUMNS}, c.key AS channel_key FROM memory_records m "
+        "JOIN channels c ON c.id = m.channel_id WHERE m.agent = :agent "
+        "AND (CAST(:key AS varchar) IS NULL OR c.key = :key) "
+        "AND (:all OR m.forgotten_at IS NULL) ORDER BY m.id DESC LIMIT :n",
+        {"agent": agent, "key": channel_key, "all": include_forgotten, "n": limit},
+    )
+    return [(to_public(r), str(r.channel_key)) for r in result]
+
+
+async def derived_records(session: AsyncSession, *, record_id: str) -> list[MemoryRecordPublic]:
+    """Records whose consolidation prompt held ``record_id`` (they derive from it)."""
+    result = await execute(
+        session,
+        f"SELECT {COLUMNS} FROM memory_records m "
+        "WHERE m.derived_from @> ARRAY[CAST(:id AS varchar)] ORDER BY m.id",
+        {"id": record_id},
+    )
+    return [to_public(r) for r in result]
+
+
+def _audit(row: Any) -> MemoryAuditEntry:
+    return MemoryAuditEntry(
+        id=row.id,
+        agent=row.agent,
+        record_id=row.record_id,
+        action=MemoryAction(row.action),
+        actor=row.actor,
+        reason=row.reason,
+        summary=row.summary,
+        derived=list(row.derived or []),
+        at=row.at,
+    )
+
+
+async def audit_entries(session: AsyncSession, *, record_id: str) -> list[MemoryAuditEntry]:
+    """Every withdrawal recorded for ``record_id``, oldest first."""
+    result = await execute(
+        session,
+        "SELECT * FROM memory_audit WHERE record_id = :id ORDER BY at, id",
+        {"id": record_id},
+    )
+    return [_audit(r) for r in result]
+
+
+async def detail(session: AsyncSession, *, record_id: str) -> MemoryDetail | None:
+    """One record with where it came from, what derives from it and its audit trail.
+
+    A culled record is gone, but its audit entries remain: it is shown from the last one.
+    """
+    result = await execute(
+        session,
+        f"SELECT {COLUMNS}, m.derived_from, m.embedding IS NOT NULL AS embedded, "
+        "c.key AS channel_key FROM memory_records m LEFT JOIN channels c ON c.id = m.channel_id "
+        "WHERE m.id = :id",
+        {"id": record_id},
+    )
+    row = result.first()
+    if row is None:
+        return await _withdrawn(session, record_id=record_id)
+    return MemoryDetail(
+        record=to_public(row),
+        channel_key=row.channel_key,
+        embedded=bool(row.embedded),
+        derived_from=list(row.derived_from or []),
+        derived=await derived_records(session, record_id=record_id),
+        audit=await audit_entries(session, record_id=record_id),
+    )
+
+
+async def _withdrawn(session: AsyncSession, *, record_id: str) -> MemoryDetail | None:
+    """A deleted record as its last audit entry's snapshot remembers it."""
+    entries = await audit_entries(session, record_id=record_id)
+    if not entries:
+        return None
+    last = (
+        await execute(
+            session,
+            "SELECT snapshot FROM memory_audit WHERE id = :id",
+            {"id": entries[-1].id},
+        )
+    ).scalar_one()
+    snapshot = dict(last or {})
+    derived_from = [str(x) for x in snapshot.pop("derived_from", [])]
+    record = MemoryRecordPublic.model_validate({**snapshot, "summary": entries[-1].summary})
+    return MemoryDetail(
+        record=record,
+        embedded=False,
+        derived_from=derived_from,
+        derived=await derived_records(session, record_id=record_id),
+        audit=entries,
+    )
+
+
+def _snapshot(row: Any) -> dict[str, Any]:
+    record = to_public(row).model_dump(mode="json", exclude={"summary"})
+    record["derived_from"] = list(row.derived_from or [])
+    return record
+
+
+async def write_audit(
+    session: AsyncSession,
+    *,
+    row: Any,
+    action: MemoryAction,
+    actor: str,
+    reason: str | None,
+    derived: list[str],
+    now: datetime,
+) -> MemoryAuditEntry:
+    """Record a withdrawal of ``row`` (selected with ``COLUMNS`` and ``derived_from``)."""
+    entry = MemoryAuditEntry(
+        id=new_ulid(),
+        agent=row.agent,
+        record_id=row.id,
+        action=action,
+        actor=actor,
+        reason=reason,
+        summary=row.summary,
+        derived=derived,
+        at=now,
+    )
+    await execute(
+        session,
+        "INSERT INTO memory_audit (id, agent, record_id, action, actor, reason, summary, "
+        "snapshot, derived, at) VALUES (:id, :agent, :record, :action, :actor, :reason, "
+        ":summary, CAST(:snapshot AS jsonb), CAST(:derived AS varchar[]), :at)",
+        {
+            "id": entry.id,
+            "agent": entry.agent,
+            "record": entry.record_id,
+            "action": action.value,
+            "actor": actor,
+            "reason": reason,
+            "summary": entry.summary,
+            "snapshot": json.dumps(_snapshot(row)),
+            "derived": derived,
+            "at": now,
+        },
+    )
+    return entry
+
+
+async def forget(
+    session: AsyncSession, *, record_id: str, actor: str, reason: str | None, now: datetime
+) -> ForgetResult | None:
+    """Withdraw a record from recall: mark it forgotten, drop its vector, audit it.
+
+    Returns:
+        The record, its audit entry and the records derived from it (left in place), or
+        ``None`` if there is no such record.
+    """
+    row = (
+        await execute(
+            session,
+            f"SELECT {COLUMNS}, m.derived_from FROM memory_records m WHERE m.id = :id FOR UPDATE",
+            {"id": record_id},
+        )
+    ).first()
+    if row is None:
+        return None
+    derived = await derived_records(session, record_id=record_id)
+    if row.forgotten_at is not None:
+        entries = await audit_entries(session, record_id=record_id)
+        forgets = [e for e in entries if e.action is MemoryAction.FORGET]
+        if forgets:
+            await session.commit()
+            return ForgetResult(
+                record=to_public(row), audit=forgets[-1], derived=derived, already=True
+            )
+    entry = await write_audit(
+        session,
+        row=row,
+        action=MemoryAction.FORGET,
+        actor=actor,
+        reason=reason,
+        derived=[d.id for d in derived],
+        now=now,
+    )
+    # Clearing the vector takes the record out of every nearest-neighbour index, not only
+    # out of queries that remember to filter on forgotten_at.
+    await execute(
+        session,
+        "UPDATE memory_records SET forgotten_at = coalesce(forgotten_at, :now), "
+        "embedding = NULL, embed_model = NULL WHERE id = :id",
+        {"id": record_id, "now": now},
+    )
+    await session.commit()
+    record = to_public(row).model_copy(update={"forgotten_at": row.forgotten_at or now})
+    return ForgetResult(record=record, audit=entry, derived=derived)
+
+
+async def agent_exists(session: AsyncSession, *, agent: str) -> bool:
+    """Whether the agent has a record."""
+    row = await execute(session, "SELECT 1 FROM agents WHERE handle = :a", {"a": agent})
+    return row.first() is not None
