@@ -1,0 +1,1 @@
+"""Helpers of memory formation: prompt building and schema-constrained model calls."""

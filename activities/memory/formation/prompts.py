@@ -1,0 +1,145 @@
+"""The prompts that turn a stretch of dialog into a memory, built from data files.
+
+The summary prompt follows the self-voice framing of autobiographical memory: the agent's own
+persona frames the system text, its earlier memories come back as its own words (an assistant
+message), and the chunk arrives as the dialog to remember. Nothing said after the chunk is in
+any of these prompts: a memory forms as of its moment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from activities.prompts import load
+from schemas.memory_formation import ClassificationReply, RatingReply, SummaryReply
+from schemas.models import ChatMessage, ModelRequest, TaskType
+from store.queries.memory_formation import EarlierMemory, RangeTurn
+
+MAX_TRANSCRIPT_CHARS = 48_000
+"""Longest transcript put in one prompt (about 12k tokens); the tail is kept if longer."""
+
+
+@dataclass(frozen=True)
+class Voice:
+    """Whose memory it is and where it happened."""
+
+    name: str
+    persona: str
+    timezone: str
+    channel: str
+
+
+def fill(template: str, **values: str) -> str:
+    """``template`` with each ``{key}`` replaced (other braces, e.g. JSON examples, stay)."""
+    for key, value in values.items():
+        template = template.replace("{" + key + "}", value)
+    return template
+
+
+def _zone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
+
+
+def when(moment: datetime, timezone: str) -> str:
+    """A moment in friendly words in the agent's time zone: ``Tuesday 3 March 2026, 14:05``."""
+    local = moment.astimezone(_zone(timezone))
+    return f"{local:%A} {local.day} {local:%B %Y, %H:%M}"
+
+
+def transcript(turns: Sequence[RangeTurn], voice: Voice) -> str:
+    """The turns as lines of ``[time] speaker: text``; the agent's own lines are marked as mine."""
+    lines = []
+    for turn in turns:
+        speaker = f"me ({voice.name})" if turn.role == "agent" else turn.speaker_name
+        lines.append(f"[{when(turn.at, voice.timezone)}] {speaker}: {turn.text}")
+    text = "\n".join(lines)
+    if len(text) > MAX_TRANSCRIPT_CHARS:
+        text = "[...]\n" + text[-MAX_TRANSCRIPT_CHARS:]
+    return text
+
+
+def _span(turns: Sequence[RangeTurn], voice: Voice) -> str:
+    return when(turns[0].at, voice.timezone)
+
+
+def recollections(earlier: Sequence[EarlierMemory], voice: Voice) -> str:
+    """Earlier memories as the agent's own words, oldest first."""
+    if not earlier:
+        return "(nothing yet)"
+    return "\n".join(f"- ({when(m.moment, voice.timezone)}) {m.summary}" for m in earlier)
+
+
+def summary_request(
+    voice: Voice, turns: Sequence[RangeTurn], earlier: Sequence[EarlierMemory]
+) -> ModelRequest:
+    """Ask for the first-person recollection of ``turns``, beside the memories before them."""
+    messages: list[ChatMessage] = []
+    if earlier:
+        messages.append(ChatMessage(role="user", content=load("memory/earlier.md")))
+        messages.append(
+            ChatMessage(role="assistant", content="I remember:\n" + recollections(earlier, voice))
+        )
+    messages.append(
+        ChatMessage(
+            role="user",
+            content=fill(
+                load("memory/recollection.md"),
+                when=_span(turns, voice),
+                channel=voice.channel,
+                transcript=transcript(turns, voice),
+            ),
+        )
+    )
+    return ModelRequest(
+        task=TaskType.SUMMARIZE,
+        system=fill(load("memory/summary.md"), name=voice.name, persona=voice.persona),
+        messages=messages,
+        temperature=0.0,
+        response_schema=SummaryReply.model_json_schema(),
+    )
+
+
+def _judged(
+    voice: Voice, summary: str, turns: Sequence[RangeTurn], earlier: Sequence[EarlierMemory]
+) -> list[ChatMessage]:
+    body = fill(
+        load("memory/judged.md"),
+        earlier=recollections(earlier, voice),
+        summary=summary,
+        when=_span(turns, voice),
+        channel=voice.channel,
+        transcript=transcript(turns, voice),
+    )
+    return [ChatMessage(role="user", content=body)]
+
+
+def rating_request(
+    voice: Voice, summary: str, turns: Sequence[RangeTurn], earlier: Sequence[EarlierMemory]
+) -> ModelRequest:
+    """Ask for the importance rating against the rubric."""
+    return ModelRequest(
+        task=TaskType.RATE,
+        system=fill(load("memory/rating.md"), name=voice.name),
+        messages=_judged(voice, summary, turns, earlier),
+        temperature=0.0,
+        response_schema=RatingReply.model_json_schema(),
+    )
+
+
+def classification_request(
+    voice: Voice, summary: str, turns: Sequence[RangeTurn], earlier: Sequence[EarlierMemory]
+) -> ModelRequest:
+    """Ask for the emotion distribution, the sensitivity and the topic tags."""
+    return ModelRequest(
+        task=TaskType.CLASSIFY,
+        system=fill(load("memory/classification.md"), name=voice.name),
+        messages=_judged(voice, summary, turns, earlier),
+        temperature=0.0,
+        response_schema=ClassificationReply.model_json_schema(),
+    )

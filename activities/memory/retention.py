@@ -1,0 +1,126 @@
+"""Retention activities: culling, the raw-dialog window, expired markers, missing vectors.
+
+Run by each agent's maintenance schedule (``MaintenanceWorkflow``) and, for vectors, after
+every consolidation. Thresholds come from ``MemorySettings`` when the activity runs, so a
+changed setting applies at the next firing without touching the schedule.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from temporalio import activity
+
+from activities.memory.encoder import Encoder
+from activities.memory.search import index_turns
+from schemas.memory import MemorySettings
+from schemas.memory_formation import (
+    CullInput,
+    CullResult,
+    IndexDialogInput,
+    IndexDialogResult,
+    PendingFormations,
+    PendingFormationsQuery,
+    PurgeInput,
+    PurgeResult,
+)
+from store.db import Database
+from store.queries import memory_retention
+from store.queries.memory_formation import failed_count
+from store.queries.runtime import purge_expired_markers
+
+VECTOR_BATCH = 64
+"""Memory summaries encoded per call while filling missing vectors."""
+
+
+def cull_thresholds(settings: MemorySettings, now: datetime) -> tuple[int, datetime]:
+    """Records rated below the first value and created before the second are culled."""
+    return settings.cull_below, now - timedelta(days=settings.cull_after_days)
+
+
+async def run_cull(db: Database, settings: MemorySettings, data: CullInput) -> CullResult:
+    """Cull (or, dry, list) the agent's records rated below the threshold and old enough."""
+    below, cutoff = cull_thresholds(settings, data.now)
+    async with db.session() as session:
+        return await memory_retention.cull(
+            session,
+            agent=data.agent,
+            below=below,
+            cutoff=cutoff,
+            dry_run=data.dry_run,
+            actor=data.actor,
+            now=data.now,
+            show=data.show,
+        )
+
+
+class RetentionActivities:
+    """Keeps an agent's memory store bounded and its vectors filled in."""
+
+    def __init__(self, db: Database, encoder: Encoder | None, settings: MemorySettings) -> None:
+        self._db = db
+        self._encoder = encoder
+        self._settings = settings
+
+    @activity.defn(name="memory.cull")
+    async def cull(self, data: CullInput) -> CullResult:
+        """Delete low-rated old memories, one audit entry each; high-rated ones stay."""
+        return await run_cull(self._db, self._settings, data)
+
+    @activity.defn(name="memory.purge")
+    async def purge(self, data: PurgeInput) -> PurgeResult:
+        """Drop raw dialog past its retention window (if set) and expired completion markers."""
+        result = PurgeResult()
+        async with self._db.session() as session:
+            days = self._settings.dialog_retention_days
+            if days is not None:
+                result.dialog_turns = await memory_retention.purge_dialog(
+                    session, agent=data.agent, before=data.now - timedelta(days=days)
+                )
+            result.markers = await purge_expired_markers(session, now=data.now)
+        return result
+
+    @activity.defn(name="memory.pending_formations")
+    async def pending_formations(self, data: PendingFormationsQuery) -> PendingFormations:
+        """How many failed ranges wait for another consolidation."""
+        async with self._db.session() as session:
+            return PendingFormations(failed=await failed_count(session, agent=data.agent))
+
+    @activity.defn(name="memory.index")
+    async def index(self, data: IndexDialogInput) -> IndexDialogResult:
+        """Fill missing vectors of dialog turns and memories; the encoder never fails it."""
+        if self._encoder is None:
+            return IndexDialogResult(error="no encoder is configured")
+        result = IndexDialogResult()
+        errors: list[str] = []
+        try:
+            result.turns = await index_turns(self._db, self._encoder, data.agent, data.limit)
+        except Exception as err:  # fail soft: search and recall work without vectors
+            errors.append(f"dialog turns: {err}")
+        try:
+            result.memories = await self._fill_memories(data.agent, data.limit)
+        except Exception as err:
+            errors.append(f"memories: {err}")
+        result.error = "; ".join(errors)[:1000] or None
+        return result
+
+    async def _fill_memories(self, agent: str, limit: int) -> int:
+        assert self._encoder is not None
+        done = 0
+        while done < limit:
+            async with self._db.session() as session:
+                pending = await memory_retention.unembedded(
+                    session, agent=agent, limit=min(VECTOR_BATCH, limit - done)
+                )
+            if not pending:
+                break
+            vectors = await self._encoder.encode([summary for _, summary in pending])
+            async with self._db.session() as session:
+                await memory_retention.write_vectors(
+                    session,
+                    model=self._encoder.name,
+                    ids=[record_id for record_id, _ in pending],
+                    vectors=vectors,
+                )
+            done += len(pending)
+        return done
