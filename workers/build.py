@@ -21,10 +21,12 @@ from activities.gateway.factory import build_provider
 from activities.gateway.gateway import ModelGateway
 from activities.gateway.registry import ModelRegistry
 from activities.generation import GenerationActivities
+from activities.memory.consolidate import ConsolidationActivities
 from activities.memory.encoder import Encoder
 from activities.memory.encoders.factory import build_encoder
 from activities.memory.recall import MemoryRecall
 from activities.memory.remember import RememberActivities
+from activities.memory.retention import RetentionActivities
 from activities.metering.factory import build_meters
 from activities.metering.hub import MeterHub, UsageMeter
 from activities.metering.pricing import load_or_empty
@@ -36,9 +38,17 @@ from temporal import tracing
 from workers.runner import workflow_runner
 from workflows.activation import ActivationWorkflow
 from workflows.agent import AgentWorkflow
+from workflows.consolidation import ConsolidationWorkflow
 from workflows.conversation import ConversationWorkflow
+from workflows.maintenance import MaintenanceWorkflow
 
-WORKFLOWS: list[type] = [AgentWorkflow, ConversationWorkflow, ActivationWorkflow]
+WORKFLOWS: list[type] = [
+    AgentWorkflow,
+    ConversationWorkflow,
+    ActivationWorkflow,
+    ConsolidationWorkflow,
+    MaintenanceWorkflow,
+]
 """Every workflow a Persyn worker runs."""
 
 
@@ -112,6 +122,8 @@ def activities(deps: Dependencies) -> list[Callable[..., Any]]:
     generation = GenerationActivities(deps.db, deps.gateway)
     decide = DecideActivities()
     channels = ChannelActivities(deps.db)
+    formation = ConsolidationActivities(deps.db, deps.gateway, deps.encoder, deps.settings.memory)
+    retention = RetentionActivities(deps.db, deps.encoder, deps.settings.memory)
     remember = RememberActivities(deps.db)
     return [
         store.lookup_agent,
@@ -124,6 +136,18 @@ def activities(deps: Dependencies) -> list[Callable[..., Any]]:
         generation.generate,
         decide.decide,
         channels.transmit,
+        formation.formation_settings,
+        formation.claim,
+        formation.predecessors,
+        formation.summarize,
+        formation.rate,
+        formation.classify,
+        formation.store,
+        formation.fail,
+        retention.cull,
+        retention.purge,
+        retention.pending_formations,
+        retention.index,
         remember.remember_harder,
     ]
 

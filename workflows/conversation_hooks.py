@@ -1,18 +1,110 @@
 """Where memory formation plugs into ``ConversationWorkflow`` (workflow-side, deterministic).
 
-``after_turn`` runs after every activation (consolidate long conversations in chunks while they
-run); ``on_close`` runs when the conversation closes (consolidate what remains). Both must start
-background work and return promptly: consolidation never sits on the response path.
+``after_turn`` runs after every activation: it counts the tokens said since the last
+consolidated turn and, every ``chunk_tokens``, starts a ``ConsolidationWorkflow`` for that range
+and moves the mark. ``on_close`` runs when the conversation closes and consolidates what
+remains. Both only *start* the consolidation (a child with ``ABANDON``, never awaited), so it
+never sits on the response path and outlives the conversation. A consolidation that fails
+leaves its range in the formation ledger, and the next one picks it up.
+
+Histories recorded before memory formation existed replay unchanged: both hooks are gated by
+the ``memory-formation`` patch.
 """
 
 from __future__ import annotations
 
+import asyncio
+
+from temporalio import workflow
+from temporalio.workflow import ParentClosePolicy
+
 from schemas.conversation import ConversationInput, ConversationState
+from schemas.ids import ulid_from_parts
+from schemas.memory_formation import (
+    ConsolidationInput,
+    FormationReason,
+    FormationSettingsQuery,
+    TurnRange,
+)
+from schemas.text import estimate_tokens
+from temporal import names
+from workflows.consolidation import ConsolidationWorkflow, consolidation_workflow_id
+from workflows.policies import DATABASE
+
+with workflow.unsafe.imports_passed_through():
+    from activities.memory.consolidate import ConsolidationActivities
+
+FORMATION_PATCH = "memory-formation"
+
+
+def _count(state: ConversationState) -> None:
+    """Add the tokens of the turns not counted yet (the window always holds them)."""
+    fresh = 0
+    for turn in reversed(state.window):
+        if turn.turn_id == state.counted_through:
+            break
+        fresh += estimate_tokens(turn.text)
+    state.tokens_since_consolidated += fresh
+    state.counted_through = state.window[-1].turn_id
 
 
 async def after_turn(data: ConversationInput, state: ConversationState) -> None:
-    """Hook after each activation of the conversation."""
+    """Consolidate the range said since the mark once it reaches ``chunk_tokens``."""
+    if not state.window or not workflow.patched(FORMATION_PATCH):
+        return
+    _count(state)
+    if state.chunk_tokens is None:
+        settings = await workflow.execute_local_activity_method(
+            ConsolidationActivities.formation_settings,
+            FormationSettingsQuery(agent=data.agent),
+            summary="when to consolidate",
+            **DATABASE,
+        )
+        state.chunk_tokens = settings.chunk_tokens
+    if state.tokens_since_consolidated >= state.chunk_tokens:
+        await _consolidate(data, state, FormationReason.CHUNK)
 
 
 async def on_close(data: ConversationInput, state: ConversationState) -> None:
-    """Hook when the conversation closes."""
+    """Consolidate whatever was said after the last consolidated turn."""
+    if not state.window or not workflow.patched(FORMATION_PATCH):
+        return
+    if state.window[-1].turn_id != state.consolidated_through:
+        await _consolidate(data, state, FormationReason.CLOSE)
+
+
+async def _consolidate(
+    data: ConversationInput, state: ConversationState, reason: FormationReason
+) -> None:
+    through = state.window[-1].turn_id
+    consolidation_id = ulid_from_parts(workflow.now(), workflow.random().getrandbits(80))
+    try:
+        await workflow.start_child_workflow(
+            ConsolidationWorkflow.run,
+            ConsolidationInput(
+                consolidation_id=consolidation_id,
+                agent=data.agent,
+                reason=reason,
+                channel=data.channel,
+                range=TurnRange(
+                    conversation_id=data.conversation_id,
+                    after_turn=state.consolidated_through,
+                    through_turn=through,
+                ),
+            ),
+            id=consolidation_workflow_id(consolidation_id),
+            parent_close_policy=ParentClosePolicy.ABANDON,
+            search_attributes=names.search_attributes(
+                agent=data.agent, channel=data.channel.key, conversation=data.conversation_id
+            ),
+            static_summary=f"{data.agent} remembers ({reason.value}) on {data.channel.key}",
+        )
+    except asyncio.CancelledError:
+        raise
+    except Exception as err:
+        # The mark stays put: the next chunk or the close covers this range too.
+        workflow.logger.warning("consolidation did not start: %s", err)
+        return
+    state.consolidated_through = through
+    state.tokens_since_consolidated = 0
+    state.consolidations += 1

@@ -1,0 +1,107 @@
+"""``MaintenanceWorkflow``: one firing of an agent's ``maintenance/{handle}`` schedule.
+
+Lifecycle: started by the schedule (created with the agent; overlapping firings are skipped)
+and ends after one pass: cull low-rated old memories (an audit entry each), drop raw dialog past
+its retention window and expired completion markers, fill missing vectors (fail soft), and, if
+consolidations failed earlier, start a sweep that retries them (a child with ``ABANDON``). No
+messages; it never continues as new.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from temporalio import workflow
+from temporalio.workflow import ParentClosePolicy
+
+from schemas.ids import ulid_from_parts
+from schemas.memory_formation import (
+    ConsolidationInput,
+    CullInput,
+    FormationReason,
+    IndexDialogInput,
+    MaintenanceInput,
+    MaintenanceResult,
+    PendingFormationsQuery,
+    PurgeInput,
+)
+from temporal import attribution, names
+from workflows.consolidation import ENCODER_STEP, ConsolidationWorkflow, consolidation_workflow_id
+from workflows.policies import DATABASE
+
+with workflow.unsafe.imports_passed_through():
+    from activities.memory.retention import RetentionActivities
+
+SWEEP_PICKUP = 10
+"""Failed ranges one sweep retries."""
+
+
+@workflow.defn(name="MaintenanceWorkflow")
+class MaintenanceWorkflow:
+    """Culling, retention and repair for one agent."""
+
+    @workflow.run
+    async def run(self, data: MaintenanceInput) -> MaintenanceResult:
+        """One maintenance pass."""
+        attribution.bind(agent=data.agent)
+        now = workflow.now()
+        culled = await workflow.execute_activity_method(
+            RetentionActivities.cull,
+            CullInput(agent=data.agent, now=now, actor="maintenance", show=0),
+            summary="cull low-rated old memories",
+            **DATABASE,
+        )
+        purged = await workflow.execute_activity_method(
+            RetentionActivities.purge,
+            PurgeInput(agent=data.agent, now=now),
+            summary="drop expired dialog and markers",
+            **DATABASE,
+        )
+        filled = await workflow.execute_activity_method(
+            RetentionActivities.index,
+            IndexDialogInput(agent=data.agent),
+            summary="fill missing vectors",
+            **ENCODER_STEP,
+        )
+        result = MaintenanceResult(
+            culled=culled.count,
+            dialog_turns=purged.dialog_turns,
+            markers=purged.markers,
+            vectors_filled=filled.turns + filled.memories,
+        )
+        pending = await workflow.execute_activity_method(
+            RetentionActivities.pending_formations,
+            PendingFormationsQuery(agent=data.agent),
+            summary="failed consolidations waiting?",
+            **DATABASE,
+        )
+        if pending.failed:
+            result.sweep = await self._sweep(data.agent)
+        workflow.set_current_details(
+            f"{data.agent}: culled {result.culled}, dropped {result.dialog_turns} turns, "
+            f"filled {result.vectors_filled} vectors, sweep {result.sweep or 'none'}"
+        )
+        return result
+
+    async def _sweep(self, agent: str) -> str | None:
+        sweep_id = ulid_from_parts(workflow.now(), workflow.random().getrandbits(80))
+        try:
+            await workflow.start_child_workflow(
+                ConsolidationWorkflow.run,
+                ConsolidationInput(
+                    consolidation_id=sweep_id,
+                    agent=agent,
+                    reason=FormationReason.SWEEP,
+                    pickup_limit=SWEEP_PICKUP,
+                ),
+                id=consolidation_workflow_id(sweep_id),
+                parent_close_policy=ParentClosePolicy.ABANDON,
+                search_attributes=names.search_attributes(agent=agent),
+                static_summary=f"{agent} retries failed consolidations",
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # the next firing tries again
+            workflow.logger.warning("sweep for %s did not start: %s", agent, err)
+            return None
+        return sweep_id
