@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
 
@@ -15,6 +16,7 @@ from store.db import Database
 from store.queries.agents import create_agent, get_agent, list_agents
 from temporal import inbox
 from temporal.client import connect
+from temporal.schedules import ensure_maintenance_schedule
 
 app = typer.Typer(help="Create and inspect agents.", no_args_is_help=True)
 
@@ -42,6 +44,13 @@ async def _create(spec: AgentCreate) -> AgentPublic:
         await db.aclose()
     client = await connect(settings)
     await inbox.start_agent(client, handle=agent.handle, task_queue=settings.task_queue)
+    # Memory formation: the agent's maintenance schedule (culling, retention); idempotent.
+    await ensure_maintenance_schedule(
+        client,
+        handle=agent.handle,
+        task_queue=settings.task_queue,
+        every=timedelta(minutes=settings.memory.maintenance_minutes),
+    )
     return agent
 
 

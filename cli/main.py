@@ -8,7 +8,7 @@ import sys
 
 import typer
 
-from cli import agent, schema, stack, talk, trace, usage
+from cli import agent, memory, memory_search, schema, stack, talk, trace, usage
 
 app = typer.Typer(
     name="persyn",
@@ -26,6 +26,9 @@ app.command()(usage.usage)
 app.command()(trace.trace)
 app.add_typer(agent.app, name="agent")
 app.add_typer(schema.app, name="schema")
+# One `memory` group: list/show/forget/cull beside search/index/reindex.
+memory.app.add_typer(memory_search.app)
+app.add_typer(memory.app, name="memory")
 
 
 def main() -> None:

@@ -1,0 +1,230 @@
+"""``persyn memory list|show|forget|cull``: the operator's view of an agent's memories.
+
+Forgetting withdraws a record from recall and leaves an audit entry; it never cascades: the
+records derived from it are listed, and kept. Culling is what the maintenance schedule does
+every hour, run now (``--dry-run`` shows what would go).
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+from datetime import UTC, datetime
+from typing import Annotated
+
+import typer
+
+from activities.memory.retention import run_cull
+from cli.common import UserError, friendly_errors, run
+from schemas.ids import check_handle, check_ulid
+from schemas.memory import MemoryRecordPublic
+from schemas.memory_formation import (
+    CullInput,
+    CullResult,
+    ForgetResult,
+    MemoryAction,
+    MemoryDetail,
+)
+from schemas.settings import get_settings
+from schemas.text import clean_text
+from store.db import Database
+from store.queries import memory as records
+
+app = typer.Typer(help="Inspect and withdraw agents' memories.", no_args_is_help=True)
+
+AgentOption = Annotated[str, typer.Option("--agent", "-a", help="The agent's handle.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+def _operator() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "operator"
+
+
+def _line(record: MemoryRecordPublic, width: int = 72) -> str:
+    text = " ".join(record.summary.split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+async def _checked_agent(db: Database, agent: str) -> None:
+    async with db.session() as session:
+        if not await records.agent_exists(session, agent=agent):
+            raise UserError(f"there is no agent {agent!r}: see `persyn agent list`")
+
+
+async def _list(
+    agent: str, channel: str | None, limit: int, everything: bool
+) -> list[tuple[MemoryRecordPublic, str]]:
+    db = Database(get_settings().database_dsn())
+    try:
+        await _checked_agent(db, agent)
+        async with db.session() as session:
+            return await records.list_records(
+                session, agent=agent, channel_key=channel, limit=limit, include_forgotten=everything
+            )
+    finally:
+        await db.aclose()
+
+
+@app.command("list")
+@friendly_errors
+def list_(
+    agent: AgentOption,
+    channel: Annotated[
+        str | None, typer.Option(help="Only this channel, as service:channel.")
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, max=10_000, help="At most this many.")] = 20,
+    everything: Annotated[bool, typer.Option("--all", help="Include forgotten memories.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """An agent's memories, newest first."""
+    found = run(_list(check_handle(agent), channel, limit, everything))
+    if as_json:
+        rows = [{**r.model_dump(mode="json"), "channel_key": key} for r, key in found]
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    if not found:
+        typer.echo(f"no memories for {agent} yet: they form when conversations close")
+        return
+    for record, key in found:
+        mark = "  [forgotten]" if record.forgotten_at else ""
+        typer.echo(
+            f"{record.id}  {record.created_at:%Y-%m-%d %H:%M}  {record.importance:>2}/10  "
+            f"{(record.emotion or '-'):<10}  {key}  {_line(record)}{mark}"
+        )
+
+
+async def _show(record_id: str) -> MemoryDetail | None:
+    db = Database(get_settings().database_dsn())
+    try:
+        async with db.session() as session:
+            return await records.detail(session, record_id=record_id)
+    finally:
+        await db.aclose()
+
+
+def _missing(record_id: str) -> UserError:
+    return UserError(f"there is no memory {record_id}: see `persyn memory list --agent HANDLE`")
+
+
+@app.command()
+@friendly_errors
+def show(
+    record_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's ID.")],
+    as_json: JsonOption = False,
+) -> None:
+    """One memory: what it says, where it came from, what derives from it, its audit trail."""
+    wanted = check_ulid(record_id, what="memory id")
+    found = run(_show(wanted))
+    if found is None:
+        raise _missing(wanted)
+    if as_json:
+        typer.echo(found.model_dump_json(indent=2))
+        return
+    r = found.record
+    state = f"forgotten {r.forgotten_at:%Y-%m-%d %H:%M}" if r.forgotten_at else "remembered"
+    if any(entry.action is MemoryAction.CULL for entry in found.audit):
+        state = "culled: deleted, shown from its audit entry"
+    typer.echo(f"id:           {r.id}  ({state})")
+    typer.echo(f"agent:        {r.agent}  channel {found.channel_key or r.channel_id}")
+    typer.echo(f"conversation: {r.conversation_id or '-'}  turns {r.turn_first} .. {r.turn_last}")
+    typer.echo(f"created:      {r.created_at:%Y-%m-%d %H:%M:%S %Z}")
+    typer.echo(f"importance:   {r.importance}/10   emotion: {r.emotion or '-'}")
+    typer.echo(f"sensitivity:  {r.sensitivity.value}   vector: {'yes' if found.embedded else 'no'}")
+    typer.echo(f"tags:         {', '.join(r.tags) or '-'}")
+    typer.echo(f"participants: {', '.join(r.participants) or '-'}")
+    typer.echo(f"derived from: {', '.join(found.derived_from) or '-'}")
+    typer.echo(f"summary:\n  {r.summary}")
+    for d in found.derived:
+        typer.echo(f"derived:      {d.id}  {_line(d, 60)}")
+    for entry in found.audit:
+        why = f": {entry.reason}" if entry.reason else ""
+        typer.echo(
+            f"audit:        {entry.at:%Y-%m-%d %H:%M} {entry.action.value} by {entry.actor}{why}"
+        )
+
+
+async def _forget(record_id: str, actor: str, reason: str | None) -> ForgetResult | None:
+    db = Database(get_settings().database_dsn())
+    try:
+        async with db.session() as session:
+            return await records.forget(
+                session, record_id=record_id, actor=actor, reason=reason, now=datetime.now(UTC)
+            )
+    finally:
+        await db.aclose()
+
+
+@app.command()
+@friendly_errors
+def forget(
+    record_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's ID.")],
+    reason: Annotated[str | None, typer.Option(help="Why, for the audit trail.")] = None,
+    by: Annotated[str | None, typer.Option(help="Who asks (default: your user name).")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Withdraw a memory from recall; keeps an audit entry and says what derived from it."""
+    wanted = check_ulid(record_id, what="memory id")
+    why = clean_text(reason, what="reason", max_chars=1000) if reason is not None else None
+    actor = clean_text(by, what="--by", max_chars=200) if by is not None else _operator()
+    result = run(_forget(wanted, actor, why))
+    if result is None:
+        raise _missing(wanted)
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+        return
+    if result.already:
+        typer.echo(
+            f"{wanted} was already forgotten ({result.audit.at:%Y-%m-%d %H:%M} by "
+            f"{result.audit.actor}); nothing changed"
+        )
+    else:
+        typer.echo(f"forgot {wanted}: {_line(result.record)}")
+        typer.echo(f"audit entry {result.audit.id} by {actor}")
+    if not result.derived:
+        typer.echo("no memories derive from it")
+        return
+    typer.echo(f"{len(result.derived)} memories derive from it and were kept:")
+    for d in result.derived:
+        typer.echo(f"  {d.id}  {_line(d, 64)}")
+
+
+async def _cull(agent: str, dry_run: bool, actor: str) -> CullResult:
+    settings = get_settings()
+    db = Database(settings.database_dsn())
+    try:
+        await _checked_agent(db, agent)
+        data = CullInput(
+            agent=agent, now=datetime.now(UTC), dry_run=dry_run, actor=actor, show=100_000
+        )
+        return await run_cull(db, settings.memory, data)
+    finally:
+        await db.aclose()
+
+
+@app.command()
+@friendly_errors
+def cull(
+    agent: AgentOption,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would go; delete nothing.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Delete memories rated below memory.cull_below and older than memory.cull_after_days."""
+    result = run(_cull(check_handle(agent), dry_run, f"operator:{_operator()}"))
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+        return
+    verb = "would cull" if result.dry_run else "culled"
+    typer.echo(
+        f"{verb} {result.count} memories of {agent} rated below {result.below}/10 and created "
+        f"before {result.cutoff:%Y-%m-%d %H:%M %Z}"
+    )
+    for item in result.records:
+        text = " ".join(item.summary.split())[:64]
+        typer.echo(
+            f"  {item.record_id}  {item.importance:>2}/10  {item.created_at:%Y-%m-%d}  {text}"
+        )
