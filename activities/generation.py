@@ -1,4 +1,10 @@
-"""The generate activity: a stored prompt through the model gateway, streamed best effort."""
+"""The generation activities: a stored prompt through the model gateway, streamed best effort.
+
+The activity ``generation.generate`` (:meth:`GenerationActivities.respond`) is one round of the
+tool loop: the stored prompt plus the loop's extension (earlier calls and their results, from
+PostgreSQL), with the registry's tools offered; the calls it returns are stored and referenced
+by ID. Without tools it is a plain generation, exactly as before the tool loop existed.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +16,19 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.channels.stream import NotifySink
+from activities.gateway.base import DeltaCallback
 from activities.gateway.errors import ProviderError, to_application_error
 from activities.gateway.gateway import ModelGateway
-from schemas.activation import GenerateInput, Generation
-from schemas.models import ChatMessage, ModelRequest
+from activities.tools import rounds
+from activities.tools.registry import ToolRegistry
+from schemas.activation import GenerateInput, Generation, PromptRef, StreamTarget
+from schemas.ids import new_ulid
+from schemas.models import ChatMessage, ModelRequest, ModelResponse, ToolCall
+from schemas.tools import RespondInput, ToolCallRef, ToolGeneration
 from store.db import Database
 from store.queries.runtime import load_prompt
+from store.queries.tool_calls import load_extension, save_round
+from store.tables.columns import utcnow
 
 log = logging.getLogger(__name__)
 
@@ -30,59 +43,152 @@ async def _heartbeat_until_cancelled() -> None:
 
 
 class GenerationActivities:
-    """Model calls of the response pipeline."""
+    """Model calls of the response pipeline.
 
-    def __init__(self, db: Database, gateway: ModelGateway) -> None:
+    Args:
+        db: Where prompts and the tool loop's records live.
+        gateway: The model gateway.
+        tools: The tools ``respond`` offers (none without a registry).
+        max_tool_rounds: The tool loop's bound, reported to the workflow with each round.
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        gateway: ModelGateway,
+        tools: ToolRegistry | None = None,
+        *,
+        max_tool_rounds: int = 0,
+    ) -> None:
         self._db = db
         self._gateway = gateway
+        self._tools = tools
+        self._max_rounds = max_tool_rounds
 
-    async def _request(self, data: GenerateInput) -> ModelRequest:
+    async def _request(self, prompt: PromptRef) -> tuple[ModelRequest, str | None]:
         async with self._db.session() as session:
-            row = await load_prompt(session, prompt_id=data.prompt.prompt_id)
+            row = await load_prompt(session, prompt_id=prompt.prompt_id)
         if row is None:
             raise ApplicationError(
-                f"prompt {data.prompt.prompt_id} is missing",
+                f"prompt {prompt.prompt_id} is missing",
                 type="PromptMissing",
                 non_retryable=True,
             )
-        return ModelRequest(
-            task=data.prompt.task,
+        request = ModelRequest(
+            task=prompt.task,
             system=row.system,
             messages=[ChatMessage.model_validate(m) for m in row.messages],
         )
+        return request, row.activation_id
 
-    @activity.defn(name="generation.generate")
-    async def generate(self, data: GenerateInput) -> Generation:
-        """Generate a candidate from the stored prompt.
-
-        Raises:
-            ApplicationError: A classified provider failure; Temporal retries the transient ones.
-        """
-        request = await self._request(data)
+    async def _complete(self, request: ModelRequest, stream: StreamTarget | None) -> ModelResponse:
         # Outside Temporal (benchmarks, tools) there is nobody to heartbeat to.
         beating = asyncio.create_task(
             _heartbeat_until_cancelled() if activity.in_activity() else asyncio.sleep(0)
         )
         try:
             async with contextlib.AsyncExitStack() as stack:
-                on_delta = None
-                if data.stream is not None:
+                on_delta: DeltaCallback | None = None
+                if stream is not None:
                     try:
                         sink = await stack.enter_async_context(
-                            NotifySink(self._db.dsn, data.stream.key, data.stream.phase)
+                            NotifySink(self._db.dsn, stream.key, stream.phase)
                         )
                         on_delta = sink.delta
                     except Exception:
                         log.info("token stream unavailable; generating without it", exc_info=True)
-                response = await self._gateway.complete(request, on_delta=on_delta)
+                return await self._gateway.complete(request, on_delta=on_delta)
         except ProviderError as err:
             raise to_application_error(err) from err
         finally:
             beating.cancel()
-        return Generation(
+
+    async def generate(self, data: GenerateInput) -> Generation:
+        """Generate a candidate from the stored prompt, without tools (benchmarks, tools).
+
+        Raises:
+            ApplicationError: A classified provider failure.
+        """
+        return await self.respond(RespondInput(prompt=data.prompt, stream=data.stream))
+
+    @activity.defn(name="generation.generate")
+    async def respond(self, data: RespondInput) -> ToolGeneration:
+        """One round of the response model: it answers, or asks for tools first.
+
+        With ``data.tools == "offer"`` the registry's tools are advertised and the calls the
+        model makes are stored (arguments and all) and returned by ID. With ``"final"`` the
+        tools stay advertised but the model is told to answer in words, and any call it makes
+        anyway is dropped. With ``"none"`` (the default, and every input recorded before the
+        tool loop) this is a plain generation.
+
+        Raises:
+            ApplicationError: A classified provider failure; Temporal retries the transient ones.
+        """
+        request, activation_id = await self._request(data.prompt)
+        offer = data.tools != "none" and data.agent is not None and self._tools is not None
+        if offer:
+            request = await self._with_tools(request, data)
+        response = await self._complete(request, data.stream)
+        calls = response.tool_calls if offer and data.tools == "offer" and request.tools else []
+        # A provider-run tool that hit its own cap pauses the turn; sending it again resumes.
+        paused = offer and response.finish_reason == "pause_turn"
+        paused = paused and response.provider_content is not None
+        refs: list[ToolCallRef] = []
+        if calls or paused:
+            assert data.agent is not None
+            refs = await self._save_round(data, activation_id, response, calls)
+        return ToolGeneration(
             text=response.text.strip(),
             model=response.model,
             provider=response.provider.value,
             finish_reason=response.finish_reason,
             usage=response.usage,
+            tool_calls=refs,
+            paused=paused and not refs,
+            max_rounds=self._max_rounds,
         )
+
+    async def _with_tools(self, request: ModelRequest, data: RespondInput) -> ModelRequest:
+        assert self._tools is not None
+        async with self._db.session() as session:
+            extension = await load_extension(session, prompt_id=data.prompt.prompt_id)
+        provider = self._gateway.binding(request).provider
+        final = data.tools == "final"
+        return request.model_copy(
+            update={
+                "messages": rounds.exchange(request.messages, extension, final=final),
+                "tools": self._tools.specs(provider),
+                "tool_choice": "none" if final else "auto",
+            }
+        )
+
+    async def _save_round(
+        self,
+        data: RespondInput,
+        activation_id: str | None,
+        response: ModelResponse,
+        calls: list[ToolCall],
+    ) -> list[ToolCallRef]:
+        assert data.agent is not None
+        call_ids = [new_ulid() for _ in calls]
+        turn = ChatMessage(
+            role="assistant",
+            content=response.text,
+            tool_calls=calls,
+            provider_content=response.provider_content,
+        )
+        async with self._db.session() as session:
+            await save_round(
+                session,
+                agent=data.agent,
+                prompt_id=data.prompt.prompt_id,
+                activation_id=activation_id,
+                round_=data.round,
+                message=turn,
+                call_ids=call_ids,
+                at=utcnow(),
+            )
+        return [
+            ToolCallRef(call_id=call_id, name=call.name)
+            for call_id, call in zip(call_ids, calls, strict=True)
+        ]

@@ -22,6 +22,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from schemas.autonomy import AutonomySettings
 from schemas.memory import MemorySettings
 from schemas.models import ModelBinding, TaskType
 
@@ -111,6 +112,9 @@ class Settings(BaseSettings):
     encoder_api_key: SecretStr | None = Field(
         default=None, description="Bearer token of the encoding service, if it wants one."
     )
+
+    # Tools, reminders, goals and the heartbeat; see docs/autonomy.md
+    autonomy: AutonomySettings = Field(default_factory=AutonomySettings)
 
     # Observability (Appendices C and D); see docs/observability.md
     meters: Annotated[list[MeterName], NoDecode] = Field(

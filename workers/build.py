@@ -10,6 +10,7 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.autonomy.wiring import build_autonomy
 from activities.channels.transmit import ChannelActivities
 from activities.context.activities import ContextActivities
 from activities.context.assembler import ContextAssembler
@@ -20,7 +21,6 @@ from activities.gateway.base import Provider
 from activities.gateway.factory import build_provider
 from activities.gateway.gateway import ModelGateway
 from activities.gateway.registry import ModelRegistry
-from activities.generation import GenerationActivities
 from activities.memory.consolidate import ConsolidationActivities
 from activities.memory.encoder import Encoder
 from activities.memory.encoders.factory import build_encoder
@@ -31,6 +31,7 @@ from activities.metering.factory import build_meters
 from activities.metering.hub import MeterHub, UsageMeter
 from activities.metering.pricing import load_or_empty
 from activities.store import StoreActivities
+from activities.tools.registry import Tool
 from schemas.models import ProviderName
 from schemas.settings import Settings
 from store.db import Database
@@ -40,12 +41,16 @@ from workflows.activation import ActivationWorkflow
 from workflows.agent import AgentWorkflow
 from workflows.consolidation import ConsolidationWorkflow
 from workflows.conversation import ConversationWorkflow
+from workflows.heartbeat import HeartbeatWorkflow
 from workflows.maintenance import MaintenanceWorkflow
+from workflows.reminder import ReminderWorkflow
 
 WORKFLOWS: list[type] = [
     AgentWorkflow,
     ConversationWorkflow,
     ActivationWorkflow,
+    HeartbeatWorkflow,
+    ReminderWorkflow,
     ConsolidationWorkflow,
     MaintenanceWorkflow,
 ]
@@ -62,6 +67,8 @@ class Dependencies:
     meters: MeterHub
     encoder: Encoder | None = None
     extra_sources: list[ContextSource] = field(default_factory=list)
+    extra_tools: list[Tool] = field(default_factory=list)
+    """More platform tools for the agent (tests; later external tool servers)."""
 
     async def aclose(self) -> None:
         """Flush meters and close clients and pools."""
@@ -106,20 +113,24 @@ def build_dependencies(
     return Dependencies(settings=settings, db=db, gateway=gateway, meters=hub, encoder=encoder)
 
 
-def activities(deps: Dependencies) -> list[Callable[..., Any]]:
-    """Every activity, bound to its dependencies."""
+def activities(deps: Dependencies, client: Client | None = None) -> list[Callable[..., Any]]:
+    """Every activity, bound to its dependencies (``client``: for schedules and impulses)."""
+    # Autonomy: tools, reminders, goals and the heartbeat (docs/autonomy.md).
+    autonomy = build_autonomy(
+        deps.db, deps.gateway, deps.settings, client, extra_tools=deps.extra_tools
+    )
     sources: list[ContextSource] = [
         PersonaSource(),
         ConstraintsSource(),
         ClockSource(),
         DialogSource(deps.db),
+        *autonomy.sources,
         *([MemoryRecall(deps.db, deps.encoder, deps.settings.memory)] if deps.encoder else []),
         *deps.extra_sources,
     ]
     assembler = ContextAssembler(deps.db, deps.gateway.registry, sources)
     store = StoreActivities(deps.db)
     context = ContextActivities(assembler)
-    generation = GenerationActivities(deps.db, deps.gateway)
     decide = DecideActivities()
     channels = ChannelActivities(deps.db)
     formation = ConsolidationActivities(deps.db, deps.gateway, deps.encoder, deps.settings.memory)
@@ -133,7 +144,7 @@ def activities(deps: Dependencies) -> list[Callable[..., Any]]:
         store.close_conversation,
         store.record_outcome,
         context.assemble_context,
-        generation.generate,
+        *autonomy.activities,
         decide.decide,
         channels.transmit,
         formation.formation_settings,
@@ -158,7 +169,7 @@ def build_worker(client: Client, deps: Dependencies, *, task_queue: str) -> Work
         client,
         task_queue=task_queue,
         workflows=WORKFLOWS,
-        activities=activities(deps),
+        activities=activities(deps, client),
         workflow_runner=workflow_runner(),
         max_concurrent_activities=64,
         max_concurrent_local_activities=64,

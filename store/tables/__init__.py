@@ -1,6 +1,15 @@
 """All tables, imported together so ``SQLModel.metadata`` knows every one."""
 
 from store.tables.agents import Agent, Channel, Identity, Person
+from store.tables.autonomy import (  # noqa: F401  (registers them)
+    AutonomyLogRow,
+    GoalRow,
+    HeartbeatRow,
+    PromptExtensionRow,
+    QuickFactRow,
+    ReminderRow,
+    ToolCallRow,
+)
 from store.tables.dialog import Conversation, DialogTurnRow
 from store.tables.ledger import UsageRow
 from store.tables.memory import MemoryRecord

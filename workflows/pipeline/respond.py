@@ -1,43 +1,144 @@
-"""Step: generate the candidate response (spec §4 step 3).
+"""Step: generate the candidate response, running the tool loop (spec §3 step 3, §4.6).
 
-The model call is a regular activity: every attempt is visible in the Web UI and transient
-failures are retried with backoff. After the last attempt the agent degrades to a safe
-fallback reply instead of failing.
+Each round is a regular activity (``generation.respond``): every attempt is visible in the Web
+UI and transient failures are retried with backoff. When the model calls tools, each call runs
+as its own activity (summary: the tool's name) and the results feed the next round; after the
+configured number of rounds the model must answer in words. The calls' arguments, results and
+the growing message list stay in PostgreSQL: history holds only their IDs. A tool that fails
+returns its error to the model; a round that keeps failing degrades the whole reply to the
+safe fallback instead of failing the activation.
+
+Heartbeats first run a self-assessment (a counter-perspective over recent memories) inside this
+activation, so its model call is attributed to the self-reflection conversation.
+
+A turn without tool calls has the same history as before the tool loop existed (one
+``generation.generate`` activity whose input and result only gained defaulted fields), so
+histories recorded earlier still replay.
 """
 
 from __future__ import annotations
 
+import asyncio
+from datetime import timedelta
+from typing import Any
+
 from temporalio import workflow
+from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
-from schemas.activation import (
-    FALLBACK_REPLY,
-    ActivationInput,
-    Draft,
-    GenerateInput,
-    PromptRef,
-    StreamTarget,
+from schemas.activation import FALLBACK_REPLY, ActivationInput, Draft, PromptRef, StreamTarget
+from schemas.events import Trigger
+from schemas.tools import (
+    InvokeToolInput,
+    RespondInput,
+    SelfAssessInput,
+    ToolCallRef,
+    ToolContext,
+    ToolGeneration,
+    ToolOutcome,
 )
 from workflows.policies import MODEL_CALL
 
 with workflow.unsafe.imports_passed_through():
+    from activities.autonomy.assess import AssessActivities
     from activities.generation import GenerationActivities
+    from activities.tools.invoke import ToolActivities
+
+TOOL_CALL: dict[str, Any] = {
+    # The tool's own timeout (settings) ends it well before this; this bounds a stuck worker.
+    "start_to_close_timeout": timedelta(minutes=10),
+    "retry_policy": RetryPolicy(
+        initial_interval=timedelta(milliseconds=200),
+        backoff_coefficient=2.0,
+        maximum_interval=timedelta(seconds=10),
+        maximum_attempts=5,
+    ),
+}
+"""A tool call (regular activity, so each one shows in the Web UI under its tool's name)."""
+
+SELF_ASSESSMENT: dict[str, Any] = {**MODEL_CALL, "start_to_close_timeout": timedelta(minutes=3)}
 
 
 async def respond(data: ActivationInput, prompt: PromptRef) -> Draft:
     """The candidate reply, or the fallback if generation keeps failing."""
+    if data.event.trigger is Trigger.HEARTBEAT:
+        await _self_assess(data, prompt)
+    return await _tool_loop(data, prompt)
+
+
+async def _tool_loop(data: ActivationInput, prompt: PromptRef) -> Draft:
     event = data.event
+    stream = StreamTarget(key=event.event_id) if event.stream else None
+    context = ToolContext(
+        agent=data.agent,
+        activation_id=data.activation_id,
+        conversation_id=data.conversation_id,
+        channel=data.channel,
+        person_id=data.person_id,
+        trigger=event.trigger,
+    )
+    round_, bound = 0, None
+    while True:
+        allow = bound is None or round_ < bound
+        try:
+            generation: ToolGeneration = await workflow.execute_activity_method(
+                GenerationActivities.respond,
+                RespondInput(
+                    prompt=prompt,
+                    stream=stream,
+                    agent=data.agent,
+                    round=round_,
+                    tools="offer" if allow else "final",
+                ),
+                summary=f"generate a reply for {data.person_name}"
+                + (f" (round {round_ + 1})" if round_ else ""),
+                **MODEL_CALL,
+            )
+        except ActivityError as err:
+            workflow.logger.warning("generation failed after retries: %s", err.cause or err)
+            return Draft(text=FALLBACK_REPLY, degraded=True)
+        bound = generation.max_rounds if bound is None else bound
+        if not allow or not (generation.tool_calls or generation.paused):
+            return Draft(text=generation.text, model=generation.model)
+        # Calls past the bound are not run: the last round tells the model they did not
+        # finish. A paused provider-run tool is resumed by simply sending the turn again.
+        if generation.tool_calls and round_ < bound:
+            workflow.set_current_details(
+                f"Round {round_ + 1}: running "
+                + ", ".join(call.name for call in generation.tool_calls)
+            )
+            await asyncio.gather(*(_invoke(call, context) for call in generation.tool_calls))
+        round_ += 1
+
+
+async def _invoke(call: ToolCallRef, context: ToolContext) -> ToolOutcome:
     try:
-        generation = await workflow.execute_activity_method(
-            GenerationActivities.generate,
-            GenerateInput(
-                prompt=prompt,
-                stream=StreamTarget(key=event.event_id) if event.stream else None,
-            ),
-            summary=f"generate a reply for {data.person_name}",
-            **MODEL_CALL,
+        outcome: ToolOutcome = await workflow.execute_activity_method(
+            ToolActivities.invoke,
+            InvokeToolInput(call_id=call.call_id, context=context),
+            summary=call.name,
+            **TOOL_CALL,
         )
     except ActivityError as err:
-        workflow.logger.warning("generation failed after retries: %s", err.cause or err)
-        return Draft(text=FALLBACK_REPLY, degraded=True)
-    return Draft(text=generation.text, model=generation.model)
+        # The next round tells the model this call did not finish; the turn goes on.
+        workflow.logger.warning("tool %s gave up: %s", call.name, err.cause or err)
+        return ToolOutcome(call_id=call.call_id, name=call.name, ok=False, error="did not finish")
+    return outcome
+
+
+async def _self_assess(data: ActivationInput, prompt: PromptRef) -> None:
+    try:
+        await workflow.execute_activity_method(
+            AssessActivities.self_assess,
+            SelfAssessInput(
+                prompt=prompt,
+                agent=data.agent,
+                activation_id=data.activation_id,
+                event_id=data.event.event_id,
+            ),
+            summary="self-assessment",
+            **SELF_ASSESSMENT,
+        )
+    except ActivityError as err:
+        # The beat still acts, on its goals and memories, without the critique.
+        workflow.logger.warning("self-assessment failed: %s", err.cause or err)

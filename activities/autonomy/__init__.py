@@ -1,0 +1,1 @@
+"""Self-initiated cognition: firings of reminders and heartbeats, self-assessment, goals, facts."""

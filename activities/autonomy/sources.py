@@ -1,0 +1,111 @@
+"""Context sources: open goals in every activation; quick facts; past autonomous outcomes.
+
+Goals are a standing source (spec §4.8), so they shape every response; quick facts bring the
+scratchpad about the people present (and about the agent itself); a reminder or heartbeat sees
+what earlier firings of the same kind did, so a similar reminder learns what worked.
+"""
+
+from __future__ import annotations
+
+from activities.context.model import ContextBlock, ContextRequest, Trim
+from schemas.autonomy import FiringKind
+from schemas.events import Trigger
+from store.db import Database
+from store.queries.autonomy import recent_autonomy
+from store.queries.goals import get_facts, list_goals
+
+
+class GoalsSource:
+    """The agent's open goals, with their IDs so its tools can act on them."""
+
+    name = "goals"
+    required = False
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def fetch(self, request: ContextRequest) -> ContextBlock | None:
+        """Open and in-progress goals, oldest first."""
+        async with self._db.session() as session:
+            goals = await list_goals(session, agent=request.agent.handle)
+        if not goals:
+            return None
+        items = [
+            f"- [{g.goal_id}] {g.description}"
+            + (" (in progress)" if g.status.value == "in_progress" else "")
+            + (f" (latest: {g.note})" if g.note else "")
+            for g in goals
+        ]
+        return ContextBlock(
+            source=self.name,
+            title="Your open goals (you set these; update or retire them with your goal tools):",
+            items=items,
+            order=40,
+            trim=Trim.OLDEST_FIRST,
+        )
+
+
+class QuickFactsSource:
+    """Scratchpad facts about the people present and about the agent itself."""
+
+    name = "quick_facts"
+    required = False
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def fetch(self, request: ContextRequest) -> ContextBlock | None:
+        """Facts about ``self`` and each participant."""
+        people = list(dict.fromkeys([request.input.person_id, *request.input.participants]))
+        async with self._db.session() as session:
+            facts = await get_facts(session, agent=request.agent.handle, subjects=["self", *people])
+        if not facts:
+            return None
+        speaker = request.input.event.speaker
+        names = {"self": "you", request.input.person_id: speaker.display_name or speaker.speaker_id}
+        items = [f"- {names.get(f.subject, f.subject)}: {f.key} = {f.value}" for f in facts]
+        return ContextBlock(
+            source=self.name,
+            title="Quick facts from your scratchpad (subject: key = value):",
+            items=items,
+            order=45,
+            trim=Trim.LAST_FIRST,
+        )
+
+
+class AutonomyOutcomesSource:
+    """For a reminder or heartbeat: what the latest firings of the same kind did."""
+
+    name = "autonomy"
+    required = False
+
+    def __init__(self, db: Database, limit: int = 5) -> None:
+        self._db = db
+        self._limit = limit
+
+    async def fetch(self, request: ContextRequest) -> ContextBlock | None:
+        """Earlier outcomes, newest first (the current firing excluded)."""
+        trigger = request.input.event.trigger
+        if trigger not in (Trigger.REMINDER, Trigger.HEARTBEAT):
+            return None
+        kind = FiringKind.HEARTBEAT if trigger is Trigger.HEARTBEAT else FiringKind.REMINDER
+        async with self._db.session() as session:
+            entries = await recent_autonomy(
+                session, agent=request.agent.handle, kind=kind, limit=self._limit + 1
+            )
+        entries = [e for e in entries if e.event_id != request.input.event.event_id]
+        if not entries:
+            return None
+        items = []
+        for entry in entries[: self._limit]:
+            what = entry.objective or "heartbeat"
+            tools = ", ".join(entry.tools) or "no tools"
+            said = (entry.said or "(silent)").replace("\n", " ")[:300]
+            items.append(f"- {entry.fired_at:%Y-%m-%d %H:%M} {what} -> {tools}; you said: {said}")
+        return ContextBlock(
+            source=self.name,
+            title=f"What your recent {kind.value}s did (newest first):",
+            items=items,
+            order=46,
+            trim=Trim.LAST_FIRST,
+        )

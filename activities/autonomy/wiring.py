@@ -1,0 +1,75 @@
+"""The autonomy activities and context sources, built from the worker's dependencies."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from temporalio.client import Client
+
+from activities.autonomy.assess import AssessActivities
+from activities.autonomy.firing import FiringActivities
+from activities.autonomy.sources import AutonomyOutcomesSource, GoalsSource, QuickFactsSource
+from activities.context.model import ContextSource
+from activities.gateway.gateway import ModelGateway
+from activities.generation import GenerationActivities
+from activities.tools.builtin import build_registry
+from activities.tools.builtin.deps import ToolDeps
+from activities.tools.invoke import ToolActivities
+from activities.tools.registry import Tool, ToolRegistry
+from schemas.settings import Settings
+from store.db import Database
+
+
+@dataclass
+class Autonomy:
+    """What a worker registers for tools, reminders, goals and the heartbeat."""
+
+    registry: ToolRegistry
+    generation: GenerationActivities
+    sources: list[ContextSource] = field(default_factory=list)
+    activities: list[Callable[..., Any]] = field(default_factory=list)
+
+
+def build_autonomy(
+    db: Database,
+    gateway: ModelGateway,
+    settings: Settings,
+    client: Client | None,
+    *,
+    extra_tools: list[Tool] | None = None,
+) -> Autonomy:
+    """The tool registry, the generation activities that offer it, and the autonomy activities.
+
+    Args:
+        db: The database.
+        gateway: The model gateway.
+        settings: The configuration (``settings.autonomy`` bounds the tool loop).
+        client: The worker's Temporal client; without one, reminder tools are absent and
+            schedule-started workflows cannot deliver impulses.
+        extra_tools: More platform tools (memory tools, external servers, skills).
+    """
+    registry = build_registry(
+        ToolDeps(db=db, settings=settings, models=gateway.registry, client=client),
+        extra=extra_tools or [],
+    )
+    generation = GenerationActivities(
+        db, gateway, registry, max_tool_rounds=settings.autonomy.max_tool_rounds
+    )
+    tools = ToolActivities(db, registry, settings.autonomy)
+    firing = FiringActivities(db, client)
+    assess = AssessActivities(db, gateway, settings.autonomy)
+    return Autonomy(
+        registry=registry,
+        generation=generation,
+        sources=[GoalsSource(db), QuickFactsSource(db), AutonomyOutcomesSource(db)],
+        activities=[
+            generation.respond,  # the activity ``generation.generate``
+            tools.invoke,
+            firing.claim,
+            firing.deliver,
+            firing.retire,
+            assess.self_assess,
+        ],
+    )

@@ -1,0 +1,1 @@
+"""Temporal Schedules for reminders and heartbeats, kept in step with their durable records."""

@@ -1,0 +1,84 @@
+"""What the heartbeat and reminder workflows share: claim a firing, then deliver its impulse.
+
+Workflow-side code (deterministic): the impulse's event ID is made from ``workflow.now()`` and
+``workflow.random()``, so a replay or a retried activity refers to the same firing.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+from schemas.autonomy import (
+    REFLECTION_CHANNEL,
+    REMINDER_CHANNEL,
+    SELF_SERVICE,
+    ClaimFiringInput,
+    DeliverImpulseInput,
+    Firing,
+    FiringInput,
+    FiringKind,
+    FiringResult,
+)
+from schemas.ids import ulid_from_parts
+from temporal import attribution, names
+from workflows.policies import DATABASE
+
+with workflow.unsafe.imports_passed_through():
+    from activities.autonomy.firing import FiringActivities
+
+TEMPORAL_CALL: dict[str, Any] = {
+    "start_to_close_timeout": timedelta(seconds=30),
+    "retry_policy": RetryPolicy(
+        initial_interval=timedelta(seconds=1),
+        backoff_coefficient=2.0,
+        maximum_interval=timedelta(seconds=30),
+        maximum_attempts=10,
+    ),
+}
+"""A call to the Temporal service from an activity (deliver an impulse, delete a schedule)."""
+
+
+async def claim(kind: FiringKind, data: FiringInput) -> Firing:
+    """Bind attribution, make the impulse's ID and claim the firing."""
+    channel = REFLECTION_CHANNEL if kind is FiringKind.HEARTBEAT else REMINDER_CHANNEL
+    attribution.bind(agent=data.agent, channel=f"{SELF_SERVICE}:{channel}", trigger=kind.value)
+    workflow.upsert_search_attributes([names.AGENT.value_set(data.agent)])
+    event_id = ulid_from_parts(workflow.now(), workflow.random().getrandbits(80))
+    firing: Firing = await workflow.execute_local_activity_method(
+        FiringActivities.claim,
+        ClaimFiringInput(
+            kind=kind,
+            agent=data.agent,
+            reminder_id=data.reminder_id,
+            event_id=event_id,
+            fired_at=workflow.now(),
+        ),
+        summary=f"claim the {kind.value} firing",
+        **DATABASE,
+    )
+    return firing
+
+
+async def deliver(kind: FiringKind, data: FiringInput, firing: Firing) -> FiringResult:
+    """Put the impulse in the agent's inbox, or report why it was skipped."""
+    if not firing.deliver or firing.event_id is None:
+        workflow.set_current_details(f"skipped: {firing.reason}")
+        return FiringResult(delivered=False, reason=firing.reason)
+    await workflow.execute_activity_method(
+        FiringActivities.deliver,
+        DeliverImpulseInput(
+            kind=kind,
+            agent=data.agent,
+            event_id=firing.event_id,
+            text=firing.text,
+            at=workflow.now(),
+        ),
+        summary=f"wake {data.agent}",
+        **TEMPORAL_CALL,
+    )
+    workflow.set_current_details(f"delivered impulse {firing.event_id} to {data.agent}")
+    return FiringResult(delivered=True, event_id=firing.event_id)
