@@ -52,6 +52,7 @@ class Variant:
     bm25: Bm25Params
     fusion: FusionParams
     semantic: bool = True
+    changes: str = "-"
 
 
 def parse_variant(spec: str) -> Variant:
@@ -68,7 +69,7 @@ def parse_variant(spec: str) -> Variant:
             fusion[key] = type(getattr(FusionParams(), key))(value)
         else:
             raise SystemExit(f"error: unknown variant setting {key!r}")
-    return Variant(name, Bm25Params(**bm25), FusionParams(**fusion), semantic)
+    return Variant(name, Bm25Params(**bm25), FusionParams(**fusion), semantic, body or "-")
 
 
 async def evaluate(
@@ -99,14 +100,30 @@ def table(title: str, scores: Scores, latencies: list[float] | None) -> str:
         values = " | ".join(f"{scores.mean(cats, m):.3f}" for m in METRICS)
         lines.append(f"| {label} | {scores.count(cats)} | {values} |")
     if latencies:
-        ordered = sorted(latencies)
-        p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+        p50, p95 = percentiles(latencies)
         lines += [
             "",
-            f"query latency (top {DEPTH}, encoding included): "
-            f"p50 {statistics.median(ordered):.1f} ms, p95 {p95:.1f} ms",
+            f"query latency (top {DEPTH}, encoding included): p50 {p50:.1f} ms, p95 {p95:.1f} ms",
         ]
     return "\n".join(lines)
+
+
+def percentiles(latencies: list[float]) -> tuple[float, float]:
+    ordered = sorted(latencies)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+
+
+VARIANT_HEADER = [
+    "| variant | changes | R@5 | R@10 | R@20 | S@1 | S@3 | S@5 | R@10 cat 1 / 2 / 3 / 4 | p50 ms |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---|---:|",
+]
+
+
+def variant_row(name: str, changes: str, scores: Scores, latencies: list[float] | None) -> str:
+    overall = " | ".join(f"{scores.mean((1, 2, 3, 4), m):.3f}" for m in METRICS)
+    per_category = " / ".join(f"{scores.mean((c,), 'R@10'):.3f}" for c in (1, 2, 3, 4))
+    p50 = f"{percentiles(latencies)[0]:.0f}" if latencies else "-"
+    return f"| {name} | {changes} | {overall} | {per_category} | {p50} |"
 
 
 def machine() -> str:
@@ -142,17 +159,23 @@ async def run(args: argparse.Namespace, server: EmbeddedPostgres) -> str:
             f"{len(questions)} questions with evidence; imported in {took:.1f} s "
             f"({report.turns_embedded} turns embedded, encoder {args.encoder}).",
         ]
+        rows = []
         for variant in variants:
             scores, latencies = await evaluate(db, encoder, variant, questions)
-            settings = f"{dataclasses.asdict(variant.bm25)} {dataclasses.asdict(variant.fusion)}"
-            out += ["", table(f"Persyn DialogSearch, {variant.name}", scores, latencies)]
-            out += [
-                "",
-                f"settings: semantic={variant.semantic and encoder is not None} {settings}",
-            ]
+            rows.append(variant_row(variant.name, variant.changes, scores, latencies))
+            if variant.name == "default":
+                settings = {
+                    **dataclasses.asdict(variant.bm25),
+                    **dataclasses.asdict(variant.fusion),
+                }
+                out += ["", table("Persyn DialogSearch (defaults)", scores, latencies)]
+                out += ["", f"defaults: {settings}"]
         reference = bm25_reference(turns, questions)
         title = "Reference: the README's BM25 (k1 1.5, b .75), computed here"
         out += ["", table(title, reference, None)]
+        rows.append(variant_row("reference BM25 (README method)", "-", reference, None))
+        out += ["", "**Variants on the same import** (changes against the defaults)", ""]
+        out += [*VARIANT_HEADER, *rows]
     finally:
         await db.aclose()
         if encoder is not None:
