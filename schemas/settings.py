@@ -23,6 +23,7 @@ from pydantic_settings import (
 )
 
 from schemas.autonomy import AutonomySettings
+from schemas.deliberation import DeliberationSettings
 from schemas.memory import MemorySettings
 from schemas.models import ModelBinding, TaskType
 
@@ -115,6 +116,9 @@ class Settings(BaseSettings):
 
     # Tools, reminders, goals and the heartbeat; see docs/autonomy.md
     autonomy: AutonomySettings = Field(default_factory=AutonomySettings)
+
+    # Critique, refinement and the decision to speak; see docs/deliberation.md
+    deliberation: DeliberationSettings = Field(default_factory=DeliberationSettings)
 
     # Observability (Appendices C and D); see docs/observability.md
     meters: Annotated[list[MeterName], NoDecode] = Field(
