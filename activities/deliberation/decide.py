@@ -1,30 +1,81 @@
 """The decide step: whether the candidate is transmitted (spec §4 step 6).
 
-Silence is an outcome with a stated reason, never an error.
+Silence is an outcome with a stated reason, never an error. Screening settles what needs no
+model: an empty candidate, the safe fallback, a guardrail veto, and short addressed replies.
+Everything else (all unaddressed traffic, and substantive addressed replies unless configured
+off) goes to the engagement judgment in :mod:`activities.deliberation.judge`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from temporalio import activity
 
+from activities.deliberation.guardrails import GuardrailCheck, first_veto
+from activities.deliberation.substance import is_substantive
 from schemas.activation import DecideInput, Decision
+from schemas.deliberation import (
+    ADDRESSED,
+    NOT_ADDRESSED,
+    NOTHING_TO_ADD,
+    DeliberationSettings,
+    Screening,
+    ScreenInput,
+    SpeakBasis,
+    Verdict,
+)
 
 
 def rule_decision(data: DecideInput) -> Decision | None:
     """The verdicts that need no model: an empty candidate, or unaddressed traffic."""
     if not data.candidate.strip():
-        return Decision(speak=False, reason="I had nothing to add.")
+        return Decision(speak=False, reason=NOTHING_TO_ADD)
     if not data.event.addressed:
-        return Decision(
-            speak=False, reason="The message was not addressed to me and I had nothing to add."
-        )
+        return Decision(speak=False, reason=NOT_ADDRESSED)
     return None
 
 
 class DecideActivities:
-    """The engagement decision."""
+    """The engagement decision: rules and guardrail hooks (the model judgment is separate)."""
+
+    def __init__(
+        self,
+        settings: DeliberationSettings | None = None,
+        guardrails: Sequence[GuardrailCheck] = (),
+    ) -> None:
+        self._settings = settings or DeliberationSettings()
+        self._guardrails = list(guardrails)
 
     @activity.defn(name="deliberation.decide")
     async def decide(self, data: DecideInput) -> Decision:
-        """Speak unless a rule calls for silence."""
-        return rule_decision(data) or Decision(speak=True, reason="Addressed, with a reply.")
+        """Speak unless a rule calls for silence (activations recorded before screening)."""
+        return rule_decision(data) or Decision(speak=True, reason=ADDRESSED)
+
+    @activity.defn(name="deliberation.screen")
+    async def screen(self, data: ScreenInput) -> Screening:
+        """A verdict from rules and guardrails, or none: then the decide model judges."""
+        addressed = data.event.addressed
+        if not data.candidate.strip():
+            return _verdict(False, NOTHING_TO_ADD, SpeakBasis.RULE)
+        if data.degraded and not addressed:
+            # The fallback apology is for people waiting on an answer, not for bystanders.
+            return _verdict(False, NOT_ADDRESSED, SpeakBasis.RULE)
+        veto = await first_veto(self._guardrails, data)
+        if veto is not None:
+            activity.logger.info("guardrail %s vetoed the reply", veto.check)
+            return _verdict(False, veto.reason, SpeakBasis.GUARDRAIL)
+        if data.degraded:
+            return _verdict(True, ADDRESSED, SpeakBasis.RULE)
+        if not addressed:
+            return Screening()
+        substantive = is_substantive(
+            data.candidate, degraded=False, min_words=self._settings.min_substantive_words
+        )
+        if self._settings.judge_addressed and substantive:
+            return Screening()
+        return _verdict(True, ADDRESSED, SpeakBasis.RULE)
+
+
+def _verdict(speak: bool, reason: str, basis: SpeakBasis) -> Screening:
+    return Screening(verdict=Verdict(speak=speak, reason=reason, basis=basis))

@@ -1,0 +1,132 @@
+"""Shared plumbing of the deliberation activities: stored prompts, model calls, fenced text."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.channels.stream import NotifySink
+from activities.gateway.base import DeltaCallback
+from activities.gateway.errors import ProviderError, to_application_error
+from activities.gateway.gateway import ModelGateway
+from schemas.activation import StreamTarget
+from schemas.models import ModelRequest, ModelResponse
+from store.db import Database
+from store.queries.runtime import load_prompt
+from store.tables import PromptRow
+
+HEARTBEAT_EVERY_S = 2.0
+"""Heartbeat cadence during a model call, so a dead worker's call is retried promptly."""
+
+
+async def stored_prompt(db: Database, prompt_id: str) -> PromptRow:
+    """The stored prompt ``prompt_id``.
+
+    Raises:
+        ApplicationError: ``PromptMissing`` (not retryable): nothing to critique against.
+    """
+    async with db.session() as session:
+        row = await load_prompt(session, prompt_id=prompt_id)
+    if row is None:
+        raise ApplicationError(
+            f"prompt {prompt_id} is missing", type="PromptMissing", non_retryable=True
+        )
+    return row
+
+
+async def _heartbeat_until_cancelled() -> None:
+    while True:
+        activity.heartbeat()
+        await asyncio.sleep(HEARTBEAT_EVERY_S)
+
+
+async def complete(
+    gateway: ModelGateway, request: ModelRequest, *, on_delta: DeltaCallback | None = None
+) -> ModelResponse:
+    """One model call from an activity, heartbeating while it runs.
+
+    Raises:
+        ApplicationError: A classified provider failure; Temporal retries the transient ones.
+    """
+    # Outside Temporal (benchmarks, direct calls in tests) there is nobody to heartbeat to.
+    beating = asyncio.create_task(
+        _heartbeat_until_cancelled() if activity.in_activity() else asyncio.sleep(0)
+    )
+    try:
+        return await gateway.complete(request, on_delta=on_delta)
+    except ProviderError as err:
+        raise to_application_error(err) from err
+    finally:
+        beating.cancel()
+
+
+@contextlib.asynccontextmanager
+async def token_stream(
+    dsn: str, target: StreamTarget | None
+) -> AsyncIterator[DeltaCallback | None]:
+    """A best-effort token sink for ``target``; ``None`` when there is none or it cannot open."""
+    if target is None:
+        yield None
+        return
+    try:
+        sink = NotifySink(dsn, target.key, target.phase)
+        await sink.__aenter__()
+    except Exception:
+        activity.logger.info("token stream unavailable; refining without it", exc_info=True)
+        yield None
+        return
+    try:
+        yield sink.delta
+    finally:
+        with contextlib.suppress(Exception):
+            await sink.__aexit__(None, None, None)
+
+
+def fence(tag: str, text: str) -> str:
+    """``text`` between ``<tag>`` lines, with any copy of the tags inside neutralised.
+
+    Model output and people's messages are data here; a ``</tag>`` inside them must not end
+    the block early and pass what follows off as instructions.
+    """
+    safe = re.sub(rf"<\s*/?\s*{re.escape(tag)}\s*>", f"[{tag}]", text, flags=re.IGNORECASE)
+    return f"<{tag}>\n{safe.strip()}\n</{tag}>"
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, marking the cut."""
+    text = text.strip()
+    return text if len(text) <= limit else text[: max(limit - 1, 0)].rstrip() + "…"
+
+
+_FENCED_JSON = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+def find_json(text: str) -> tuple[Any, bool]:
+    """The JSON document in a model's reply, and whether it had to be dug out of other text.
+
+    Raises:
+        ValueError: There is no JSON document in ``text``.
+    """
+    try:
+        return json.loads(text), False
+    except ValueError:
+        pass
+    fenced = _FENCED_JSON.search(text)
+    candidates = [fenced.group(1)] if fenced else []
+    for opener, closer in (("{", "}"), ("[", "]")):
+        start, end = text.find(opener), text.rfind(closer)
+        if 0 <= start < end:
+            candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        try:
+            return json.loads(candidate), True
+        except ValueError:
+            continue
+    raise ValueError("the output is not JSON")

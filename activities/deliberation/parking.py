@@ -1,0 +1,94 @@
+"""Short PostgreSQL steps of deliberation (local activities): plan, park, settle."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import activity
+
+from activities.deliberation.calls import stored_prompt
+from activities.deliberation.parked_source import SOURCE, render_conclusion
+from activities.deliberation.substance import is_substantive
+from schemas.agents import DeliberationMode
+from schemas.deliberation import (
+    DeliberationPlan,
+    DeliberationPlanInput,
+    DeliberationSettings,
+    Parked,
+    ParkInput,
+    Settled,
+    SettleInput,
+)
+from store.db import Database
+from store.queries.agents import get_agent
+from store.queries.deliberation import (
+    conclusions_by_id,
+    consume_conclusions,
+    park_conclusion,
+    record_decision,
+)
+
+
+class DeliberationActivities:
+    """Plans deliberation, parks deferred conclusions and settles each turn."""
+
+    def __init__(self, db: Database, settings: DeliberationSettings) -> None:
+        self._db = db
+        self._settings = settings
+
+    @activity.defn(name="deliberation.plan")
+    async def plan(self, data: DeliberationPlanInput) -> DeliberationPlan:
+        """The mode on this channel, whether the candidate is substantive, the lens pool."""
+        async with self._db.session() as session:
+            agent = await get_agent(session, handle=data.agent)
+        default = agent.config.deliberation if agent is not None else DeliberationMode.OFF
+        return DeliberationPlan(
+            mode=self._settings.mode_for(agent=data.agent, channel=data.channel, default=default),
+            substantive=is_substantive(
+                data.candidate,
+                degraded=data.degraded,
+                min_words=self._settings.min_substantive_words,
+            ),
+            lenses=list(self._settings.lenses),
+            provenance=self._settings.provenance,
+        )
+
+    @activity.defn(name="deliberation.park")
+    async def park(self, data: ParkInput) -> Parked:
+        """Park a deferred conclusion for the next turn on the channel (once per activation)."""
+        async with self._db.session() as session:
+            inserted = await park_conclusion(
+                session,
+                parked_id=data.parked_id,
+                agent=data.agent,
+                channel_key=data.channel_key,
+                activation_id=data.activation_id,
+                conversation_id=data.conversation_id,
+                candidate=data.candidate,
+                objections=data.objections,
+                refined=data.refined,
+                created_at=data.at,
+                expires_at=data.at + timedelta(hours=self._settings.parked_ttl_hours),
+            )
+        return Parked(inserted=inserted)
+
+    @activity.defn(name="deliberation.settle")
+    async def settle(self, data: SettleInput) -> Settled:
+        """Record the decision; if the turn spoke, consume the conclusions woven into it."""
+        async with self._db.session() as session:
+            await record_decision(session, settle=data)
+        if not data.transmitted:
+            return Settled()
+        prompt = await stored_prompt(self._db, data.prompt_id)
+        woven = prompt.extra.get(SOURCE)
+        ids = woven.get("ids") if isinstance(woven, dict) else None
+        if not isinstance(ids, list) or not ids:
+            return Settled()
+        async with self._db.session() as session:
+            rows = await conclusions_by_id(session, ids=[str(i) for i in ids])
+            # Only notes the prompt really held: assembly may have trimmed some to fit.
+            shown = [row.id for row in rows if render_conclusion(row) in prompt.system]
+            consumed = await consume_conclusions(
+                session, ids=shown, activation_id=data.activation_id, at=data.at
+            )
+        return Settled(consumed=consumed)
