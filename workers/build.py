@@ -16,7 +16,13 @@ from activities.context.activities import ContextActivities
 from activities.context.assembler import ContextAssembler
 from activities.context.model import ContextSource
 from activities.context.sources import ClockSource, ConstraintsSource, DialogSource, PersonaSource
+from activities.deliberation.critique import CritiqueActivities
 from activities.deliberation.decide import DecideActivities
+from activities.deliberation.guardrails import GuardrailCheck
+from activities.deliberation.judge import JudgeActivities
+from activities.deliberation.parked_source import ParkedSource
+from activities.deliberation.parking import DeliberationActivities
+from activities.deliberation.refine import RefineActivities
 from activities.gateway.base import Provider
 from activities.gateway.factory import build_provider
 from activities.gateway.gateway import ModelGateway
@@ -41,6 +47,7 @@ from workflows.activation import ActivationWorkflow
 from workflows.agent import AgentWorkflow
 from workflows.consolidation import ConsolidationWorkflow
 from workflows.conversation import ConversationWorkflow
+from workflows.deliberation import DeliberationWorkflow
 from workflows.heartbeat import HeartbeatWorkflow
 from workflows.maintenance import MaintenanceWorkflow
 from workflows.reminder import ReminderWorkflow
@@ -49,6 +56,7 @@ WORKFLOWS: list[type] = [
     AgentWorkflow,
     ConversationWorkflow,
     ActivationWorkflow,
+    DeliberationWorkflow,
     HeartbeatWorkflow,
     ReminderWorkflow,
     ConsolidationWorkflow,
@@ -67,6 +75,8 @@ class Dependencies:
     meters: MeterHub
     encoder: Encoder | None = None
     extra_sources: list[ContextSource] = field(default_factory=list)
+    guardrails: list[GuardrailCheck] = field(default_factory=list)
+    """Checks that may veto a reply before it is sent (none by default)."""
     extra_tools: list[Tool] = field(default_factory=list)
     """More platform tools for the agent (tests; later external tool servers)."""
 
@@ -126,12 +136,17 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         DialogSource(deps.db),
         *autonomy.sources,
         *([MemoryRecall(deps.db, deps.encoder, deps.settings.memory)] if deps.encoder else []),
+        ParkedSource(deps.db, deps.settings.deliberation),
         *deps.extra_sources,
     ]
     assembler = ContextAssembler(deps.db, deps.gateway.registry, sources)
     store = StoreActivities(deps.db)
     context = ContextActivities(assembler)
-    decide = DecideActivities()
+    decide = DecideActivities(deps.settings.deliberation, deps.guardrails)
+    deliberation = DeliberationActivities(deps.db, deps.settings.deliberation)
+    critique = CritiqueActivities(deps.db, deps.gateway, deps.settings.deliberation)
+    refine = RefineActivities(deps.db, deps.gateway)
+    judge = JudgeActivities(deps.db, deps.gateway)
     channels = ChannelActivities(deps.db)
     formation = ConsolidationActivities(deps.db, deps.gateway, deps.encoder, deps.settings.memory)
     retention = RetentionActivities(deps.db, deps.encoder, deps.settings.memory)
@@ -146,6 +161,13 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         context.assemble_context,
         *autonomy.activities,
         decide.decide,
+        decide.screen,
+        judge.judge,
+        deliberation.plan,
+        deliberation.park,
+        deliberation.settle,
+        critique.critique,
+        refine.refine,
         channels.transmit,
         formation.formation_settings,
         formation.claim,

@@ -1,23 +1,87 @@
-"""Step: decide whether to speak (spec §4 step 6). Silence is an outcome with a reason."""
+"""Step: decide whether to speak (spec §4 step 6). Silence is an outcome with a reason.
+
+Every observed message reaches this step. Screening (rules and guardrail hooks, a local
+activity) settles what needs no model; otherwise a fast model judges: an engagement decision
+for unaddressed traffic, and for substantive addressed replies whether the agent would rather
+decline. If the judgment is unavailable the rule stands: answer people, leave bystanders be.
+The verdict is recorded after the turn (``deliberate.after_transmit``).
+"""
 
 from __future__ import annotations
 
+from datetime import timedelta
+from typing import Any
+
 from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
 
 from schemas.activation import ActivationInput, DecideInput, Decision, Draft
+from schemas.deliberation import JudgeInput, ScreenInput, Verdict, fallback_verdict
+from workflows.pipeline.deliberate import PATCH, notes
 from workflows.policies import DATABASE
 
 with workflow.unsafe.imports_passed_through():
     from activities.deliberation.decide import DecideActivities
+    from activities.deliberation.judge import JudgeActivities
+    from activities.gateway.errors import NON_RETRYABLE
+
+JUDGE_CALL: dict[str, Any] = {
+    "start_to_close_timeout": timedelta(seconds=60),
+    "heartbeat_timeout": timedelta(seconds=10),
+    # Someone is waiting for the reply: one retry, then the rule decides.
+    "retry_policy": RetryPolicy(
+        initial_interval=timedelta(milliseconds=500),
+        maximum_attempts=2,
+        non_retryable_error_types=NON_RETRYABLE,
+    ),
+}
+"""The engagement judgment's model call."""
 
 
 async def decide(data: ActivationInput, draft: Draft) -> Decision:
     """Whether to transmit ``draft``, and why."""
-    return await workflow.execute_local_activity_method(
-        DecideActivities.decide,
-        DecideInput(
-            agent=data.agent, event=data.event, candidate=draft.text, degraded=draft.degraded
+    if not workflow.patched(PATCH):
+        return await workflow.execute_local_activity_method(
+            DecideActivities.decide,
+            DecideInput(
+                agent=data.agent, event=data.event, candidate=draft.text, degraded=draft.degraded
+            ),
+            summary="decide whether to speak",
+            **DATABASE,
+        )
+    screening = await workflow.execute_local_activity_method(
+        DecideActivities.screen,
+        ScreenInput(
+            agent=data.agent,
+            channel=data.channel,
+            event=data.event,
+            candidate=draft.text,
+            degraded=draft.degraded,
         ),
-        summary="decide whether to speak",
+        summary="screen the reply (rules, guardrails)",
         **DATABASE,
     )
+    verdict = screening.verdict or await _judge(data, draft)
+    notes().verdict = verdict
+    return Decision(speak=verdict.speak, reason=verdict.reason)
+
+
+async def _judge(data: ActivationInput, draft: Draft) -> Verdict:
+    try:
+        verdict: Verdict = await workflow.execute_activity_method(
+            JudgeActivities.judge,
+            JudgeInput(
+                agent=data.agent,
+                event=data.event,
+                candidate=draft.text,
+                window_turn_ids=data.window_turn_ids,
+                participants=max(len(data.participants), 1),
+            ),
+            summary="judge whether to speak",
+            **JUDGE_CALL,
+        )
+    except ActivityError as err:
+        workflow.logger.warning("no judgment on speaking; the rule decides: %s", err.cause or err)
+        return fallback_verdict(addressed=data.event.addressed)
+    return verdict

@@ -1,21 +1,203 @@
 """Step: counter-perspective critique and refinement, inline or deferred (spec §4 steps 4-5).
 
-Inline: the refined draft replaces the candidate before the decide step. Deferred: the
-candidate goes out as is and deliberation runs in the background after transmission
-(:func:`after_transmit`), its conclusion parked for the agent's next turn on the channel.
+A plan (local activity) gives the mode on this channel and whether the candidate is
+substantive; one lens is drawn at random with the workflow's seeded generator, so a replay
+draws the same one. Inline: the critics run now, concurrently, and the refined draft replaces
+the candidate before the decide step. Deferred (the default): the candidate goes out as is, and
+:func:`after_transmit` starts ``DeliberationWorkflow``, whose conclusion is parked for the
+agent's next turn on the channel. ``after_transmit`` also records the decision to speak and
+consumes the parked conclusions the transmitted turn was given.
+
+Activations recorded before this step existed replay without it (``PATCH``).
 """
 
 from __future__ import annotations
 
-from schemas.activation import ActivationInput, Draft, PromptRef
+from dataclasses import dataclass, field
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, WorkflowAlreadyStartedError
+from temporalio.workflow import ParentClosePolicy
+
+from schemas.activation import ActivationInput, Draft, PromptRef, StreamTarget
+from schemas.agents import DeliberationMode
+from schemas.deliberation import (
+    DeliberationInput,
+    DeliberationPlan,
+    DeliberationPlanInput,
+    Lens,
+    SettleInput,
+    Verdict,
+)
+from temporal import names
+from workflows.deliberation import (
+    DELIBERATION_DEADLINE,
+    DeliberationWorkflow,
+    critique_and_refine,
+    deliberation_workflow_id,
+)
+from workflows.policies import DATABASE
+
+with workflow.unsafe.imports_passed_through():
+    from activities.deliberation.parking import DeliberationActivities
+
+PATCH = "deliberation"
+"""Gates every deliberation step, so activations recorded without them still replay."""
+
+_MAX_RUNS = 1000
+
+
+@dataclass
+class TurnNotes:
+    """What the steps of one activation learned, for :func:`after_transmit` to record."""
+
+    plan: DeliberationPlan | None = None
+    lens: Lens | None = None
+    lenses: list[Lens] = field(default_factory=list)
+    objections: int = 0
+    refined: bool = False
+    verdict: Verdict | None = None
+
+
+# One entry per running activation, keyed by run ID. The sandbox gives every run its own copy
+# of this module anyway; the key keeps runs apart under an unsandboxed runner too.
+_notes: dict[str, TurnNotes] = {}
+
+
+def notes() -> TurnNotes:
+    """This activation's notes (workflow code only)."""
+    run_id = workflow.info().run_id
+    if run_id not in _notes:
+        while len(_notes) >= _MAX_RUNS:
+            del _notes[next(iter(_notes))]
+        _notes[run_id] = TurnNotes()
+    return _notes[run_id]
+
+
+def draw(lenses: list[Lens]) -> Lens | None:
+    """One lens at random from the workflow's seeded generator: the same on every replay."""
+    return workflow.random().choice(lenses) if lenses else None
 
 
 async def deliberate(data: ActivationInput, prompt: PromptRef, draft: Draft) -> Draft:
-    """The draft to decide on (unchanged until deliberation is configured)."""
-    return draft
+    """The draft to decide on: refined when deliberation runs inline, else the candidate."""
+    if not workflow.patched(PATCH):
+        return draft
+    turn = notes()
+    try:
+        plan: DeliberationPlan = await workflow.execute_local_activity_method(
+            DeliberationActivities.plan,
+            DeliberationPlanInput(
+                agent=data.agent,
+                channel=data.channel,
+                candidate=draft.text,
+                degraded=draft.degraded,
+            ),
+            summary="plan deliberation",
+            **DATABASE,
+        )
+    except ActivityError as err:
+        workflow.logger.warning("no deliberation plan; the reply goes out as is: %s", err)
+        return draft
+    turn.plan = plan
+    if plan.mode is DeliberationMode.OFF or not plan.substantive:
+        return draft
+    turn.lens = draw(plan.lenses)
+    turn.lenses = [*([Lens.PROVENANCE] if plan.provenance else []), *filter(None, [turn.lens])]
+    if plan.mode is not DeliberationMode.INLINE:
+        return draft
+    workflow.set_current_details(f"Reconsidering the reply ({turn.lens or 'provenance only'})")
+    concluded = await critique_and_refine(
+        prompt_id=prompt.prompt_id,
+        candidate=draft.text,
+        lens=turn.lens,
+        provenance=plan.provenance,
+        stream=_revise_stream(data),
+    )
+    turn.objections, turn.refined = len(concluded.objections), concluded.refined
+    return draft.model_copy(update={"text": concluded.text}) if concluded.refined else draft
+
+
+def _revise_stream(data: ActivationInput) -> StreamTarget | None:
+    # Appendix B: the refinement pass streams as its own phase beside the committed draft.
+    return StreamTarget(key=data.event.event_id, phase="revise") if data.event.stream else None
 
 
 async def after_transmit(
     data: ActivationInput, prompt: PromptRef, draft: Draft, transmitted: bool
 ) -> None:
-    """Start deferred deliberation, if any, once the reply is out."""
+    """Record the decision, consume woven conclusions, start deferred deliberation."""
+    if not workflow.patched(PATCH):
+        return
+    turn = _notes.pop(workflow.info().run_id, None) or TurnNotes()
+    plan = turn.plan
+    deferred = (
+        transmitted
+        and plan is not None
+        and plan.mode is DeliberationMode.DEFERRED
+        and plan.substantive
+    )
+    try:
+        await workflow.execute_local_activity_method(
+            DeliberationActivities.settle,
+            SettleInput(
+                activation_id=data.activation_id,
+                agent=data.agent,
+                channel_key=data.channel.key,
+                event_id=data.event.event_id,
+                prompt_id=prompt.prompt_id,
+                transmitted=transmitted,
+                verdict=turn.verdict,
+                mode=plan.mode if plan is not None else None,
+                lenses=turn.lenses,
+                objections=turn.objections,
+                refined=turn.refined,
+                at=workflow.now(),
+            ),
+            summary="record the decision",
+            **DATABASE,
+        )
+    except ActivityError as err:
+        # The reply is out and the marker recorded: a bookkeeping failure must not fail the turn.
+        workflow.logger.warning("could not record the decision: %s", err.cause or err)
+    if deferred and plan is not None:
+        await _start_deferred(data, prompt, draft, plan, turn.lens)
+
+
+async def _start_deferred(
+    data: ActivationInput,
+    prompt: PromptRef,
+    draft: Draft,
+    plan: DeliberationPlan,
+    lens: Lens | None,
+) -> None:
+    workflow_id = deliberation_workflow_id(data.activation_id)
+    try:
+        await workflow.start_child_workflow(
+            DeliberationWorkflow.run,
+            DeliberationInput(
+                activation_id=data.activation_id,
+                agent=data.agent,
+                channel=data.channel,
+                conversation_id=data.conversation_id,
+                event_id=data.event.event_id,
+                prompt_id=prompt.prompt_id,
+                candidate=draft.text,
+                lens=lens,
+                provenance=plan.provenance,
+                stream=_revise_stream(data),
+            ),
+            id=workflow_id,
+            # It must outlive this activation, and the conversation it belongs to.
+            parent_close_policy=ParentClosePolicy.ABANDON,
+            execution_timeout=DELIBERATION_DEADLINE,
+            search_attributes=names.search_attributes(
+                agent=data.agent,
+                channel=data.channel.key,
+                conversation=data.conversation_id,
+                trigger=data.event.trigger.value,
+            ),
+            static_summary=f"{data.agent} reconsiders a reply on {data.channel.key}",
+        )
+    except WorkflowAlreadyStartedError:
+        workflow.logger.info("%s already runs", workflow_id)

@@ -1,0 +1,171 @@
+"""``DeliberationWorkflow``: deferred critique and refinement of a reply already transmitted.
+
+Lifecycle: started by an ``ActivationWorkflow`` after its reply went out, as
+``deliberation/{activation ulid}`` (one per activation, so never reused), a child with
+``ParentClosePolicy.ABANDON``: it outlives the activation and the conversation. It runs the
+provenance critic and the lens the activation drew, concurrently; refines when they objected;
+parks the conclusion in PostgreSQL for the agent's next turn on the channel; and ends. It takes
+no messages and never continues as new.
+
+:func:`critique_and_refine` is the same routine inline mode runs inside the activation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
+
+from schemas.activation import StreamTarget
+from schemas.deliberation import (
+    Critique,
+    CritiqueInput,
+    CritiqueStatus,
+    Deliberated,
+    DeliberationInput,
+    DeliberationResult,
+    Lens,
+    ParkInput,
+    RefineInput,
+)
+from schemas.ids import ulid_from_parts
+from temporal import attribution
+from workflows.policies import DATABASE
+
+with workflow.unsafe.imports_passed_through():
+    from activities.deliberation.critique import CritiqueActivities
+    from activities.deliberation.parking import DeliberationActivities
+    from activities.deliberation.refine import RefineActivities
+    from activities.gateway.errors import NON_RETRYABLE
+
+CRITIC_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=10),
+    maximum_attempts=3,
+    non_retryable_error_types=NON_RETRYABLE,
+)
+
+CRITIC_CALL: dict[str, Any] = {
+    "start_to_close_timeout": timedelta(seconds=150),
+    "heartbeat_timeout": timedelta(seconds=10),
+    "retry_policy": CRITIC_RETRY,
+}
+"""A critic's or the refiner's model call: fewer attempts than a reply's, since a turn without
+critique is a fine outcome and inline mode keeps someone waiting."""
+
+DELIBERATION_DEADLINE = timedelta(hours=6)
+"""Longest a deferred deliberation may take, worker outages included; its conclusion is stale
+by then."""
+
+
+def deliberation_workflow_id(activation_id: str) -> str:
+    """``deliberation/{ulid}``: the deferred deliberation of one activation's reply."""
+    return f"deliberation/{activation_id}"
+
+
+async def _critique(prompt_id: str, candidate: str, lens: Lens) -> Critique:
+    try:
+        critique: Critique = await workflow.execute_activity_method(
+            CritiqueActivities.critique,
+            CritiqueInput(prompt_id=prompt_id, candidate=candidate, lens=lens),
+            # The lens is in the ID so a replay that drew another lens fails loudly.
+            activity_id=f"critique-{lens.value}",
+            summary=f"{lens.value} critique",
+            **CRITIC_CALL,
+        )
+    except ActivityError as err:
+        workflow.logger.warning("%s critique failed: %s", lens.value, err.cause or err)
+        return Critique(lens=lens, status=CritiqueStatus.FAILED, note="the critic call failed")
+    return critique
+
+
+async def critique_and_refine(
+    *,
+    prompt_id: str,
+    candidate: str,
+    lens: Lens | None,
+    provenance: bool,
+    stream: StreamTarget | None,
+) -> Deliberated:
+    """Critique ``candidate`` (provenance gate plus ``lens``, concurrently), then refine it.
+
+    Never raises for a model's failure: a critic that fails contributes nothing, and a refiner
+    that fails leaves the candidate as it was.
+    """
+    lenses = [*([Lens.PROVENANCE] if provenance else []), *([lens] if lens else [])]
+    if not lenses:
+        return Deliberated(text=candidate)
+    critiques = await asyncio.gather(*(_critique(prompt_id, candidate, lens) for lens in lenses))
+    objections = [objection for critique in critiques for objection in critique.objections]
+    failed = [c.lens for c in critiques if c.status is CritiqueStatus.FAILED]
+    concluded = Deliberated(text=candidate, lenses=lenses, objections=objections, failed=failed)
+    if not objections:
+        return concluded
+    try:
+        refinement = await workflow.execute_activity_method(
+            RefineActivities.refine,
+            RefineInput(
+                prompt_id=prompt_id, candidate=candidate, objections=objections, stream=stream
+            ),
+            activity_id="refine",
+            summary=f"refine against {len(objections)} objection(s)",
+            **CRITIC_CALL,
+        )
+    except ActivityError as err:
+        workflow.logger.warning("refinement failed; keeping the candidate: %s", err.cause or err)
+        return concluded
+    return concluded.model_copy(update={"text": refinement.text, "refined": refinement.changed})
+
+
+@workflow.defn(name="DeliberationWorkflow")
+class DeliberationWorkflow:
+    """Critique, refine and park the conclusion of one transmitted reply."""
+
+    @workflow.run
+    async def run(self, data: DeliberationInput) -> DeliberationResult:
+        """Deliberate on ``data.candidate``; park what it concluded, if anything."""
+        # Inherited from the activation already; bound again so a manual start attributes too.
+        attribution.bind(
+            agent=data.agent,
+            channel=data.channel.key,
+            conversation=data.conversation_id,
+            activation=data.activation_id,
+        )
+        lens = data.lens.value if data.lens else "no lens"
+        workflow.set_current_details(f"Reconsidering a reply on {data.channel.key} ({lens})")
+        deliberated = await critique_and_refine(
+            prompt_id=data.prompt_id,
+            candidate=data.candidate,
+            lens=data.lens,
+            provenance=data.provenance,
+            stream=data.stream,
+        )
+        if not deliberated.objections:
+            return DeliberationResult(deliberated=deliberated)
+        parked_id = ulid_from_parts(workflow.now(), workflow.random().getrandbits(80))
+        try:
+            await workflow.execute_local_activity_method(
+                DeliberationActivities.park,
+                ParkInput(
+                    parked_id=parked_id,
+                    agent=data.agent,
+                    channel_key=data.channel.key,
+                    activation_id=data.activation_id,
+                    conversation_id=data.conversation_id,
+                    candidate=data.candidate,
+                    objections=deliberated.objections,
+                    refined=deliberated.text if deliberated.refined else None,
+                    at=workflow.now(),
+                ),
+                summary="park the conclusion for the next turn",
+                **DATABASE,
+            )
+        except ActivityError as err:
+            workflow.logger.warning("could not park the conclusion: %s", err.cause or err)
+            return DeliberationResult(deliberated=deliberated)
+        return DeliberationResult(deliberated=deliberated, parked_id=parked_id)
