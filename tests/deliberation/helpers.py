@@ -139,9 +139,10 @@ async def worker(
     sources: Sequence[ContextSource] = (),
     guardrails: Sequence[GuardrailCheck] = (),
     meters: list[UsageMeter] | None = None,
+    **overrides: object,
 ) -> AsyncIterator[Harness]:
     """A worker on a private queue whose deliberation settings are ``deliberation``."""
-    settings = stack.settings(deliberation=deliberation or {})
+    settings = stack.settings(deliberation=deliberation or {}, **overrides)
     model = provider or ScriptedProvider(Script(rules=rules or []))
     deps = build_dependencies(
         settings, providers={ProviderName.SCRIPTED: model}, meters=meters, dsn=stack.dsn

@@ -31,7 +31,8 @@ from tests.deliberation.helpers import (
     settled,
     worker,
 )
-from tests.harness import Stack, event
+from tests.harness import Stack, event, terminal
+from tests.memory.recall.records import add_channel, add_memory
 from tests.observability.fakes import RecordingMeter
 
 RECORDS: list[dict[str, Any]] = [
@@ -89,6 +90,39 @@ async def test_the_provenance_critic_sees_exactly_the_records_that_were_in_conte
         RECORDS[0]["id"],
         RECORDS[1]["id"],
     }
+
+
+async def test_with_the_real_memory_source_the_critic_sees_what_recall_surfaced(
+    client: Client, stack: Stack
+) -> None:
+    async with worker(
+        client, stack, rules=claim_rules(), deliberation=INLINE, encoder="none"
+    ) as harness:
+        handle = await new_agent(harness.db)
+        channel_id = await add_channel(harness.db, handle, terminal())
+        remembered = [
+            await add_memory(
+                harness.db,
+                agent=handle,
+                channel_id=channel_id,
+                summary=summary,
+                sensitivity="public",
+            )
+            for summary in (
+                "I promised Ada a draft of the quarterly report with the regional figures.",
+                "Ada and I compared notes on the quarterly report's charts.",
+            )
+        ]
+        receipt = await harness.say(handle, "what did we agree about the quarterly report?")
+        assert receipt.marker is not None and receipt.marker.activation_id
+        prompt = await respond_prompt(harness.db, receipt.marker.activation_id)
+
+    surfaced = {r["id"] for r in prompt.extra["memory"]["records"]}
+    assert surfaced and surfaced <= set(remembered)  # recall found them, lexically
+    [provenance] = [
+        r for r in requests_for(harness.provider, TaskType.CRITIQUE) if "provenance" in r.system
+    ]
+    assert record_ids(provenance.system) == surfaced
 
 
 async def test_a_claim_with_no_record_draws_an_objection_and_the_reply_hedges(
