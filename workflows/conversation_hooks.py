@@ -2,10 +2,13 @@
 
 ``after_turn`` runs after every activation: it counts the tokens said since the last
 consolidated turn and, every ``chunk_tokens``, starts a ``ConsolidationWorkflow`` for that range
-and moves the mark. ``on_close`` runs when the conversation closes and consolidates what
-remains. Both only *start* the consolidation (a child with ``ABANDON``, never awaited), so it
-never sits on the response path and outlives the conversation. A consolidation that fails
-leaves its range in the formation ledger, and the next one picks it up.
+and moves the mark, without waiting for it. ``on_close`` runs once the agent has been told the
+conversation closed and consolidates what remains; the conversation's run ends when that
+consolidation does, so its close and its memory finish together (and Temporal's time-skipping
+test server, which never releases its clock for a child that outlives its parent, keeps
+working). Every consolidation is a child with ``ABANDON``: terminating a conversation never
+takes its memory with it. A consolidation that fails leaves its range in the formation ledger,
+and the next one picks it up.
 
 Histories recorded before memory formation existed replay unchanged: both hooks are gated by
 the ``memory-formation`` patch.
@@ -16,12 +19,13 @@ from __future__ import annotations
 import asyncio
 
 from temporalio import workflow
-from temporalio.workflow import ParentClosePolicy
+from temporalio.workflow import ChildWorkflowHandle, ParentClosePolicy
 
 from schemas.conversation import ConversationInput, ConversationState
 from schemas.ids import ulid_from_parts
 from schemas.memory_formation import (
     ConsolidationInput,
+    ConsolidationResult,
     FormationReason,
     FormationSettingsQuery,
     TurnRange,
@@ -69,17 +73,26 @@ async def on_close(data: ConversationInput, state: ConversationState) -> None:
     """Consolidate whatever was said after the last consolidated turn."""
     if not state.window or not workflow.patched(FORMATION_PATCH):
         return
-    if state.window[-1].turn_id != state.consolidated_through:
-        await _consolidate(data, state, FormationReason.CLOSE)
+    if state.window[-1].turn_id == state.consolidated_through:
+        return
+    child = await _consolidate(data, state, FormationReason.CLOSE)
+    if child is None:
+        return
+    try:
+        await child
+    except asyncio.CancelledError:
+        raise
+    except Exception as err:  # its range stays in the ledger for the next consolidation
+        workflow.logger.warning("closing consolidation failed: %s", err)
 
 
 async def _consolidate(
     data: ConversationInput, state: ConversationState, reason: FormationReason
-) -> None:
+) -> ChildWorkflowHandle[ConsolidationWorkflow, ConsolidationResult] | None:
     through = state.window[-1].turn_id
     consolidation_id = ulid_from_parts(workflow.now(), workflow.random().getrandbits(80))
     try:
-        await workflow.start_child_workflow(
+        child = await workflow.start_child_workflow(
             ConsolidationWorkflow.run,
             ConsolidationInput(
                 consolidation_id=consolidation_id,
@@ -104,7 +117,8 @@ async def _consolidate(
     except Exception as err:
         # The mark stays put: the next chunk or the close covers this range too.
         workflow.logger.warning("consolidation did not start: %s", err)
-        return
+        return None
     state.consolidated_through = through
     state.tokens_since_consolidated = 0
     state.consolidations += 1
+    return child
