@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from cli import heartbeat
 from cli.common import UserError, friendly_errors, run
 from schemas.agents import AgentConfig, AgentCreate, AgentPublic, DeliberationMode
 from schemas.settings import get_settings
@@ -44,6 +45,8 @@ async def _create(spec: AgentCreate) -> AgentPublic:
         await db.aclose()
     client = await connect(settings)
     await inbox.start_agent(client, handle=agent.handle, task_queue=settings.task_queue)
+    # Autonomy: the heartbeat is bootstrapped here, once ever; a deletion stays durable.
+    await heartbeat.bootstrap(client, settings, agent.handle)
     # Memory formation: the agent's maintenance schedule (culling, retention); idempotent.
     await ensure_maintenance_schedule(
         client,

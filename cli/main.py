@@ -8,7 +8,19 @@ import sys
 
 import typer
 
-from cli import agent, memory, memory_search, schema, stack, talk, trace, usage
+from cli import (
+    agent,
+    heartbeat,
+    inbox,
+    memory,
+    memory_search,
+    reminder,
+    schema,
+    stack,
+    talk,
+    trace,
+    usage,
+)
 
 app = typer.Typer(
     name="persyn",
@@ -22,9 +34,12 @@ app.command()(stack.down)
 app.command()(stack.status)
 app.command()(talk.chat)
 app.command()(talk.send)
+app.command()(inbox.inbox)
 app.command()(usage.usage)
 app.command()(trace.trace)
 app.add_typer(agent.app, name="agent")
+app.add_typer(heartbeat.app, name="heartbeat")
+app.add_typer(reminder.app, name="reminder")
 app.add_typer(schema.app, name="schema")
 # One `memory` group: list/show/forget/cull beside search/index/reindex.
 memory.app.add_typer(memory_search.app)

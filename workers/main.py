@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 
+from activities.scheduling.heartbeats import reconcile_heartbeats
 from schemas.settings import get_settings
 from store.migrate import upgrade
 from temporal import search_attributes, tracing
@@ -30,6 +31,8 @@ async def serve() -> None:
     )
     client = await connect(settings)
     await search_attributes.register(client)
+    # Autonomy: heartbeat schedules follow their durable records (deleted stays deleted).
+    await reconcile_heartbeats(client, settings)
     deps = build_dependencies(settings)
     worker = build_worker(client, deps, task_queue=settings.task_queue)
     stop = asyncio.Event()

@@ -17,6 +17,7 @@ from datetime import datetime
 from temporalio.client import Client, Schedule
 
 from schemas.autonomy import AutonomySettings, HeartbeatState, HeartbeatStatus
+from schemas.settings import Settings
 from store.db import Database
 from store.queries.autonomy import (
     agents_without_heartbeat,
@@ -27,6 +28,7 @@ from store.queries.autonomy import (
     set_heartbeat_state,
 )
 from store.tables.autonomy import HeartbeatRow
+from store.tables.columns import utcnow
 from temporal import schedules_autonomy as schedules
 
 log = logging.getLogger(__name__)
@@ -173,3 +175,20 @@ class Heartbeats:
                 removed,
             )
         return Reconciled(created=created, removed=removed, bootstrapped=bootstrapped)
+
+
+async def reconcile_heartbeats(client: Client, settings: Settings) -> Reconciled | None:
+    """Run :meth:`Heartbeats.reconcile` for a starting worker; failures are logged, not raised.
+
+    A worker must serve its task queue even if this bookkeeping cannot run right now; the next
+    worker start (or an operator's ``persyn heartbeat restore``) catches up.
+    """
+    db = Database(settings.database_dsn())
+    try:
+        heartbeats = Heartbeats(db, client, settings.autonomy)
+        return await heartbeats.reconcile(task_queue=settings.task_queue, now=utcnow())
+    except Exception:
+        log.warning("heartbeat schedules not reconciled", exc_info=True)
+        return None
+    finally:
+        await db.aclose()

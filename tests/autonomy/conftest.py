@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlmodel import col, select
-from temporalio.client import Client, WorkflowHistory
+from temporalio.client import Client, ScheduleActionExecutionStartWorkflow, WorkflowHistory
+from temporalio.service import RPCError
 
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
 from activities.tools.registry import Tool
+from schemas.autonomy import FiringResult
+from schemas.events import CompletionMarker, Receipt, ReceiptStatus
 from schemas.models import ProviderName
 from store.tables.autonomy import ToolCallRow
+from temporal import inbox
 from tests.harness import Harness, Stack, unique
 from workers.build import build_dependencies, build_worker
 
@@ -63,3 +69,60 @@ def activity_summaries(history: WorkflowHistory) -> list[tuple[str, str]]:
                 summary = event.user_metadata.summary.data.decode().strip('"')
             found.append((attrs.activity_type.name, summary))
     return found
+
+
+async def until(predicate: Callable[[], Awaitable[bool]], *, timeout: float = 60.0) -> None:
+    """Wait for an event the test cannot await directly (a schedule firing on its own)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not await predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"gave up waiting after {timeout:g} s")
+        await asyncio.sleep(0.2)
+
+
+async def impulse_receipt(harness: Harness, handle: str, event_id: str) -> Receipt:
+    """Wait for the agent to finish a delivered impulse (its completion marker appears)."""
+    found: list[CompletionMarker] = []
+
+    async def finished() -> bool:
+        answer = await inbox.marker(harness.client, handle=handle, event_id=event_id)
+        if answer.marker is not None:
+            found.append(answer.marker)
+        return bool(found)
+
+    await until(finished, timeout=120)
+    return Receipt(event_id=event_id, agent=handle, status=ReceiptStatus.COMPLETED, marker=found[0])
+
+
+async def fired_run(client: Client, schedule_id: str) -> FiringResult:
+    """The result of the schedule's latest firing (waits for it to finish)."""
+    description = await client.get_schedule_handle(schedule_id).describe()
+    action = description.info.recent_actions[-1].action
+    assert isinstance(action, ScheduleActionExecutionStartWorkflow)
+    run = client.get_workflow_handle(
+        action.workflow_id, run_id=action.first_execution_run_id, result_type=FiringResult
+    )
+    result: FiringResult = await run.result()
+    return result
+
+
+async def scheduled_run(client: Client, schedule_id: str, at: datetime) -> FiringResult:
+    """The result of the run a schedule starts at ``at`` (its ID is the schedule's plus ``at``).
+
+    Waits for the run to appear: a one-shot reminder deletes its own schedule as it finishes,
+    so the schedule cannot be asked afterwards.
+    """
+    run = client.get_workflow_handle(
+        f"{schedule_id}-{at.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}", result_type=FiringResult
+    )
+
+    async def started() -> bool:
+        try:
+            await run.describe()
+        except RPCError:
+            return False
+        return True
+
+    await until(started)
+    result: FiringResult = await run.result()
+    return result

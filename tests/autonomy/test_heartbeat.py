@@ -1,0 +1,152 @@
+"""The heartbeat: bootstrapped once, deleted durably across a restart of every process, restored.
+
+Schedules need the dev server (the time-skipping test server does not implement them); this
+test runs its own, persisted to a file, so it can be stopped and started again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client
+
+from activities.gateway.providers.scripted import ScriptRule
+from activities.scheduling.heartbeats import Heartbeats, reconcile_heartbeats
+from activities.scheduling.reminders import Reminders
+from cli import heartbeat as heartbeat_cli
+from schemas.autonomy import HeartbeatState
+from schemas.events import Outcome
+from schemas.settings import Settings
+from store.embedded import EmbeddedPostgres
+from temporal import schedules_autonomy as schedules
+from temporal import search_attributes
+from temporal.client import connect
+from temporal.devserver import DevServer, free_port
+from tests.autonomy.conftest import autonomy_worker, fired_run, impulse_receipt, until
+from tests.harness import Stack, unique
+
+RULES = [
+    ScriptRule(task="critique", system_match="during its heartbeat", reply="All is quiet."),
+    ScriptRule(task="respond", match="Heartbeat", reply="I reflected; nothing needs doing."),
+]
+
+
+class PersistedTemporal:
+    """A dev server persisted to a file, so it can be restarted with its state."""
+
+    def __init__(self, directory: Path) -> None:
+        self.server = DevServer(
+            port=free_port(),
+            ui_port=None,
+            db_file=directory / "temporal.db",
+            log_file=directory / "temporal.log",
+        )
+        self.process = self.server.start(detached=False)
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.server.port}"
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(20)
+
+    def restart(self) -> None:
+        self.stop()
+        self.process = self.server.start(detached=False)
+
+
+@pytest.fixture
+async def temporal(tmp_path: Path) -> AsyncIterator[PersistedTemporal]:
+    server = PersistedTemporal(tmp_path)
+    yield server
+    server.stop()
+
+
+async def _client(stack: Stack, address: str) -> Client:
+    connected = await connect(stack.settings(), address=address)
+    await search_attributes.register(connected)
+    return connected
+
+
+async def test_a_deleted_heartbeat_stays_deleted_across_a_full_restart_and_restore_wakes_it(
+    stack: Stack, postgres: EmbeddedPostgres, temporal: PersistedTemporal
+) -> None:
+    queue = unique("tq")
+    settings: Settings = stack.settings(temporal_address=temporal.address, task_queue=queue)
+    client = await _client(stack, temporal.address)
+    async with autonomy_worker(client, stack, rules=RULES, task_queue=queue) as harness:
+        handle = (await harness.create_agent()).handle
+        # `persyn agent create` bootstraps the heartbeat, exactly once.
+        assert await heartbeat_cli.bootstrap(client, settings, handle)
+        assert not await heartbeat_cli.bootstrap(client, settings, handle)
+        heartbeats = Heartbeats(harness.db, client, settings.autonomy)
+        status = await heartbeats.status(agent=handle)
+        assert status.scheduled and status.next_fire_at is not None
+
+        status = await heartbeats.delete(agent=handle, task_queue=queue, now=datetime.now(UTC))
+        assert status.record is not None and status.record.state is HeartbeatState.DELETED
+        assert not status.scheduled
+
+    # Restart every process: the worker has stopped; now Temporal and PostgreSQL.
+    temporal.restart()
+    await asyncio.to_thread(postgres.stop)
+    await asyncio.to_thread(postgres.start)
+    client = await _client(stack, temporal.address)
+    # What a starting worker does, and what re-running agent creation would do.
+    await reconcile_heartbeats(client, settings)
+    assert not await heartbeat_cli.bootstrap(client, settings, handle)
+
+    async with autonomy_worker(client, stack, rules=RULES, task_queue=queue) as harness:
+        heartbeats = Heartbeats(harness.db, client, settings.autonomy)
+        status = await heartbeats.status(agent=handle)
+        assert status.record is not None and status.record.state is HeartbeatState.DELETED
+        assert not status.scheduled
+        assert await schedules.describe(client, schedules.heartbeat_schedule_id(handle)) is None
+
+        # Asleep: its reminders do not wake it either...
+        reminders = Reminders(harness.db, client, settings.autonomy)
+        reminder = await reminders.create(
+            agent=handle,
+            objective="check the news",
+            now=datetime.now(UTC),
+            task_queue=queue,
+            every_minutes=60,
+        )
+        reminder_schedule = schedules.reminder_schedule_id(reminder.reminder_id)
+        await client.get_schedule_handle(reminder_schedule).trigger()
+        await until(lambda: _fired(client, reminder_schedule))
+        skipped = await fired_run(client, reminder_schedule)
+        assert not skipped.delivered and skipped.reason is not None
+        assert skipped.reason.startswith("asleep")
+        await reminders.cancel(
+            agent=handle, reminder_id=reminder.reminder_id, now=datetime.now(UTC)
+        )
+
+        # ...but an inbound message wakes it for that exchange, and it stays asleep after.
+        receipt = await harness.say(handle, "Are you there?")
+        assert receipt.marker is not None and receipt.marker.outcome is Outcome.SPOKE
+        status = await heartbeats.status(agent=handle)
+        assert status.record is not None and status.record.state is HeartbeatState.DELETED
+
+        # Restore wakes its idle cognition: the schedule is back and a beat reaches the agent.
+        status = await heartbeats.restore(agent=handle, task_queue=queue, now=datetime.now(UTC))
+        assert status.scheduled and status.record is not None
+        assert status.record.state is HeartbeatState.ACTIVE
+        await heartbeats.trigger(agent=handle)
+        schedule_id = schedules.heartbeat_schedule_id(handle)
+        await until(lambda: _fired(client, schedule_id))
+        beat = await fired_run(client, schedule_id)
+        assert beat.delivered and beat.event_id is not None
+        receipt = await impulse_receipt(harness, handle, beat.event_id)
+        assert receipt.marker is not None
+        assert receipt.marker.text == "I reflected; nothing needs doing."
+
+
+async def _fired(client: Client, schedule_id: str) -> bool:
+    found = await schedules.describe(client, schedule_id)
+    return found is not None and bool(found.info.recent_actions)
