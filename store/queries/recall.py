@@ -156,8 +156,13 @@ async def semantic_candidates(
     """
     if not fence.channel_ids:
         return []
-    await _execute(session, "SET LOCAL hnsw.iterative_scan = relaxed_order")
-    await _execute(session, f"SET LOCAL hnsw.ef_search = {max(10, min(1000, int(ef_search)))}")
+    # Both settings in one round trip; is_local=true makes them SET LOCAL (this transaction).
+    await _execute(
+        session,
+        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+        "set_config('hnsw.ef_search', :ef, true)",
+        {"ef": str(max(10, min(1000, int(ef_search))))},
+    )
     rows = await _execute(
         session,
         "WITH nearest AS MATERIALIZED ("
