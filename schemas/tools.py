@@ -27,6 +27,9 @@ class ToolContext(Wire):
     conversation_id: Ulid
     channel: ChannelRef
     person_id: Ulid
+    participants: list[Ulid] = Field(
+        default_factory=list, description="Everyone in the conversation (sensitivity checks)."
+    )
     trigger: Trigger = Trigger.MESSAGE
 
 

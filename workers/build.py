@@ -127,7 +127,12 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
     """Every activity, bound to its dependencies (``client``: for schedules and impulses)."""
     # Autonomy: tools, reminders, goals and the heartbeat (docs/autonomy.md).
     autonomy = build_autonomy(
-        deps.db, deps.gateway, deps.settings, client, extra_tools=deps.extra_tools
+        deps.db,
+        deps.gateway,
+        deps.settings,
+        client,
+        encoder=deps.encoder,
+        extra_tools=deps.extra_tools,
     )
     sources: list[ContextSource] = [
         PersonaSource(),

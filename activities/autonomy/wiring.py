@@ -14,6 +14,7 @@ from activities.autonomy.sources import AutonomyOutcomesSource, GoalsSource, Qui
 from activities.context.model import ContextSource
 from activities.gateway.gateway import ModelGateway
 from activities.generation import GenerationActivities
+from activities.memory.encoder import Encoder
 from activities.tools.builtin import build_registry
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.invoke import ToolActivities
@@ -38,6 +39,7 @@ def build_autonomy(
     settings: Settings,
     client: Client | None,
     *,
+    encoder: Encoder | None = None,
     extra_tools: list[Tool] | None = None,
 ) -> Autonomy:
     """The tool registry, the generation activities that offer it, and the autonomy activities.
@@ -48,10 +50,12 @@ def build_autonomy(
         settings: The configuration (``settings.autonomy`` bounds the tool loop).
         client: The worker's Temporal client; without one, reminder tools are absent and
             schedule-started workflows cannot deliver impulses.
-        extra_tools: More platform tools (memory tools, external servers, skills).
+        encoder: The text encoder (semantic memory search, goal-outcome memories).
+        extra_tools: More platform tools (external tool servers, skills, tests).
     """
     registry = build_registry(
         ToolDeps(db=db, settings=settings, models=gateway.registry, client=client),
+        encoder=encoder,
         extra=extra_tools or [],
     )
     generation = GenerationActivities(

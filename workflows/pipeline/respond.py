@@ -75,6 +75,7 @@ async def _tool_loop(data: ActivationInput, prompt: PromptRef) -> Draft:
         conversation_id=data.conversation_id,
         channel=data.channel,
         person_id=data.person_id,
+        participants=data.participants,
         trigger=event.trigger,
     )
     round_, bound = 0, None
