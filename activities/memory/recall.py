@@ -222,13 +222,23 @@ class MemoryRecall:
                 # No vector, or no record embedded by this encoder (formed while it was down).
                 vector = None
                 candidates = await lexical_candidates(session, fence, lexemes=lexemes, limit=limit)
-        records = rank(
-            candidates, lexemes=lexemes, present=present, now=now, settings=self._settings
-        )
+        admitted = [
+            c
+            for c in candidates
+            if c.channel_id in fence.channel_ids
+            and ranking.visible(c.sensitivity, c.participants, present)
+        ]
+        if len(admitted) < len(candidates):
+            # The SQL fences and these rules disagree: a bug, and never a reason to leak.
+            log.error(
+                "recall held back %d records the fences let through",
+                len(candidates) - len(admitted),
+            )
+        records = rank(admitted, lexemes=lexemes, present=present, now=now, settings=self._settings)
         return SurfacedMemories(
             mode=RecallMode.SEMANTIC if vector is not None else RecallMode.LEXICAL,
             records=records,
-            candidates=len(candidates),
+            candidates=len(admitted),
         )
 
     async def fetch(self, request: ContextRequest) -> ContextBlock | None:

@@ -64,7 +64,7 @@ AND (
 """The fences as a condition on ``memory_records m``; any other designation never shows."""
 
 _COLUMNS = """
-m.id, m.summary, m.created_at, m.emotion, m.participants, m.conversation_id,
+m.id, m.channel_id, m.summary, m.created_at, m.emotion, m.sensitivity, m.participants,
 tsvector_to_array(to_tsvector('english', m.summary)) AS lexemes
 """
 
@@ -74,9 +74,11 @@ class Candidate:
     """A visible record with what ranking needs."""
 
     id: str
+    channel_id: str
     summary: str
     created_at: datetime
     emotion: str | None
+    sensitivity: str
     participants: list[str]
     lexemes: list[str]
     cosine: float | None = None
@@ -85,9 +87,11 @@ class Candidate:
 def _candidate(row: Any, cosine: float | None = None) -> Candidate:
     return Candidate(
         id=str(row.id),
+        channel_id=str(row.channel_id),
         summary=str(row.summary),
         created_at=row.created_at,
         emotion=row.emotion,
+        sensitivity=str(row.sensitivity),
         participants=list(row.participants or []),
         lexemes=list(row.lexemes or []),
         cosine=cosine,
