@@ -46,8 +46,10 @@ ENCODER_STEP: dict[str, Any] = {
 PREDECESSOR_WAIT = timedelta(minutes=10)
 """Longest a range waits for earlier ones to form; after that it forms without them."""
 
-_FIRST_POLL = timedelta(milliseconds=500)
-_LONGEST_POLL = timedelta(seconds=15)
+# Ranges of one compartment rarely form at once (a conversation's chunks are minutes apart);
+# when they do, a short poll keeps the wait close to the predecessor's own duration.
+_FIRST_POLL = timedelta(milliseconds=250)
+_LONGEST_POLL = timedelta(seconds=2)
 
 
 def consolidation_workflow_id(consolidation_id: str) -> str:
