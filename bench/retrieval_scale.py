@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import re
 import statistics
 import tempfile
@@ -179,6 +180,7 @@ def main() -> None:
     parser.add_argument("--shared-buffers", default="1GB", help="'' keeps the embedded 128MB.")
     parser.add_argument("--no-record", action="store_true", help="Print, do not append.")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="persyn-bench-recall-") as tmp:
         home = Path(tmp)
         home.chmod(0o755)
@@ -205,7 +207,8 @@ def main() -> None:
             "",
             f"Load with COPY: {loaded:.1f} s; HNSW build ({built_with}): "
             f"{indexed:.1f} s. shared_buffers: {args.shared_buffers or '128MB (embedded)'}, "
-            "table and index prewarmed.",
+            "table and index prewarmed. Load average (1 min): "
+            f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after.",
             "",
             *lines,
         ]
