@@ -11,6 +11,7 @@ import typer
 from cli import (
     agent,
     heartbeat,
+    importer,
     inbox,
     memory,
     memory_search,
@@ -35,6 +36,7 @@ app.command()(stack.status)
 app.command()(talk.chat)
 app.command()(talk.send)
 app.command()(inbox.inbox)
+app.command("import")(importer.import_dialog)
 app.command()(usage.usage)
 app.command()(trace.trace)
 app.add_typer(agent.app, name="agent")
