@@ -106,9 +106,10 @@ async def firings(
     to_workflow, to_activation = [], []
     handle_ = stack.client.get_schedule_handle(schedule_id)
     for _ in range(n):
-        before = len((await handle_.describe()).info.recent_actions)
+        # num_actions counts every firing; recent_actions keeps only the last ten.
+        before = (await handle_.describe()).info.num_actions
         await handle_.trigger()
-        while len((info := (await handle_.describe()).info).recent_actions) == before:
+        while (info := (await handle_.describe()).info).num_actions == before:
             await asyncio.sleep(0.01)
         fired = info.recent_actions[-1]
         action = fired.action
