@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from schemas.models import ProviderName
-from schemas.settings import Settings
-
 from activities.gateway.base import Provider
 from activities.gateway.errors import ProviderUnavailableError
 from activities.gateway.providers.scripted import Script, ScriptedProvider
+from schemas.models import ProviderName
+from schemas.settings import Settings
 
 
 def build_provider(name: ProviderName, settings: Settings) -> Provider:
