@@ -170,6 +170,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
 )
 """Every handler a Persyn workflow registers; ``caller="persyn"`` ones are internal."""
 
+
 def wire_models() -> dict[str, type[BaseModel]]:
     """Every pydantic model defined in the ``schemas`` package, by class name.
 

@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -38,11 +37,19 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     subprocess.run([*PERSYN, "down"], env=env, capture_output=True, check=False, timeout=120)
 
 
-def persyn(env: dict[str, str], *args: str, input_: bytes | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*PERSYN, *args], env=env, capture_output=True, text=input_ is None, input=input_,
-        timeout=180, check=False,
-    )  # type: ignore[call-overload, no-any-return]
+def persyn(
+    env: dict[str, str], *args: str, input_: bytes | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``persyn``; bytes on stdin (for invalid UTF-8) come back decoded leniently."""
+    result = subprocess.run(
+        [*PERSYN, *args], env=env, capture_output=True, input=input_, timeout=180, check=False
+    )
+    return subprocess.CompletedProcess(
+        result.args,
+        result.returncode,
+        result.stdout.decode(errors="replace"),
+        result.stderr.decode(errors="replace"),
+    )
 
 
 def test_up_status_talk_down_up(home: dict[str, str]) -> None:
@@ -84,8 +91,9 @@ def test_up_status_talk_down_up(home: dict[str, str]) -> None:
     second = persyn(home, "send", "--agent", "ada", "--json", "and now?")
     assert second.returncode == 0, second.stderr
     # The conversation survived the restart: Temporal and PostgreSQL persisted it.
-    assert json.loads(second.stdout)["marker"]["conversation_id"] == (
-        receipt["marker"]["conversation_id"]
+    assert (
+        json.loads(second.stdout)["marker"]["conversation_id"]
+        == (receipt["marker"]["conversation_id"])
     )
 
 
@@ -94,8 +102,11 @@ def test_up_status_talk_down_up(home: dict[str, str]) -> None:
     [
         (["send", "--agent", "ghost", "hi"], None, "error: there is no agent 'ghost'"),
         (["send", "--agent", "ada", ""], None, "error: text: message is empty"),
-        (["send", "--agent", "ada", "--conversation", "abc", "hi"], None,
-         "error: conversation id 'abc' is not a ULID"),
+        (
+            ["send", "--agent", "ada", "--conversation", "abc", "hi"],
+            None,
+            "error: conversation id 'abc' is not a ULID",
+        ),
         (["send", "--agent", "ada", "-"], b"a\x00b", "error: text: message contains a NUL"),
         (["send", "--agent", "ada", "-"], b"\xff\xfe", "error: standard input is not valid UTF-8"),
         (["send", "--agent", "ada", "x" * 40_000], None, "error: text: message is 40,000"),
@@ -107,7 +118,7 @@ def test_user_errors_are_one_line(
     home: dict[str, str], args: list[str], stdin: bytes | None, message: str
 ) -> None:
     result = persyn(home, *args, input_=stdin)
-    stderr = result.stderr.decode() if isinstance(result.stderr, bytes) else result.stderr
+    stderr = result.stderr
     assert result.returncode == 1
     assert stderr.startswith(message), stderr
     assert len(stderr.strip().splitlines()) == 1
