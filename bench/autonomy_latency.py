@@ -209,7 +209,7 @@ async def main(n_firings: int, n_messages: int, *, keep: bool = True) -> None:
                 stack, schedules.reminder_schedule_id(reminder.reminder_id), handle, n_firings
             )
             h_workflow, h_activation = await firings(
-                stack, schedules.heartbeat_schedule_id(handle), handle, max(n_firings // 3, 5)
+                stack, names.heartbeat_schedule_id(handle), handle, max(n_firings // 3, 5)
             )
             await heartbeats.delete(agent=handle, task_queue=queue, now=now)
             messages = await tool_messages(stack, queue, handle, n_messages)

@@ -39,8 +39,9 @@ from schemas.models import ProviderName
 from store.db import Database
 from store.queries.agents import create_agent
 from store.queries.dialog import open_conversation, record_turn
+from temporal.names import consolidation_workflow_id
 from workers.build import build_dependencies, build_worker
-from workflows.consolidation import ConsolidationWorkflow, consolidation_workflow_id
+from workflows.consolidation import ConsolidationWorkflow
 
 RULES = [
     ScriptRule(

@@ -40,7 +40,7 @@ from store.db import Database
 from store.queries.agents import create_agent
 from store.tables.deliberation import SpeakDecisionRow
 from temporal import inbox, names
-from workflows.deliberation import deliberation_workflow_id
+from temporal.names import deliberation_workflow_id
 
 REPLY = (
     "We agreed last week that the report goes out on Friday, so I will draft the summary "

@@ -27,6 +27,7 @@ from pydantic_settings import BaseSettings
 import schemas
 from schemas.activation import ActivationFinished, ActivationInput, ActivationResult
 from schemas.agents import AgentStatus, AgentStatusQuery, AgentWorkflowInput
+from schemas.autonomy import FiringInput, FiringResult
 from schemas.conversation import (
     ConversationClosed,
     ConversationInput,
@@ -34,7 +35,14 @@ from schemas.conversation import (
     WindowAnswer,
     WindowQuery,
 )
+from schemas.deliberation import DeliberationInput, DeliberationResult
 from schemas.events import MarkerAnswer, MarkerQuery, Receipt, SubmitEventInput, Wire
+from schemas.memory_formation import (
+    ConsolidationInput,
+    ConsolidationResult,
+    MaintenanceInput,
+    MaintenanceResult,
+)
 from temporal import names
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -90,8 +98,43 @@ WORKFLOWS: tuple[WorkflowSpec, ...] = (
         ActivationResult,
         "One run of the response pipeline for one input, started by its conversation.",
     ),
+    WorkflowSpec(
+        "DeliberationWorkflow",
+        names.deliberation_workflow_id("{activation ulid}"),
+        DeliberationInput,
+        DeliberationResult,
+        "Deferred critique and refinement of a transmitted reply; parks its conclusion.",
+    ),
+    WorkflowSpec(
+        "ConsolidationWorkflow",
+        names.consolidation_workflow_id("{ulid}"),
+        ConsolidationInput,
+        ConsolidationResult,
+        "Turns a range of dialog into first-person memory records, as of its moment.",
+    ),
+    WorkflowSpec(
+        "MaintenanceWorkflow",
+        names.maintenance_schedule_id("{handle}"),
+        MaintenanceInput,
+        MaintenanceResult,
+        "Started by the agent's maintenance schedule: culling, retention, re-embedding.",
+    ),
+    WorkflowSpec(
+        "HeartbeatWorkflow",
+        names.heartbeat_schedule_id("{handle}"),
+        FiringInput,
+        FiringResult,
+        "Started by the heartbeat schedule: delivers a heartbeat impulse to the agent.",
+    ),
+    WorkflowSpec(
+        "ReminderWorkflow",
+        names.reminder_schedule_id("{ulid}"),
+        FiringInput,
+        FiringResult,
+        "Started by a reminder's schedule: delivers the objective as an impulse.",
+    ),
 )
-"""Every workflow type a Persyn worker runs."""
+"""Every workflow type a Persyn worker runs (schedule-started ones by their schedule ID)."""
 
 HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(

@@ -23,6 +23,35 @@ def activation_workflow_id(activation_id: str) -> str:
     return f"activation/{activation_id}"
 
 
+def consolidation_workflow_id(consolidation_id: str) -> str:
+    """``consolidation/{ulid}``: one consolidation run."""
+    return f"consolidation/{consolidation_id}"
+
+
+def deliberation_workflow_id(activation_id: str) -> str:
+    """``deliberation/{ulid}``: the deferred deliberation of one activation's reply."""
+    return f"deliberation/{activation_id}"
+
+
+def maintenance_schedule_id(handle: str) -> str:
+    """``maintenance/{handle}``: the agent's maintenance schedule (and its runs' ID prefix)."""
+    return f"maintenance/{handle}"
+
+
+HEARTBEAT_PREFIX = "heartbeat/"
+REMINDER_PREFIX = "reminder/"
+
+
+def heartbeat_schedule_id(handle: str) -> str:
+    """``heartbeat/{handle}``: the agent's idle cognition."""
+    return f"{HEARTBEAT_PREFIX}{handle}"
+
+
+def reminder_schedule_id(reminder_id: str) -> str:
+    """``reminder/{ulid}``; callers check the ID is a ULID, so it names no other schedule."""
+    return f"{REMINDER_PREFIX}{reminder_id}"
+
+
 AGENT = SearchAttributeKey.for_keyword("PersynAgent")
 CHANNEL = SearchAttributeKey.for_keyword("PersynChannel")
 CONVERSATION = SearchAttributeKey.for_keyword("PersynConversation")

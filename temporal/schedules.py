@@ -27,18 +27,13 @@ MAINTENANCE_WORKFLOW = "MaintenanceWorkflow"
 """The workflow type the schedule starts (``workflows.maintenance``)."""
 
 
-def maintenance_schedule_id(handle: str) -> str:
-    """``maintenance/{handle}``: the agent's maintenance schedule (and its runs' ID prefix)."""
-    return f"maintenance/{handle}"
-
-
 def maintenance_schedule(handle: str, *, task_queue: str, every: timedelta) -> Schedule:
     """The schedule: one ``MaintenanceWorkflow`` every ``every``; a busy one skips a firing."""
     return Schedule(
         action=ScheduleActionStartWorkflow(
             MAINTENANCE_WORKFLOW,
             MaintenanceInput(agent=handle),
-            id=maintenance_schedule_id(handle),
+            id=names.maintenance_schedule_id(handle),
             task_queue=task_queue,
             typed_search_attributes=names.search_attributes(agent=handle),
             static_summary=f"maintenance of agent {handle}: culling and retention",
@@ -63,7 +58,7 @@ async def ensure_maintenance_schedule(
     """
     try:
         await client.create_schedule(
-            maintenance_schedule_id(handle),
+            names.maintenance_schedule_id(handle),
             maintenance_schedule(handle, task_queue=task_queue, every=every),
         )
     except ScheduleAlreadyRunningError:

@@ -34,13 +34,6 @@ from temporal import names
 
 HEARTBEAT_WORKFLOW = "HeartbeatWorkflow"
 REMINDER_WORKFLOW = "ReminderWorkflow"
-HEARTBEAT_PREFIX = "heartbeat/"
-REMINDER_PREFIX = "reminder/"
-
-
-def heartbeat_schedule_id(handle: str) -> str:
-    """``heartbeat/{handle}``: the agent's idle cognition."""
-    return f"{HEARTBEAT_PREFIX}{handle}"
 
 
 def reminder_schedule_id(reminder_id: str) -> str:
@@ -49,7 +42,7 @@ def reminder_schedule_id(reminder_id: str) -> str:
     Raises:
         InvalidIdError: ``reminder_id`` is not a ULID.
     """
-    return f"{REMINDER_PREFIX}{check_ulid(reminder_id, what='reminder id')}"
+    return names.reminder_schedule_id(check_ulid(reminder_id, what="reminder id"))
 
 
 def heartbeat_schedule(
@@ -61,7 +54,7 @@ def heartbeat_schedule(
         action=ScheduleActionStartWorkflow(
             HEARTBEAT_WORKFLOW,
             FiringInput(agent=agent),
-            id=heartbeat_schedule_id(agent),
+            id=names.heartbeat_schedule_id(agent),
             task_queue=task_queue,
             typed_search_attributes=names.search_attributes(agent=agent, trigger="heartbeat"),
             static_summary=f"heartbeat of {agent}: reflect, then act",

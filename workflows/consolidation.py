@@ -52,11 +52,6 @@ _FIRST_POLL = timedelta(milliseconds=250)
 _LONGEST_POLL = timedelta(seconds=2)
 
 
-def consolidation_workflow_id(consolidation_id: str) -> str:
-    """``consolidation/{ulid}``: one consolidation run."""
-    return f"consolidation/{consolidation_id}"
-
-
 @workflow.defn(name="ConsolidationWorkflow")
 class ConsolidationWorkflow:
     """Claims ranges of dialog and forms one memory record from each."""

@@ -32,7 +32,8 @@ from schemas.memory_formation import (
 )
 from schemas.text import estimate_tokens
 from temporal import names
-from workflows.consolidation import ConsolidationWorkflow, consolidation_workflow_id
+from temporal.names import consolidation_workflow_id
+from workflows.consolidation import ConsolidationWorkflow
 from workflows.policies import DATABASE
 
 with workflow.unsafe.imports_passed_through():

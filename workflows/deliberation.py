@@ -63,11 +63,6 @@ DELIBERATION_DEADLINE = timedelta(hours=6)
 by then."""
 
 
-def deliberation_workflow_id(activation_id: str) -> str:
-    """``deliberation/{ulid}``: the deferred deliberation of one activation's reply."""
-    return f"deliberation/{activation_id}"
-
-
 async def _critique(prompt_id: str, candidate: str, lens: Lens) -> Critique:
     try:
         critique: Critique = await workflow.execute_activity_method(

@@ -26,7 +26,8 @@ from schemas.memory_formation import (
     PurgeInput,
 )
 from temporal import attribution, names
-from workflows.consolidation import ENCODER_STEP, ConsolidationWorkflow, consolidation_workflow_id
+from temporal.names import consolidation_workflow_id
+from workflows.consolidation import ENCODER_STEP, ConsolidationWorkflow
 from workflows.policies import DATABASE
 
 with workflow.unsafe.imports_passed_through():

@@ -29,6 +29,7 @@ from store.queries.autonomy import (
 )
 from store.tables.autonomy import HeartbeatRow
 from store.tables.columns import utcnow
+from temporal import names
 from temporal import schedules_autonomy as schedules
 
 log = logging.getLogger(__name__)
@@ -76,7 +77,7 @@ class Heartbeats:
             row = await get_heartbeat(session, agent=agent)
         if fresh and row is not None:
             await schedules.ensure(
-                self._client, schedules.heartbeat_schedule_id(agent), self._schedule(row)
+                self._client, names.heartbeat_schedule_id(agent), self._schedule(row)
             )
         return fresh
 
@@ -92,7 +93,7 @@ class Heartbeats:
                 at=now,
             )
             await set_heartbeat_state(session, agent=agent, state=HeartbeatState.DELETED, at=now)
-        await schedules.remove(self._client, schedules.heartbeat_schedule_id(agent))
+        await schedules.remove(self._client, names.heartbeat_schedule_id(agent))
         return await self.status(agent=agent)
 
     async def restore(self, *, agent: str, task_queue: str, now: datetime) -> HeartbeatStatus:
@@ -110,7 +111,7 @@ class Heartbeats:
             )
         assert row is not None
         await schedules.replace(
-            self._client, schedules.heartbeat_schedule_id(agent), self._schedule(row)
+            self._client, names.heartbeat_schedule_id(agent), self._schedule(row)
         )
         return await self.status(agent=agent)
 
@@ -128,7 +129,7 @@ class Heartbeats:
             raise HeartbeatError(
                 f"{agent}'s heartbeat is deleted (asleep): `persyn heartbeat restore` wakes it"
             )
-        schedule_id = schedules.heartbeat_schedule_id(agent)
+        schedule_id = names.heartbeat_schedule_id(agent)
         await schedules.ensure(self._client, schedule_id, self._schedule(row))
         await self._client.get_schedule_handle(schedule_id).trigger()
 
@@ -136,7 +137,7 @@ class Heartbeats:
         """The durable record and the schedule's state."""
         async with self._db.session() as session:
             row = await get_heartbeat(session, agent=agent)
-        description = await schedules.describe(self._client, schedules.heartbeat_schedule_id(agent))
+        description = await schedules.describe(self._client, names.heartbeat_schedule_id(agent))
         return HeartbeatStatus(
             record=heartbeat_record(row) if row else None,
             scheduled=description is not None,
@@ -157,7 +158,7 @@ class Heartbeats:
         async with self._db.session() as session:
             rows = await all_heartbeats(session)
         for row in rows:
-            schedule_id = schedules.heartbeat_schedule_id(row.agent)
+            schedule_id = names.heartbeat_schedule_id(row.agent)
             if row.state == HeartbeatState.ACTIVE.value:
                 created += int(
                     await schedules.ensure(self._client, schedule_id, self._schedule(row))

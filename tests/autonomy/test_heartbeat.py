@@ -22,8 +22,8 @@ from schemas.autonomy import HeartbeatState
 from schemas.events import Outcome
 from schemas.settings import Settings
 from store.embedded import EmbeddedPostgres
+from temporal import names, search_attributes
 from temporal import schedules_autonomy as schedules
-from temporal import search_attributes
 from temporal.client import connect
 from temporal.devserver import DevServer, free_port
 from tests.autonomy.conftest import autonomy_worker, fired_run, impulse_receipt, until
@@ -106,7 +106,7 @@ async def test_a_deleted_heartbeat_stays_deleted_across_a_full_restart_and_resto
         status = await heartbeats.status(agent=handle)
         assert status.record is not None and status.record.state is HeartbeatState.DELETED
         assert not status.scheduled
-        assert await schedules.describe(client, schedules.heartbeat_schedule_id(handle)) is None
+        assert await schedules.describe(client, names.heartbeat_schedule_id(handle)) is None
 
         # Asleep: its reminders do not wake it either...
         reminders = Reminders(harness.db, client, settings.autonomy)
@@ -138,7 +138,7 @@ async def test_a_deleted_heartbeat_stays_deleted_across_a_full_restart_and_resto
         assert status.scheduled and status.record is not None
         assert status.record.state is HeartbeatState.ACTIVE
         await heartbeats.trigger(agent=handle)
-        schedule_id = schedules.heartbeat_schedule_id(handle)
+        schedule_id = names.heartbeat_schedule_id(handle)
         await until(lambda: _fired(client, schedule_id))
         beat = await fired_run(client, schedule_id)
         assert beat.delivered and beat.event_id is not None

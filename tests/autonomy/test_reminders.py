@@ -20,6 +20,7 @@ from activities.scheduling.reminders import Reminders
 from schemas.autonomy import ReminderStatus
 from store.tables import OutboxRow
 from store.tables.autonomy import ReminderRow
+from temporal import names
 from temporal import schedules_autonomy as schedules
 from tests.autonomy.conftest import (
     autonomy_worker,
@@ -217,7 +218,7 @@ async def test_the_agent_cannot_touch_the_heartbeat_or_others_reminders(
         assert all("error" in result for result in results)
         assert "not a reminder ID" in results[0]["error"]
         assert f"no reminder {theirs.reminder_id} of yours" in results[2]["error"]
-        assert await schedules.describe(client, schedules.heartbeat_schedule_id(agent.handle))
+        assert await schedules.describe(client, names.heartbeat_schedule_id(agent.handle))
         assert await schedules.describe(client, schedules.reminder_schedule_id(theirs.reminder_id))
         await heartbeats.delete(
             agent=agent.handle, task_queue=harness.task_queue, now=datetime.now(UTC)

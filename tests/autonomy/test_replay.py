@@ -71,7 +71,7 @@ async def _scenario(client: Client, stack: Stack) -> dict[str, WorkflowHistory]:
         now = datetime.now(UTC)
         heartbeats = Heartbeats(harness.db, client, settings)
         await heartbeats.bootstrap(agent=handle, task_queue=harness.task_queue, now=now)
-        heartbeat_schedule = schedules.heartbeat_schedule_id(handle)
+        heartbeat_schedule = names.heartbeat_schedule_id(handle)
         beat_id = await _fire(client, heartbeat_schedule)
         beat = await fired_run(client, heartbeat_schedule)
         assert beat.event_id is not None

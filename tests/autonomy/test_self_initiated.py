@@ -23,7 +23,7 @@ from store.tables import UsageRow
 from store.tables.autonomy import AutonomyLogRow, GoalRow
 from temporal import names, search_attributes
 from temporal.client import interceptors
-from temporal.schedules_autonomy import heartbeat_schedule_id
+from temporal.names import heartbeat_schedule_id
 from tests.autonomy.conftest import autonomy_worker, impulse_receipt
 from tests.harness import Stack
 from workflows.conversation import ConversationWorkflow

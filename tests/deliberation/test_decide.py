@@ -13,6 +13,7 @@ from schemas.models import TaskType
 from store.queries.deliberation import get_decision
 from store.queries.runtime import get_marker
 from store.tables import DialogTurnRow, OutboxRow
+from temporal.names import deliberation_workflow_id
 from tests.deliberation.helpers import (
     CLAIM,
     Veto,
@@ -23,7 +24,6 @@ from tests.deliberation.helpers import (
     worker,
 )
 from tests.harness import Harness, Stack
-from workflows.deliberation import deliberation_workflow_id
 
 DECLINE = "I'd rather not help write a message meant to mislead your colleague."
 

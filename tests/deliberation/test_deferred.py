@@ -11,6 +11,7 @@ from schemas.events import Outcome
 from schemas.models import TaskType
 from store.queries.deliberation import parked_for
 from temporal import names
+from temporal.names import deliberation_workflow_id
 from tests.deliberation.helpers import (
     CLAIM,
     CONFABULATION,
@@ -26,7 +27,7 @@ from tests.deliberation.helpers import (
 )
 from tests.harness import Harness, Stack
 from workflows.conversation import ConversationWorkflow
-from workflows.deliberation import DeliberationWorkflow, deliberation_workflow_id
+from workflows.deliberation import DeliberationWorkflow
 
 
 async def deliberation_of(harness: Harness, activation_id: str) -> DeliberationResult:

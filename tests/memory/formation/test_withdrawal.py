@@ -21,7 +21,7 @@ from store.queries.memory import NewRecord, insert_record
 from store.queries.people import ensure_channel
 from store.queries.recall import Fence, lexical_candidates, semantic_candidates
 from temporal.client import connect
-from temporal.schedules import maintenance_schedule_id
+from temporal.names import maintenance_schedule_id
 from tests.harness import Stack, unique
 from tests.memory.formation.helpers import new_agent, rows
 
