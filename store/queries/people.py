@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import text
+from sqlalchemy import func, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -29,7 +29,11 @@ async def ensure_channel(
             created_at=seen_at,
             last_active_at=seen_at,
         )
-        .on_conflict_do_update(constraint="uq_channel_key", set_={"last_active_at": seen_at})
+        .on_conflict_do_update(
+            constraint="uq_channel_key",
+            # Older traffic (an import, a late retry) never moves the clock backwards.
+            set_={"last_active_at": func.greatest(Channel.__table__.c.last_active_at, seen_at)},  # type: ignore[attr-defined]
+        )
         .returning(Channel.__table__.c.id)  # type: ignore[attr-defined]
     )
     result = await session.exec(stmt)
@@ -39,7 +43,7 @@ async def ensure_channel(
 _KNOWN_SPEAKER = text(
     """
     UPDATE people AS p
-       SET last_seen_at = :seen_at,
+       SET last_seen_at = GREATEST(p.last_seen_at, CAST(:seen_at AS timestamptz)),
            display_name = COALESCE(:display_name, p.display_name)
       FROM identities AS i
      WHERE i.agent = :agent AND i.service = :service AND i.channel = :channel
@@ -54,8 +58,10 @@ _TOUCH_CHANNEL = text(
                           last_person_id)
     VALUES (:id, :agent, :key, :service, :channel, :seen_at, :seen_at, :person_id)
     ON CONFLICT ON CONSTRAINT uq_channel_key
-    DO UPDATE SET last_active_at = EXCLUDED.last_active_at,
-                  last_person_id = EXCLUDED.last_person_id
+    DO UPDATE SET last_active_at = GREATEST(channels.last_active_at, EXCLUDED.last_active_at),
+                  last_person_id = CASE
+                      WHEN EXCLUDED.last_active_at >= channels.last_active_at
+                      THEN EXCLUDED.last_person_id ELSE channels.last_person_id END
     """
 )
 

@@ -95,6 +95,15 @@ async def test_reindex_moves_every_vector_to_the_new_encoder(
                 "'I met someone who loves turns.', 5, 'private', now() FROM channels LIMIT 1"
             )
         )
+        # A forgotten memory: reindexing must not give it a vector again.
+        await connection.execute(
+            text(
+                "INSERT INTO memory_records (id, agent, channel_id, summary, importance, "
+                "sensitivity, created_at, forgotten_at) SELECT '01HV5Z6Z8Q4N1V5X7B2C9E0F1H', "
+                "'ri', id, 'Something I was asked to forget.', 5, 'private', now(), now() "
+                "FROM channels LIMIT 1"
+            )
+        )
     assert set((await stored_dimensions(db)).values()) == {384}
     with pytest.raises(DimensionMismatchError, match="run `persyn memory reindex`") as caught:
         await check_dimensions(db, 8)
@@ -112,7 +121,7 @@ async def test_reindex_moves_every_vector_to_the_new_encoder(
                 await connection.execute(
                     text(
                         "SELECT embed_model FROM dialog_turns UNION ALL "
-                        "SELECT embed_model FROM memory_records"
+                        "SELECT embed_model FROM memory_records WHERE forgotten_at IS NULL"
                     )
                 )
             )
@@ -132,6 +141,13 @@ async def test_reindex_moves_every_vector_to_the_new_encoder(
             .all()
         )
     assert set(models) == {"tiny-8"} and len(models) == 6
+    async with db.engine.connect() as connection:
+        forgotten = (
+            await connection.execute(
+                text("SELECT embedding FROM memory_records WHERE forgotten_at IS NOT NULL")
+            )
+        ).scalar_one()
+    assert forgotten is None
     assert sorted(indexes) == ["ix_dialog_turns_embedding", "ix_memory_embedding"]
     hits = await DialogSearch(db, TinyEncoder()).search("ri", "turn number 3")
     assert hits and all(h.semantic is not None for h in hits)

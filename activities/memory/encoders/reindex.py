@@ -25,6 +25,12 @@ _INDEXES = {
     "dialog_turns": "ix_dialog_turns_embedding",
 }
 
+# The build quality each index was created with (migrations 0006 and 0002): a rebuild keeps it.
+_EF_CONSTRUCTION = {"memory_records": 200, "dialog_turns": 64}
+
+# A forgotten memory must never regain a vector: no index may return it again.
+_ELIGIBLE = {"memory_records": "forgotten_at IS NULL AND ", "dialog_turns": ""}
+
 Progress = Callable[[str, int], None]
 """Told (table, rows done so far) after every batch."""
 
@@ -66,7 +72,8 @@ async def reindex(
                 await connection.execute(
                     text(
                         f"CREATE INDEX IF NOT EXISTS {index} ON {table} USING hnsw "
-                        "(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+                        "(embedding vector_cosine_ops) "
+                        f"WITH (m = 16, ef_construction = {_EF_CONSTRUCTION[table]})"
                     )
                 )
     return done
@@ -86,8 +93,8 @@ async def _reencode(
             rows = (
                 await connection.execute(
                     text(
-                        f"SELECT id, {columns} FROM {table} WHERE id > :after AND "
-                        "(embedding IS NULL OR embed_model IS DISTINCT FROM :model) "
+                        f"SELECT id, {columns} FROM {table} WHERE {_ELIGIBLE[table]}id > :after "
+                        "AND (embedding IS NULL OR embed_model IS DISTINCT FROM :model) "
                         "ORDER BY id LIMIT :n"
                     ),
                     {"after": after, "model": encoder.name, "n": batch},
