@@ -31,6 +31,8 @@ class FormationReason(StrEnum):
     """The conversation closed with turns not yet consolidated."""
     SWEEP = "sweep"
     """Maintenance: retry ranges whose earlier consolidation failed."""
+    IMPORT = "import"
+    """Dialog brought in with ``persyn import --consolidate``."""
 
 
 class TurnRange(Wire):

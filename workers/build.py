@@ -33,6 +33,7 @@ from activities.memory.encoders.factory import build_encoder
 from activities.memory.recall import MemoryRecall
 from activities.memory.remember import RememberActivities
 from activities.memory.retention import RetentionActivities
+from activities.memory.search.activities import DialogSearchActivities
 from activities.metering.factory import build_meters
 from activities.metering.hub import MeterHub, UsageMeter
 from activities.metering.pricing import load_or_empty
@@ -156,6 +157,7 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
     formation = ConsolidationActivities(deps.db, deps.gateway, deps.encoder, deps.settings.memory)
     retention = RetentionActivities(deps.db, deps.encoder, deps.settings.memory)
     remember = RememberActivities(deps.db)
+    search = DialogSearchActivities(deps.db, deps.encoder)
     return [
         store.lookup_agent,
         store.resolve_speaker,
@@ -187,6 +189,8 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         retention.pending_formations,
         retention.index,
         remember.remember_harder,
+        search.search_dialog,
+        search.index_turns,
     ]
 
 

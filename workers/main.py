@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 
+from activities.memory.encoders.dimensions import DimensionMismatchError, check_dimensions
 from activities.scheduling.heartbeats import reconcile_heartbeats
 from schemas.settings import get_settings
 from store.migrate import upgrade
@@ -34,6 +35,9 @@ async def serve() -> None:
     # Autonomy: heartbeat schedules follow their durable records (deleted stays deleted).
     await reconcile_heartbeats(client, settings)
     deps = build_dependencies(settings)
+    if deps.encoder is not None:
+        # A changed encoder with old vectors would compare apples with pears: refuse to serve.
+        await check_dimensions(deps.db, deps.encoder.dimensions)
     worker = build_worker(client, deps, task_queue=settings.task_queue)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -56,11 +60,16 @@ def main() -> None:
         level=os.environ.get("PERSYN_LOG_LEVEL", "INFO"),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    asyncio.run(serve())
+    code = 0
+    try:
+        asyncio.run(serve())
+    except DimensionMismatchError as err:
+        log.error("%s", err)
+        code = 2
     sys.stdout.flush()
     sys.stderr.flush()
     # Avoid a known interpreter-exit crash of the Temporal runtime (see docs/operations.md).
-    os._exit(0)
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -174,3 +174,41 @@ def _rows_json(turns: Sequence[TurnRecord]) -> str:
             for t in turns
         ]
     )
+
+
+@dataclass(frozen=True)
+class UnconsolidatedRange:
+    """The turns of a conversation no consolidation has claimed yet."""
+
+    channel: ChannelRef
+    after_turn: str | None
+    through_turn: str
+
+
+_UNCONSOLIDATED = text(
+    """
+    SELECT ch.service, ch.channel,
+           (SELECT f.through_turn FROM memory_formations AS f
+             WHERE f.conversation_id = c.id
+             ORDER BY f.turn_last_at DESC NULLS LAST, f.through_turn DESC LIMIT 1) AS after_turn,
+           (SELECT t.id FROM dialog_turns AS t
+             WHERE t.conversation_id = c.id ORDER BY t.at DESC, t.id DESC LIMIT 1) AS through_turn
+      FROM conversations AS c JOIN channels AS ch ON ch.id = c.channel_id
+     WHERE c.id = :conversation
+    """
+)
+
+
+async def unconsolidated_range(
+    session: AsyncSession, *, conversation_id: str
+) -> UnconsolidatedRange | None:
+    """What of ``conversation_id`` is left to consolidate, or ``None`` if nothing is."""
+    connection = await session.connection()
+    row = (await connection.execute(_UNCONSOLIDATED, {"conversation": conversation_id})).first()
+    if row is None or row.through_turn is None or row.through_turn == row.after_turn:
+        return None
+    return UnconsolidatedRange(
+        channel=ChannelRef(service=row.service, channel=row.channel),
+        after_turn=row.after_turn,
+        through_turn=row.through_turn,
+    )

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -78,6 +79,27 @@ def test_up_status_talk_down_up(home: dict[str, str]) -> None:
     receipt = json.loads(first.stdout)
     assert receipt["marker"]["outcome"] == "spoke"
     assert receipt["marker"]["text"] == "remember the blue door"
+
+    history = Path(home["PERSYN_HOME"]) / "history.jsonl"
+    history.write_text(
+        json.dumps(
+            {
+                "conversation": "old-chat",
+                "channel": {"service": "chat", "channel": "attic"},
+                "speaker": {"id": "bo"},
+                "text": "We painted the blue door in 2019.",
+                "at": "2019-06-01T10:00:00Z",
+            }
+        ),
+        encoding="utf-8",
+    )
+    imported = persyn(
+        home, "import", str(history), "--agent", "ada", "--consolidate", "--no-embed", "--json"
+    )
+    assert imported.returncode == 0, imported.stderr
+    report = json.loads(imported.stdout)
+    assert report["turns_added"] == 1
+    assert len(report["consolidations"]) == 1
 
     down = persyn(home, "down")
     assert down.returncode == 0, down.stderr
