@@ -11,7 +11,7 @@ from store.tables.autonomy import (  # noqa: F401  (registers them)
     ToolCallRow,
 )
 from store.tables.deliberation import ParkedConclusionRow, SpeakDecisionRow  # noqa: F401
-from store.tables.dialog import Conversation, DialogTurnRow
+from store.tables.dialog import Conversation, DialogSearchStats, DialogSearchTerm, DialogTurnRow
 from store.tables.ledger import UsageRow
 from store.tables.memory import MemoryRecord
 from store.tables.memory_audit import MemoryAudit, MemoryFormation  # noqa: F401  (registers them)
@@ -22,6 +22,8 @@ __all__ = [
     "Agent",
     "Channel",
     "Conversation",
+    "DialogSearchStats",
+    "DialogSearchTerm",
     "DialogTurnRow",
     "Identity",
     "MarkerRow",

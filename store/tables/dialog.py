@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Computed, ForeignKey, Index, String, Text
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import BigInteger, Computed, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.dialects.postgresql import TSVECTOR
 from sqlmodel import Column, Field, SQLModel
 
@@ -62,3 +64,42 @@ class DialogTurnRow(SQLModel, table=True):
             Computed("to_tsvector('english', speaker_name || ' ' || text)", persisted=True),
         ),
     )
+    # Dialog search (migration 0002): a vector, the weighted search document and its length
+    # (both kept by a trigger), and the source's own ID for imported turns.
+    embedding: Any = Field(default=None, sa_column=Column(Vector(), nullable=True))
+    embed_model: str | None = None
+    source_ref: str | None = None
+    search_tsv: str | None = Field(default=None, sa_column=Column(TSVECTOR, nullable=True))
+    search_len: int = Field(
+        default=0, sa_column=Column(Integer, nullable=False, server_default="0")
+    )
+
+
+class DialogSearchStats(SQLModel, table=True):
+    """Per channel: how many turns and how many words, for BM25 (kept by triggers)."""
+
+    __tablename__ = "dialog_search_stats"
+
+    agent: str = Field(
+        sa_column=Column(
+            String(32), ForeignKey("agents.handle", ondelete="CASCADE"), primary_key=True
+        )
+    )
+    channel_id: str = Field(sa_column=Column(String(26), primary_key=True))
+    docs: int = Field(sa_column=Column(BigInteger, nullable=False))
+    total_len: int = Field(sa_column=Column(BigInteger, nullable=False))
+
+
+class DialogSearchTerm(SQLModel, table=True):
+    """Per channel and lexeme: how many turns hold it, for BM25 (kept by triggers)."""
+
+    __tablename__ = "dialog_search_terms"
+
+    agent: str = Field(
+        sa_column=Column(
+            String(32), ForeignKey("agents.handle", ondelete="CASCADE"), primary_key=True
+        )
+    )
+    channel_id: str = Field(sa_column=Column(String(26), primary_key=True))
+    lexeme: str = Field(sa_column=Column(Text, primary_key=True))
+    docs: int

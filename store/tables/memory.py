@@ -7,6 +7,7 @@ from typing import Any
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import ForeignKey, Index, SmallInteger, String, Text
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Column, Field, SQLModel
 
 from store.tables.columns import agent_fk, text_array, tstz, ulid_col, ulid_pk
@@ -41,3 +42,9 @@ class MemoryRecord(SQLModel, table=True):
     turn_last: str | None = Field(default=None, sa_column=ulid_col(nullable=True))
     created_at: datetime = Field(sa_column=tstz())
     forgotten_at: datetime | None = Field(default=None, sa_column=tstz(nullable=True))
+    # Memory formation (migration 0003): what the record was formed with and from.
+    derived_from: list[str] = Field(default_factory=list, sa_column=text_array())
+    turn_first_at: datetime | None = Field(default=None, sa_column=tstz(nullable=True))
+    turn_last_at: datetime | None = Field(default=None, sa_column=tstz(nullable=True))
+    rubric: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONB, nullable=True))
+    emotions: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONB, nullable=True))
