@@ -67,6 +67,11 @@ class Settings(BaseSettings):
     # PostgreSQL
     database_url: SecretStr | None = None
     postgres_port: int = 55432
+    postgres_shared_buffers: str = Field(
+        default="256MB",
+        pattern=r"^[0-9]+(kB|MB|GB)$",
+        description="Page cache of the embedded PostgreSQL (applies at its next start).",
+    )
 
     # Models
     provider: ProviderChoice = "auto"

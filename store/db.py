@@ -16,11 +16,14 @@ class Database:
 
     def __init__(self, dsn: str, *, pool_size: int = 10) -> None:
         self.dsn = dsn
+        # No pre-ping: it would cost a round trip per checkout on the hot path. A connection
+        # that died with a database restart fails its statement, SQLAlchemy discards the
+        # pool, and the activity's retry gets a fresh connection.
         self.engine: AsyncEngine = create_async_engine(
             dsn,
             pool_size=pool_size,
             max_overflow=pool_size,
-            pool_pre_ping=True,
+            pool_pre_ping=False,
             pool_recycle=1800,
         )
         self._sessions = async_sessionmaker(

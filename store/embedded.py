@@ -48,6 +48,8 @@ class EmbeddedPostgres:
     data_dir: Path
     port: int
     log_file: Path
+    shared_buffers: str = "256MB"
+    """PostgreSQL's page cache; vector search wants its index in memory."""
 
     @property
     def dsn(self) -> str:
@@ -123,7 +125,7 @@ class EmbeddedPostgres:
             )
         options = (
             f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' "
-            "-c max_connections=200 -c shared_buffers=128MB -c fsync=on"
+            f"-c max_connections=200 -c shared_buffers={self.shared_buffers} -c fsync=on"
         )
         try:
             pg_commands.pg_ctl(  # type: ignore[attr-defined]

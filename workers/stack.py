@@ -106,6 +106,7 @@ class EmbeddedStack:
             data_dir=self.settings.home / "postgres",
             port=self.settings.postgres_port,
             log_file=self.settings.log_dir / "postgres.log",
+            shared_buffers=self.settings.postgres_shared_buffers,
         )
 
     def _pid_file(self, name: str) -> Path:
