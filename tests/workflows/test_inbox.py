@@ -106,12 +106,13 @@ async def test_one_agent_handles_one_event_at_a_time(client: Client, stack: Stac
 
 
 async def test_different_agents_run_in_parallel(client: Client, stack: Stack) -> None:
-    rules = [ScriptRule(delay_ms=300, reply="ok")]
+    # Each call waits (up to 30 s) until three calls are in progress: only agents whose
+    # activations run in parallel can get there.
+    rules = [ScriptRule(rendezvous=3, reply="ok")]
     async with running_worker(client, stack, rules=rules) as harness:
         agents = [await harness.create_agent() for _ in range(3)]
         receipts = await asyncio.gather(*(harness.say(a.handle, "go") for a in agents))
     assert all(r.marker and r.marker.outcome is Outcome.SPOKE for r in receipts)
-    # Each model call lasts 300 ms; the three agents' calls were in progress at once.
     assert harness.provider.peak == 3
 
 

@@ -21,6 +21,7 @@ malformed) argument text.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import time
@@ -89,6 +90,12 @@ class ScriptRule(BaseModel):
     retry_after: float | None = None
     times: int | None = Field(default=None, ge=1, description="Applies this many times, then not.")
     delay_ms: float = Field(default=0.0, ge=0)
+    rendezvous: int | None = Field(
+        default=None,
+        ge=2,
+        description="Hold each call until this many are in progress at once (at most 30 s), "
+        "so a test can prove calls overlap without measuring time.",
+    )
     used: int = 0
 
     def applies(self, request: ModelRequest) -> bool:
@@ -162,6 +169,7 @@ class ScriptedProvider(Provider):
         self.script = script or Script()
         self.requests: list[ModelRequest] = []
         self.active = 0
+        self._arrivals = asyncio.Condition()
         self.peak = 0
 
     async def complete(
@@ -172,12 +180,19 @@ class ScriptedProvider(Provider):
         on_delta: DeltaCallback | None = None,
     ) -> ModelResponse:
         """Answer by the first applicable rule."""
-        self.active += 1
-        self.peak = max(self.peak, self.active)
+        async with self._arrivals:
+            self.active += 1
+            self.peak = max(self.peak, self.active)
+            self._arrivals.notify_all()
         try:
             return await self._answer(request, binding, on_delta)
         finally:
             self.active -= 1
+
+    async def _rendezvous(self, count: int) -> None:
+        async with self._arrivals:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._arrivals.wait_for(lambda: self.peak >= count), 30)
 
     async def _answer(
         self, request: ModelRequest, binding: ModelBinding, on_delta: DeltaCallback | None
@@ -187,6 +202,8 @@ class ScriptedProvider(Provider):
         rule = next((r for r in self.script.rules if r.applies(request)), None)
         if rule is not None:
             rule.used += 1
+            if rule.rendezvous:
+                await self._rendezvous(rule.rendezvous)
             if rule.delay_ms:
                 await asyncio.sleep(rule.delay_ms / 1000)
             if rule.fail is not None:
