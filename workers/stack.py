@@ -124,12 +124,31 @@ class EmbeddedStack:
     def _start_postgres(self) -> None:
         self.postgres().start()
 
+    def _worker_environment(self) -> dict[str, str]:
+        """Where the worker must connect: the same stack this object manages.
+
+        Everything else (providers, memory, meters) the worker reads from the environment and
+        ``persyn.toml`` as usual.
+        """
+        settings = self.settings
+        env = {
+            "PERSYN_HOME": str(settings.home),
+            "PERSYN_EMBEDDED": "true" if settings.embedded else "false",
+            "PERSYN_TEMPORAL_ADDRESS": settings.temporal_address,
+            "PERSYN_TEMPORAL_NAMESPACE": settings.temporal_namespace,
+            "PERSYN_TASK_QUEUE": settings.task_queue,
+            "PERSYN_POSTGRES_PORT": str(settings.postgres_port),
+        }
+        if settings.database_url is not None:
+            env["PERSYN_DATABASE_URL"] = settings.database_url.get_secret_value()
+        return env
+
     def _start_worker(self) -> subprocess.Popen[bytes] | None:
         """Start the worker process, or return ``None`` if one is already running."""
         if _read_pid(self._pid_file("worker")) is not None:
             return None
         log = (self.settings.log_dir / "worker.log").open("ab")
-        env = {**os.environ, "PERSYN_HOME": str(self.settings.home)}
+        env = {**os.environ, **self._worker_environment()}
         process = subprocess.Popen(
             [sys.executable, "-m", "workers.main"],
             stdout=log,
