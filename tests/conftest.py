@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
 
 from store.embedded import EmbeddedPostgres
 from store.migrate import upgrade
 from temporal import search_attributes
 from temporal.client import connect
 from temporal.devserver import DevServer, free_port
-from tests.harness import Harness, Stack, running_worker
+from tests.harness import Harness, Stack, running_worker, start_time_skipping
 
 
 @pytest.fixture(scope="session")
@@ -68,3 +69,11 @@ async def client(stack: Stack) -> AsyncIterator[Client]:
 async def harness(client: Client, stack: Stack) -> AsyncIterator[Harness]:
     async with running_worker(client, stack) as running:
         yield running
+
+
+@pytest.fixture(scope="module")
+async def skipping() -> AsyncIterator[WorkflowEnvironment]:
+    """A time-skipping server per test module: its clock is global to the environment."""
+    env = await start_time_skipping()
+    yield env
+    await env.shutdown()

@@ -3,6 +3,7 @@ own launchers, and workers with a scripted model on private task queues."""
 
 from __future__ import annotations
 
+import sysconfig
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -10,7 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Replayer, Worker
 
 from activities.gateway.base import Provider
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
@@ -22,8 +25,10 @@ from schemas.models import ProviderName
 from schemas.settings import Settings
 from store.db import Database
 from store.queries.agents import create_agent
-from temporal import inbox
-from workers.build import Dependencies, build_dependencies, build_worker
+from temporal import inbox, search_attributes
+from temporal.client import interceptors, replay_interceptors
+from workers.build import WORKFLOWS, Dependencies, build_dependencies, build_worker
+from workers.runner import workflow_runner
 
 
 @dataclass
@@ -136,3 +141,25 @@ async def running_worker(
             client=client, task_queue=queue, deps=deps, provider=provider, worker=worker, db=deps.db
         )
     await deps.aclose()
+
+
+def replayer() -> Replayer:
+    """A replayer configured exactly as the workers are."""
+    return Replayer(
+        workflows=WORKFLOWS,
+        workflow_runner=workflow_runner(),
+        data_converter=pydantic_data_converter,
+        interceptors=replay_interceptors(),
+    )
+
+
+async def start_time_skipping() -> WorkflowEnvironment:
+    """Temporal's time-skipping test server (from its wheel), with Persyn's search attributes."""
+    server = Path(sysconfig.get_path("scripts")) / "temporal-test-server"
+    env = await WorkflowEnvironment.start_time_skipping(
+        data_converter=pydantic_data_converter,
+        interceptors=interceptors(),
+        test_server_existing_path=str(server),
+    )
+    await search_attributes.register(env.client)
+    return env

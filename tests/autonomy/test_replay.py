@@ -14,31 +14,17 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import Client, ScheduleActionExecutionStartWorkflow, WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.worker import Replayer
 
 from activities.gateway.providers.scripted import ScriptRule, ScriptToolCall
 from activities.scheduling.heartbeats import Heartbeats
 from activities.scheduling.reminders import Reminders
 from temporal import names
 from temporal import schedules_autonomy as schedules
-from temporal.client import replay_interceptors
 from tests.autonomy.conftest import autonomy_worker, fired_run, impulse_receipt, until
-from tests.harness import Stack
-from workers.build import WORKFLOWS
-from workers.runner import workflow_runner
+from tests.harness import Stack, replayer
 
 HISTORIES = Path(__file__).parent / "histories"
 NAMES = ["heartbeat", "reminder", "activation_tools"]
-
-
-def replayer() -> Replayer:
-    return Replayer(
-        workflows=WORKFLOWS,
-        workflow_runner=workflow_runner(),
-        data_converter=pydantic_data_converter,
-        interceptors=replay_interceptors(),
-    )
 
 
 async def _fire(client: Client, schedule_id: str) -> str:

@@ -7,22 +7,16 @@ The schedule itself is not involved (the time-skipping server has none): the tes
 
 from __future__ import annotations
 
-import sysconfig
-from collections.abc import AsyncIterator
 from datetime import timedelta
-from pathlib import Path
 
-import pytest
 from sqlmodel import select
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from activities.gateway.providers.scripted import ScriptRule, ScriptToolCall
 from schemas.autonomy import FiringInput, FiringResult
 from store.tables import UsageRow
 from store.tables.autonomy import AutonomyLogRow, GoalRow
-from temporal import names, search_attributes
-from temporal.client import interceptors
+from temporal import names
 from temporal.names import heartbeat_schedule_id
 from tests.autonomy.conftest import autonomy_worker, impulse_receipt
 from tests.harness import Stack
@@ -31,19 +25,6 @@ from workflows.heartbeat import HeartbeatWorkflow
 
 ASSESSMENT = "You told Ada you would write her a poem, and you have not."
 GOAL = "Write Ada the poem I promised"
-
-
-@pytest.fixture(scope="module")
-async def skipping() -> AsyncIterator[WorkflowEnvironment]:
-    server = Path(sysconfig.get_path("scripts")) / "temporal-test-server"
-    env = await WorkflowEnvironment.start_time_skipping(
-        data_converter=pydantic_data_converter,
-        interceptors=interceptors(),
-        test_server_existing_path=str(server),
-    )
-    await search_attributes.register(env.client)
-    yield env
-    await env.shutdown()
 
 
 async def test_a_heartbeat_that_creates_a_goal_sees_it_in_the_next_activation(

@@ -13,29 +13,15 @@ from pathlib import Path
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.worker import Replayer
 
 from schemas.deliberation import DRAWN_LENSES
 from temporal import names
-from temporal.client import replay_interceptors
 from temporal.names import deliberation_workflow_id
 from tests.deliberation.helpers import claim_rules, new_agent, worker
-from tests.harness import Harness, Stack, terminal
-from workers.build import WORKFLOWS
-from workers.runner import workflow_runner
+from tests.harness import Harness, Stack, replayer, terminal
 
 HISTORIES = Path(__file__).parent / "histories"
 RECORDED = ["activation_inline", "activation_deferred", "deliberation"]
-
-
-def replayer() -> Replayer:
-    return Replayer(
-        workflows=WORKFLOWS,
-        workflow_runner=workflow_runner(),
-        data_converter=pydantic_data_converter,
-        interceptors=replay_interceptors(),
-    )
 
 
 def critique_ids(history: WorkflowHistory) -> list[str]:

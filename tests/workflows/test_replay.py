@@ -11,28 +11,14 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import Client, WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.worker import Replayer
 
 from schemas.agents import AgentConfig, AgentCreate
 from store.queries.agents import create_agent
 from temporal import names
-from temporal.client import replay_interceptors
-from tests.harness import Harness, unique
-from workers.build import WORKFLOWS
-from workers.runner import workflow_runner
+from tests.harness import Harness, replayer, unique
 from workflows.conversation import ConversationWorkflow
 
 HISTORIES = Path(__file__).parent.parent / "histories"
-
-
-def replayer() -> Replayer:
-    return Replayer(
-        workflows=WORKFLOWS,
-        workflow_runner=workflow_runner(),
-        data_converter=pydantic_data_converter,
-        interceptors=replay_interceptors(),
-    )
 
 
 async def _run_scenario(harness: Harness) -> dict[str, WorkflowHistory]:

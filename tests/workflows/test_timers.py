@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import sysconfig
-from collections.abc import AsyncIterator
 from datetime import timedelta
-from pathlib import Path
 
-import pytest
 from sqlmodel import select
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from activities.gateway.providers.scripted import ScriptedProvider
@@ -17,24 +12,10 @@ from schemas.agents import AgentStatus, AgentStatusQuery
 from schemas.conversation import WindowAnswer, WindowQuery
 from schemas.models import ProviderName
 from store.tables import Conversation
-from temporal import inbox, names, search_attributes
-from temporal.client import interceptors
+from temporal import inbox, names
 from tests.harness import Harness, Stack, event, unique
 from workers.build import build_dependencies, build_worker
 from workflows.conversation import ConversationWorkflow
-
-
-@pytest.fixture(scope="module")
-async def skipping() -> AsyncIterator[WorkflowEnvironment]:
-    server = Path(sysconfig.get_path("scripts")) / "temporal-test-server"
-    env = await WorkflowEnvironment.start_time_skipping(
-        data_converter=pydantic_data_converter,
-        interceptors=interceptors(),
-        test_server_existing_path=str(server),
-    )
-    await search_attributes.register(env.client)
-    yield env
-    await env.shutdown()
 
 
 async def test_an_idle_conversation_closes_and_the_next_message_opens_a_new_one(

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import sysconfig
-from collections.abc import AsyncIterator
 from datetime import timedelta
-from pathlib import Path
 
-import pytest
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from activities.gateway.providers.scripted import Script, ScriptedProvider
 from schemas.conversation import WindowAnswer, WindowQuery
 from schemas.models import ProviderName
-from temporal import names, search_attributes
-from temporal.client import interceptors
+from temporal import names
 from tests.harness import Harness, Stack, unique
 from tests.memory.formation.helpers import (
     close_and_consolidate,
@@ -26,19 +20,6 @@ from tests.memory.formation.helpers import (
     rows,
 )
 from workers.build import build_dependencies, build_worker
-
-
-@pytest.fixture(scope="module")
-async def skipping() -> AsyncIterator[WorkflowEnvironment]:
-    server = Path(sysconfig.get_path("scripts")) / "temporal-test-server"
-    env = await WorkflowEnvironment.start_time_skipping(
-        data_converter=pydantic_data_converter,
-        interceptors=interceptors(),
-        test_server_existing_path=str(server),
-    )
-    await search_attributes.register(env.client)
-    yield env
-    await env.shutdown()
 
 
 async def test_an_idle_conversation_closes_after_thirty_minutes_and_becomes_a_memory(

@@ -13,16 +13,13 @@ from typing import Any
 
 import pytest
 from temporalio.client import Client, WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.worker import Replayer
 
 from activities.gateway.providers.scripted import ScriptRule
 from schemas.ids import new_ulid
 from schemas.memory import MemorySettings
 from schemas.memory_formation import ConsolidationResult, MaintenanceInput, MaintenanceResult
-from temporal.client import replay_interceptors
 from temporal.names import consolidation_workflow_id
-from tests.harness import Harness, Stack
+from tests.harness import Harness, Stack, replayer
 from tests.memory.formation.helpers import (
     SUMMARY_SYSTEM,
     close_and_consolidate,
@@ -32,8 +29,6 @@ from tests.memory.formation.helpers import (
     new_agent,
     rows,
 )
-from workers.build import WORKFLOWS
-from workers.runner import workflow_runner
 from workflows.maintenance import MaintenanceWorkflow
 
 HISTORIES = Path(__file__).parents[2] / "histories"
@@ -57,15 +52,6 @@ def _scrubbed(history_json: str) -> str:
         return value
 
     return json.dumps(scrub(json.loads(history_json)))
-
-
-def replayer() -> Replayer:
-    return Replayer(
-        workflows=WORKFLOWS,
-        workflow_runner=workflow_runner(),
-        data_converter=pydantic_data_converter,
-        interceptors=replay_interceptors(),
-    )
 
 
 async def _scenario(harness: Harness) -> dict[str, WorkflowHistory]:
