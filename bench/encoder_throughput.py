@@ -24,7 +24,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from activities.memory.encoders.local import LocalEncoder
-from bench.locomo_recall import machine
+from bench.harness import machine
 
 _VOCABULARY = """
 I we went saw the a park dog cat bread marathon sister painting camping lake sunrise yesterday

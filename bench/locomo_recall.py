@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -30,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from activities.memory.encoders.local import LocalEncoder
 from activities.memory.search import DialogSearch, FusionParams
+from bench.harness import machine
 from bench.locomo_data import CATEGORIES, Question, Scores, bm25_reference, load
 from schemas.agents import AgentCreate
 from store.db import Database
@@ -124,18 +123,6 @@ def variant_row(name: str, changes: str, scores: Scores, latencies: list[float] 
     per_category = " / ".join(f"{scores.mean((c,), 'R@10'):.3f}" for c in (1, 2, 3, 4))
     p50 = f"{percentiles(latencies)[0]:.0f}" if latencies else "-"
     return f"| {name} | {changes} | {overall} | {per_category} | {p50} |"
-
-
-def machine() -> str:
-    model = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 async def run(args: argparse.Namespace, server: EmbeddedPostgres) -> str:

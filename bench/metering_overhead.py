@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import platform
 import statistics
 import tempfile
 import time
@@ -36,6 +34,7 @@ from activities.metering.event_log import EventLogMeter
 from activities.metering.hub import MeterHub, UsageMeter
 from activities.metering.ledger import LedgerMeter
 from activities.metering.prometheus import PrometheusMeter
+from bench.harness import machine
 from schemas.ids import new_ulid
 from schemas.models import Attribution, ChatMessage, ModelRequest, ProviderName, TaskType
 from schemas.pricing import ModelPrice, PriceTable
@@ -137,18 +136,6 @@ def table(configs: list[Config]) -> str:
             f"| {block:.3f} | {block - base_block:+.3f} |"
         )
     return "\n".join(rows)
-
-
-def machine() -> str:
-    model = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 async def main(calls: int, dsn: str | None) -> str:
