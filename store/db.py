@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from typing import Any
 
-from sqlalchemy import create_engine
+from sqlalchemy import CursorResult, create_engine, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -39,6 +40,14 @@ class Database:
     async def aclose(self) -> None:
         """Close every pooled connection."""
         await self.engine.dispose()
+
+
+async def execute_sql(
+    session: AsyncSession, sql: str, params: Mapping[str, Any] | None = None
+) -> CursorResult[Any]:
+    """Run one SQL statement on the session's connection (inside its transaction)."""
+    connection = await session.connection()
+    return await connection.execute(text(sql), dict(params or {}))
 
 
 def sync_engine(dsn: str) -> Engine:

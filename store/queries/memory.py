@@ -56,7 +56,12 @@ def to_public(row: Any) -> MemoryRecordPublic:
         importance=row.importance,
         tags=list(row.tags or []),
         emotion=row.emotion,
-        sensitivity=Sensitivity(row.sensitivity),
+        # An unknown designation (a future value, a manual edit) is treated as the strictest.
+        sensitivity=(
+            Sensitivity(row.sensitivity)
+            if row.sensitivity in set(Sensitivity)
+            else Sensitivity.RESTRICTED
+        ),
         participants=list(row.participants or []),
         turn_first=row.turn_first,
         turn_last=row.turn_last,

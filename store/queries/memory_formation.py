@@ -9,16 +9,16 @@ the dialog: turns are ordered by ``(at, id)``, which is the order the conversati
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import CursorResult, text
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.memory_formation import ClaimedFormation, TurnRange
 from schemas.text import estimate_tokens
+from store.db import execute_sql as _execute
 from store.queries.recall import FENCE_SQL, Fence
 
 MAX_ATTEMPTS = 5
@@ -29,13 +29,6 @@ STALE_AFTER = timedelta(minutes=30)
 
 MAX_TURNS = 2000
 """Most turns one range reads (a chunk is a few thousand tokens; this is a guard, not a goal)."""
-
-
-async def _execute(
-    session: AsyncSession, sql: str, params: Mapping[str, Any] | None = None
-) -> CursorResult[Any]:
-    connection = await session.connection()
-    return await connection.execute(text(sql), dict(params or {}))
 
 
 @dataclass(frozen=True)

@@ -12,24 +12,18 @@ selective filter still yields ``limit`` rows instead of the few that survive one
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import CursorResult, text
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.dialog import DialogTurn, Role
-from schemas.memory import MemoryRecordPublic, Sensitivity
+from schemas.memory import MemoryRecordPublic
+from store.db import execute_sql as _execute
+from store.queries.memory import to_public
 from store.tables.memory import MemoryRecord
-
-
-async def _execute(
-    session: AsyncSession, sql: str, params: Mapping[str, Any] | None = None
-) -> CursorResult[Any]:
-    connection = await session.connection()
-    return await connection.execute(text(sql), dict(params or {}))
 
 
 @dataclass(frozen=True)
@@ -218,24 +212,7 @@ async def memory_record(session: AsyncSession, *, record_id: str) -> MemoryRecor
     row = await session.get(MemoryRecord, record_id)
     if row is None:
         return None
-    return MemoryRecordPublic(
-        id=row.id,
-        agent=row.agent,
-        channel_id=row.channel_id,
-        conversation_id=row.conversation_id,
-        summary=row.summary,
-        importance=row.importance,
-        tags=list(row.tags or []),
-        emotion=row.emotion,
-        sensitivity=Sensitivity(row.sensitivity)
-        if row.sensitivity in set(Sensitivity)
-        else Sensitivity.RESTRICTED,
-        participants=list(row.participants or []),
-        turn_first=row.turn_first,
-        turn_last=row.turn_last,
-        created_at=row.created_at,
-        forgotten_at=row.forgotten_at,
-    )
+    return to_public(row)
 
 
 async def passes_fence(session: AsyncSession, fence: Fence, *, record_id: str) -> bool:
