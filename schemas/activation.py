@@ -112,15 +112,6 @@ class Draft(Wire):
     model: str | None = None
 
 
-class DecideInput(Wire):
-    """Input of the decide step: whether to transmit the candidate."""
-
-    agent: AgentHandle
-    event: InboundEvent
-    candidate: str
-    degraded: bool = False
-
-
 class Decision(Wire):
     """The decide step's verdict; silence is an outcome with a reason, not an error."""
 

@@ -167,7 +167,6 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         store.record_outcome,
         context.assemble_context,
         *autonomy.activities,
-        decide.decide,
         decide.screen,
         judge.judge,
         deliberation.plan,

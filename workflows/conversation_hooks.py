@@ -39,8 +39,6 @@ from workflows.policies import DATABASE
 with workflow.unsafe.imports_passed_through():
     from activities.memory.consolidate import ConsolidationActivities
 
-FORMATION_PATCH = "memory-formation"
-
 
 def _count(state: ConversationState) -> None:
     """Add the tokens of the turns not counted yet (the window always holds them)."""
@@ -55,7 +53,7 @@ def _count(state: ConversationState) -> None:
 
 async def after_turn(data: ConversationInput, state: ConversationState) -> None:
     """Consolidate the range said since the mark once it reaches ``chunk_tokens``."""
-    if not state.window or not workflow.patched(FORMATION_PATCH):
+    if not state.window:
         return
     _count(state)
     if state.chunk_tokens is None:
@@ -72,7 +70,7 @@ async def after_turn(data: ConversationInput, state: ConversationState) -> None:
 
 async def on_close(data: ConversationInput, state: ConversationState) -> None:
     """Consolidate whatever was said after the last consolidated turn."""
-    if not state.window or not workflow.patched(FORMATION_PATCH):
+    if not state.window:
         return
     if state.window[-1].turn_id == state.consolidated_through:
         return

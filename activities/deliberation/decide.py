@@ -14,7 +14,6 @@ from temporalio import activity
 
 from activities.deliberation.guardrails import GuardrailCheck, first_veto
 from activities.deliberation.substance import is_substantive
-from schemas.activation import DecideInput, Decision
 from schemas.deliberation import (
     ADDRESSED,
     NOT_ADDRESSED,
@@ -27,15 +26,6 @@ from schemas.deliberation import (
 )
 
 
-def rule_decision(data: DecideInput) -> Decision | None:
-    """The verdicts that need no model: an empty candidate, or unaddressed traffic."""
-    if not data.candidate.strip():
-        return Decision(speak=False, reason=NOTHING_TO_ADD)
-    if not data.event.addressed:
-        return Decision(speak=False, reason=NOT_ADDRESSED)
-    return None
-
-
 class DecideActivities:
     """The engagement decision: rules and guardrail hooks (the model judgment is separate)."""
 
@@ -46,11 +36,6 @@ class DecideActivities:
     ) -> None:
         self._settings = settings or DeliberationSettings()
         self._guardrails = list(guardrails)
-
-    @activity.defn(name="deliberation.decide")
-    async def decide(self, data: DecideInput) -> Decision:
-        """Speak unless a rule calls for silence (activations recorded before screening)."""
-        return rule_decision(data) or Decision(speak=True, reason=ADDRESSED)
 
     @activity.defn(name="deliberation.screen")
     async def screen(self, data: ScreenInput) -> Screening:

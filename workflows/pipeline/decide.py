@@ -16,9 +16,9 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
-from schemas.activation import ActivationInput, DecideInput, Decision, Draft
+from schemas.activation import ActivationInput, Decision, Draft
 from schemas.deliberation import JudgeInput, ScreenInput, Verdict, fallback_verdict
-from workflows.pipeline.deliberate import PATCH, notes
+from workflows.pipeline.deliberate import notes
 from workflows.policies import DATABASE
 
 with workflow.unsafe.imports_passed_through():
@@ -41,15 +41,6 @@ JUDGE_CALL: dict[str, Any] = {
 
 async def decide(data: ActivationInput, draft: Draft) -> Decision:
     """Whether to transmit ``draft``, and why."""
-    if not workflow.patched(PATCH):
-        return await workflow.execute_local_activity_method(
-            DecideActivities.decide,
-            DecideInput(
-                agent=data.agent, event=data.event, candidate=draft.text, degraded=draft.degraded
-            ),
-            summary="decide whether to speak",
-            **DATABASE,
-        )
     screening = await workflow.execute_local_activity_method(
         DecideActivities.screen,
         ScreenInput(

@@ -7,8 +7,6 @@ the candidate before the decide step. Deferred (the default): the candidate goes
 :func:`after_transmit` starts ``DeliberationWorkflow``, whose conclusion is parked for the
 agent's next turn on the channel. ``after_transmit`` also records the decision to speak and
 consumes the parked conclusions the transmitted turn was given.
-
-Activations recorded before this step existed replay without it (``PATCH``).
 """
 
 from __future__ import annotations
@@ -36,9 +34,6 @@ from workflows.policies import DATABASE
 
 with workflow.unsafe.imports_passed_through():
     from activities.deliberation.parking import DeliberationActivities
-
-PATCH = "deliberation"
-"""Gates every deliberation step, so activations recorded without them still replay."""
 
 _MAX_RUNS = 1000
 
@@ -77,8 +72,6 @@ def draw(lenses: list[Lens]) -> Lens | None:
 
 async def deliberate(data: ActivationInput, prompt: PromptRef, draft: Draft) -> Draft:
     """The draft to decide on: refined when deliberation runs inline, else the candidate."""
-    if not workflow.patched(PATCH):
-        return draft
     turn = notes()
     try:
         plan: DeliberationPlan = await workflow.execute_local_activity_method(
@@ -123,8 +116,6 @@ async def after_transmit(
     data: ActivationInput, prompt: PromptRef, draft: Draft, transmitted: bool
 ) -> None:
     """Record the decision, consume woven conclusions, start deferred deliberation."""
-    if not workflow.patched(PATCH):
-        return
     turn = _notes.pop(workflow.info().run_id, None) or TurnNotes()
     plan = turn.plan
     deferred = (
