@@ -28,6 +28,11 @@ LOW_LATENCY_CONFIG: dict[str, object] = {
 }
 """Dynamic config the embedded server runs with (also mirrored in temporal/dynamicconfig)."""
 
+SQLITE_PRAGMAS = ("journal_mode=wal", "synchronous=normal")
+"""Write-ahead logging, synced at checkpoints: every commit survives a crash of any process
+(only an operating-system crash can lose the last moments), at a fraction of the CPU the
+default rollback journal costs per workflow task (see bench/RESULTS.md)."""
+
 
 class DevServerError(RuntimeError):
     """The dev server could not be started; the message says why and where to look."""
@@ -90,6 +95,8 @@ class DevServer:
         ]
         if self.db_file is not None:
             cmd += ["--db-filename", str(self.db_file)]
+            for pragma in SQLITE_PRAGMAS:
+                cmd += ["--sqlite-pragma", pragma]
         if self.ui_port is None:
             cmd += ["--headless"]
         else:
