@@ -37,18 +37,19 @@ from activities.context.assembler import ContextAssembler
 from activities.context.model import ContextSource
 from activities.context.sources import ClockSource, ConstraintsSource, DialogSource, PersonaSource
 from activities.deliberation.decide import DecideActivities
+from activities.deliberation.parking import DeliberationActivities
 from activities.generation import GenerationActivities
 from activities.store import StoreActivities
 from bench.floor import FloorWorkflow, noop
 from bench.harness import BenchStack, bench_stack, percentile, record, worker_process
 from schemas.activation import (
     AssembleContextInput,
-    DecideInput,
     GenerateInput,
     RecordOutcomeInput,
     TransmitInput,
 )
 from schemas.agents import AgentCreate
+from schemas.deliberation import DeliberationPlanInput, ScreenInput, SettleInput
 from schemas.dialog import DialogTurn, Role
 from schemas.events import ChannelRef, CompletionMarker, InboundEvent, Outcome, Receipt, Speaker
 from schemas.ids import new_ulid
@@ -124,7 +125,9 @@ async def plain_pipeline(stack: BenchStack, n: int) -> list[float]:
     """The activation's steps as plain awaits: no Temporal, same database work."""
     deps = build_dependencies(stack.settings(), dsn=stack.dsn)
     db = deps.db
-    store, decide, channels = StoreActivities(db), DecideActivities(), ChannelActivities(db)
+    store, channels = StoreActivities(db), ChannelActivities(db)
+    decide = DecideActivities(deps.settings.deliberation, deps.guardrails)
+    deliberation = DeliberationActivities(db, deps.settings.deliberation)
     sources: list[ContextSource] = [
         PersonaSource(),
         ConstraintsSource(),
@@ -175,10 +178,13 @@ async def plain_pipeline(stack: BenchStack, n: int) -> list[float]:
             )
         )
         generated = await generation.generate(GenerateInput(prompt=prompt))
-        verdict = await decide.decide(
-            DecideInput(agent=handle, event=event, candidate=generated.text)
+        plan = await deliberation.plan(
+            DeliberationPlanInput(agent=handle, channel=CHANNEL, candidate=generated.text)
         )
-        assert verdict.speak
+        screening = await decide.screen(
+            ScreenInput(agent=handle, channel=CHANNEL, event=event, candidate=generated.text)
+        )
+        assert screening.verdict is not None and screening.verdict.speak
         sent = await channels.transmit(
             TransmitInput(
                 activation_id=activation,
@@ -206,6 +212,19 @@ async def plain_pipeline(stack: BenchStack, n: int) -> list[float]:
                     completed_at=_now(),
                     expires_at=_now(),
                 ),
+            )
+        )
+        await deliberation.settle(
+            SettleInput(
+                activation_id=activation,
+                agent=handle,
+                channel_key=CHANNEL.key,
+                event_id=event.event_id,
+                prompt_id=prompt.prompt_id,
+                transmitted=True,
+                verdict=screening.verdict,
+                mode=plan.mode,
+                at=_now(),
             )
         )
         latencies.append((time.perf_counter() - started) * 1000)
@@ -263,11 +282,13 @@ def warm_up_seconds() -> tuple[float, float]:
     return times[0], times[1]
 
 
-async def run_config(tuned: bool, messages: int) -> dict[str, object]:
+async def run_config(*, tuned: bool, sandboxed: bool, messages: int) -> dict[str, object]:
+    """One server configuration and worker runner: latency, floor, and (tuned) throughput."""
     async with bench_stack(tuned=tuned) as stack:
         db = Database(stack.dsn)
         queue = f"bench-{uuid.uuid4().hex[:6]}"
-        async with worker_process(stack, queue) as worker:
+        env = {"PERSYN_WORKFLOW_SANDBOX": str(sandboxed).lower()}
+        async with worker_process(stack, queue, env) as worker:
             handle = await new_agent(db)
             await sequential(stack, queue, handle, 20)  # warm-up: imports, pools, caches
             latencies = await sequential(stack, queue, handle, messages)
@@ -282,43 +303,73 @@ async def run_config(tuned: bool, messages: int) -> dict[str, object]:
                 "rounds": rounds,
             }
             if tuned:
-                result["plain"] = await plain_pipeline(stack, messages)
+                if sandboxed:
+                    result["plain"] = await plain_pipeline(stack, messages)
                 result["throughput"] = await concurrent(stack, queue, db, 20, 10)
                 result["rss_mb"] = psutil.Process(worker.pid).memory_info().rss / 2**20
         await db.aclose()
         return result
 
 
+def _lists(result: dict[str, object], *keys: str) -> list[list[float]]:
+    values = [result[key] for key in keys]
+    assert all(isinstance(v, list) for v in values)
+    return values  # type: ignore[return-value]
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--messages", type=int, default=200)
     args = parser.parse_args()
-    stock = await run_config(False, args.messages)
-    tuned = await run_config(True, args.messages)
+    stock = await run_config(tuned=False, sandboxed=True, messages=args.messages)
+    tuned = await run_config(tuned=True, sandboxed=True, messages=args.messages)
+    bare = await run_config(tuned=True, sandboxed=False, messages=args.messages)
     cold, warm = warm_up_seconds()
-    t_lat = tuned["latencies"]
-    plain = tuned["plain"]
-    assert isinstance(t_lat, list) and isinstance(plain, list)
-    s_lat, s_floor, t_floor = stock["latencies"], stock["floor"], tuned["floor"]
-    assert isinstance(s_lat, list) and isinstance(s_floor, list) and isinstance(t_floor, list)
+    s_lat, s_floor = _lists(stock, "latencies", "floor")
+    t_lat, t_floor, plain = _lists(tuned, "latencies", "floor", "plain")
+    b_lat, b_floor = _lists(bare, "latencies", "floor")
+    round_ms = percentile(t_floor, 0.5) / 2  # the floor workflow is two workflow tasks
+    rate = "{:.1f} activations/s".format
+    table = "\n".join(
+        "| " + " | ".join(cells) + " |"
+        for cells in [
+            ("measurement", "stock dev server", "tuned", "tuned, no sandbox"),
+            ("---", "---", "---", "---"),
+            ("activation, submit to receipt", summary(s_lat), summary(t_lat), summary(b_lat)),
+            ("one-activity workflow (floor)", summary(s_floor), summary(t_floor), summary(b_floor)),
+            (
+                "workflow tasks, activation workflow",
+                *(str(r["rounds"]) for r in (stock, tuned, bare)),
+            ),
+            (
+                "20 agents x 10 messages at once",
+                "-",
+                rate(tuned["throughput"]),
+                rate(bare["throughput"]),
+            ),
+            (
+                "worker RSS after the run",
+                "-",
+                f"{tuned['rss_mb']:.0f} MB",
+                f"{bare['rss_mb']:.0f} MB",
+            ),
+        ]
+    )
     body = f"""
 Zero-latency scripted model, worker as a separate process, {args.messages} sequential messages
-to one agent after 20 warm-up messages.
+to one agent after 20 warm-up messages. Every column runs SQLite in WAL mode; "stock" keeps the
+dev server's default dynamic config, "tuned" is what `persyn up` runs (`LOW_LATENCY_CONFIG`),
+"no sandbox" is tuned with `PERSYN_WORKFLOW_SANDBOX=false` on the worker.
 
-| measurement | stock dev server | tuned dev server |
-|---|---|---|
-| activation, submit to receipt | {summary(s_lat)} | {summary(t_lat)} |
-| one-activity workflow (floor) | {summary(s_floor)} | {summary(t_floor)} |
-| workflow tasks in the activation workflow | {stock["rounds"]} | {tuned["rounds"]} |
+{table}
 
 - Same pipeline as plain async functions, no Temporal: {summary(plain)}.
-  Cost of durability: p50 ratio {percentile(t_lat, 0.5) / percentile(plain, 0.5):.1f}x,
+  Cost of durability (tuned): p50 ratio {percentile(t_lat, 0.5) / percentile(plain, 0.5):.1f}x,
   p50 difference {percentile(t_lat, 0.5) - percentile(plain, 0.5):.1f} ms.
-- Activation p50 is {percentile(t_lat, 0.5) / percentile(t_floor, 0.5):.1f}x the floor p50
-  (about {(percentile(t_lat, 0.5) - percentile(t_floor, 0.5)) / (percentile(t_floor, 0.5) / 2):.1f}
-  floor rounds beyond it).
-- 20 agents x 10 messages concurrently: {tuned["throughput"]:.1f} activations/s.
-- Worker RSS after the run: {tuned["rss_mb"]:.0f} MB.
+- Tuned activation p50 is {percentile(t_lat, 0.5) / percentile(t_floor, 0.5):.1f}x the floor p50,
+  about {(percentile(t_lat, 0.5) - percentile(t_floor, 0.5)) / round_ms:.1f} floor rounds
+  ({round_ms:.0f} ms each) beyond it; without the sandbox
+  {(percentile(b_lat, 0.5) - percentile(b_floor, 0.5)) / (percentile(b_floor, 0.5) / 2):.1f}.
 - `persyn up` to ready (fresh home): cold {cold:.1f} s, warm {warm:.1f} s.
 """
     record("Activation latency and durability overhead", body)

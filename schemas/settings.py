@@ -63,6 +63,15 @@ class Settings(BaseSettings):
     temporal_tls_ca: Path | None = None
     temporal_ui_port: int = 8233
     task_queue: str = "persyn"
+    worker_startup_wait_seconds: float = Field(
+        default=30.0,
+        ge=0,
+        description="How long a starting worker waits for PostgreSQL and Temporal to answer.",
+    )
+    workflow_sandbox: bool = Field(
+        default=True,
+        description="Run workflow code in the determinism sandbox (off saves CPU per task).",
+    )
 
     # PostgreSQL
     database_url: SecretStr | None = None

@@ -200,7 +200,7 @@ def build_worker(client: Client, deps: Dependencies, *, task_queue: str) -> Work
         task_queue=task_queue,
         workflows=WORKFLOWS,
         activities=activities(deps, client),
-        workflow_runner=workflow_runner(),
+        workflow_runner=workflow_runner(sandboxed=deps.settings.workflow_sandbox),
         max_concurrent_activities=64,
         max_concurrent_local_activities=64,
         graceful_shutdown_timeout=timedelta(seconds=10),
