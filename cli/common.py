@@ -11,16 +11,6 @@ from typing import Any, NoReturn, ParamSpec, TypeVar
 import typer
 from sqlalchemy.exc import OperationalError
 
-from activities.gateway.registry import RegistryError
-from schemas.ids import InvalidIdError
-from schemas.text import InvalidTextError
-from store.embedded import PostgresStartError
-from store.queries.agents import AgentExistsError
-from temporal.client import TemporalUnavailableError
-from temporal.devserver import DevServerError
-from temporal.inbox import SubmitRejectedError
-from workers.stack import StackError
-
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -29,18 +19,34 @@ class UserError(Exception):
     """A mistake the user can fix; shown as one line, exit status 1."""
 
 
-USER_ERRORS: tuple[type[BaseException], ...] = (
-    UserError,
-    InvalidIdError,
-    InvalidTextError,
-    AgentExistsError,
-    TemporalUnavailableError,
-    DevServerError,
-    PostgresStartError,
-    RegistryError,
-    SubmitRejectedError,
-    StackError,
-)
+def user_errors() -> tuple[type[BaseException], ...]:
+    """Mistakes a user can fix, shown as one line.
+
+    Imported when an error is being handled, not when the command starts: each command loads
+    only what it uses (see ``cli.main``).
+    """
+    from activities.gateway.registry import RegistryError
+    from schemas.ids import InvalidIdError
+    from schemas.text import InvalidTextError
+    from store.embedded import PostgresStartError
+    from store.queries.agents import AgentExistsError
+    from temporal.client import TemporalUnavailableError
+    from temporal.devserver import DevServerError
+    from temporal.inbox import SubmitRejectedError
+    from workers.stack import StackError
+
+    return (
+        UserError,
+        InvalidIdError,
+        InvalidTextError,
+        AgentExistsError,
+        TemporalUnavailableError,
+        DevServerError,
+        PostgresStartError,
+        RegistryError,
+        SubmitRejectedError,
+        StackError,
+    )
 
 
 def fail(message: str, *, code: int = 1) -> NoReturn:
@@ -56,13 +62,15 @@ def friendly_errors(fn: Callable[P, T]) -> Callable[P, T]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
         try:
             return fn(*args, **kwargs)
-        except USER_ERRORS as err:
-            fail(str(err))
         except OperationalError as err:
             first = str(err.orig or err).strip().splitlines()[0]
             fail(f"cannot reach the database ({first}): run `persyn up` or set PERSYN_DATABASE_URL")
-        except ValueError as err:  # pydantic validation of user input
-            fail(_first_error(err))
+        except Exception as err:
+            if isinstance(err, user_errors()):
+                fail(str(err))
+            if isinstance(err, ValueError):  # pydantic validation of user input
+                fail(_first_error(err))
+            raise
 
     return wrapper
 

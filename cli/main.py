@@ -1,51 +1,133 @@
-"""The ``persyn`` command: a thin Temporal client plus read views on the store."""
+"""The ``persyn`` command: a thin Temporal client plus read views on the store.
+
+Commands load on first use: ``persyn up`` imports the stack code and nothing else, so every
+invocation starts in a fraction of the time importing all of them would take.
+"""
 
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import sys
+from typing import NamedTuple
 
 import typer
 
-from cli import (
-    agent,
-    heartbeat,
-    importer,
-    inbox,
-    memory,
-    memory_search,
-    reminder,
-    schema,
-    stack,
-    talk,
-    trace,
-    usage,
-)
+# Typer carries its own copy of click; its types live here.
+from typer import _click as click
+from typer.core import TyperCommand, TyperGroup
+
+
+class Entry(NamedTuple):
+    """Where a command lives: a module and a command function or a ``typer.Typer`` group."""
+
+    module: str
+    attribute: str
+    help: str
+
+
+COMMANDS: dict[str, Entry] = {
+    "up": Entry(
+        "cli.stack",
+        "up",
+        "Start Temporal, PostgreSQL, migrations and the worker (skipping what already runs).",
+    ),
+    "down": Entry(
+        "cli.stack",
+        "down",
+        "Stop the worker, then Temporal and PostgreSQL; everything persists for the next `up`.",
+    ),
+    "status": Entry(
+        "cli.stack", "status", "Each component's health, address and PID, and the Web UI URL."
+    ),
+    "chat": Entry("cli.talk", "chat", "Talk with an agent in the terminal."),
+    "send": Entry(
+        "cli.talk",
+        "send",
+        "Send one message and print the reply (or the agent's reason for silence).",
+    ),
+    "inbox": Entry(
+        "cli.inbox",
+        "inbox",
+        "Messages the agent sent unprompted (from reminders, heartbeats, its own goals).",
+    ),
+    "import": Entry(
+        "cli.importer",
+        "import_dialog",
+        "Import dialog history; running it again adds only what is new.",
+    ),
+    "usage": Entry("cli.usage", "usage", "Exact token and cost totals from the usage ledger."),
+    "trace": Entry(
+        "cli.trace",
+        "trace",
+        "Print the trace of one activation: its spans as a tree, with timings.",
+    ),
+    "agent": Entry("cli.agent", "app", "Create and inspect agents."),
+    "heartbeat": Entry(
+        "cli.heartbeat", "app", "Inspect, delete, restore or trigger an agent's heartbeat."
+    ),
+    "reminder": Entry("cli.reminder", "app", "Read and cancel the reminders agents set."),
+    "schema": Entry("cli.schema", "app", "Wire schemas for integrators."),
+    "memory": Entry(
+        "cli.memory", "app", "Inspect and withdraw agents' memories; search and index their dialog."
+    ),
+}
+"""Every top-level command, in the order ``persyn --help`` lists them."""
+
+
+def load(name: str) -> click.Command:
+    """The click command for ``name``, importing its module now."""
+    entry = COMMANDS[name]
+    target = getattr(importlib.import_module(entry.module), entry.attribute)
+    if isinstance(target, typer.Typer):
+        command: click.Command = typer.main.get_group(target)
+    else:
+        single = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+        single.command(name)(target)
+        command = typer.main.get_command(single)
+    command.name = name
+    return command
+
+
+class LazyGroup(TyperGroup):
+    """A command group that imports a command's module only when that command runs."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command name, without importing any of them."""
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """A light stand-in, for listings such as ``persyn --help``.
+
+        Loading every command for one line of help each would cost the start-up time this
+        group exists to save.
+        """
+        entry = COMMANDS.get(cmd_name)
+        return TyperCommand(cmd_name, help=entry.help) if entry is not None else None
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """The command about to run, loaded for real."""
+        if args and args[0] in COMMANDS:
+            return args[0], load(args[0]), args[1:]
+        return super().resolve_command(ctx, args)
+
 
 app = typer.Typer(
     name="persyn",
+    cls=LazyGroup,
     help="Run persistent agents that remember, critique themselves and keep their own schedule.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-app.command()(stack.up)
-app.command()(stack.down)
-app.command()(stack.status)
-app.command()(talk.chat)
-app.command()(talk.send)
-app.command()(inbox.inbox)
-app.command("import")(importer.import_dialog)
-app.command()(usage.usage)
-app.command()(trace.trace)
-app.add_typer(agent.app, name="agent")
-app.add_typer(heartbeat.app, name="heartbeat")
-app.add_typer(reminder.app, name="reminder")
-app.add_typer(schema.app, name="schema")
-# One `memory` group: list/show/forget/cull beside search/index/reindex.
-memory.app.add_typer(memory_search.app)
-app.add_typer(memory.app, name="memory")
+
+
+@app.callback()
+def _root() -> None:
+    """Run persistent agents that remember, critique themselves and keep their own schedule."""
 
 
 def main() -> None:

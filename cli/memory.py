@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 
 from activities.memory.retention import run_cull
+from cli import memory_search
 from cli.common import UserError, friendly_errors, run
 from schemas.ids import check_handle, check_ulid
 from schemas.memory import MemoryRecordPublic
@@ -30,7 +31,10 @@ from schemas.text import clean_text
 from store.db import Database
 from store.queries import memory as records
 
-app = typer.Typer(help="Inspect and withdraw agents' memories.", no_args_is_help=True)
+app = typer.Typer(
+    help="Inspect and withdraw agents' memories; search and index their dialog.",
+    no_args_is_help=True,
+)
 
 AgentOption = Annotated[str, typer.Option("--agent", "-a", help="The agent's handle.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -228,3 +232,7 @@ def cull(
         typer.echo(
             f"  {item.record_id}  {item.importance:>2}/10  {item.created_at:%Y-%m-%d}  {text}"
         )
+
+
+# One `memory` group: list/show/forget/cull beside search/index/reindex.
+app.add_typer(memory_search.app)

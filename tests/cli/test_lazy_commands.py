@@ -1,0 +1,54 @@
+"""The ``persyn`` command loads a command's module only when that command runs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import COMMANDS, app, load
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_the_listing_says_what_the_command_itself_says(name: str) -> None:
+    real = (load(name).help or "").strip().splitlines()[0]
+    assert COMMANDS[name].help == real
+
+
+def test_help_lists_every_command_without_importing_any() -> None:
+    probe = (
+        "import sys\n"
+        "from cli.main import app\n"
+        "try:\n"
+        "    app(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = ('cli.', 'temporalio', 'store', 'sqlalchemy', 'activities', 'workers')\n"
+        "print('LOADED', sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert "Commands" in done.stdout
+    assert "LOADED ['cli.main']" in done.stdout
+
+    listed = runner.invoke(app, ["--help"])
+    assert listed.exit_code == 0
+    for name in COMMANDS:
+        assert f" {name} " in listed.output
+
+
+def test_a_subcommand_runs_through_the_lazy_group() -> None:
+    result = runner.invoke(app, ["schema", "--help"])
+    assert result.exit_code == 0
+    assert "export" in result.output
+
+
+def test_an_unknown_command_is_one_clear_error() -> None:
+    result = runner.invoke(app, ["nope"])
+    assert result.exit_code == 2
+    assert "No such command 'nope'" in result.output
