@@ -12,25 +12,37 @@ import logging
 import os
 import signal
 import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from sqlalchemy.exc import OperationalError
 
 from activities.memory.encoders.dimensions import DimensionMismatchError, check_dimensions
 from activities.scheduling.heartbeats import reconcile_heartbeats
 from schemas.settings import get_settings
 from store.migrate import upgrade
 from temporal import search_attributes, tracing
-from temporal.client import connect
+from temporal.client import TemporalUnavailableError, connect
 from workers.build import build_dependencies, build_worker
 
 log = logging.getLogger("persyn.worker")
+T = TypeVar("T")
 
 
 async def serve() -> None:
     """Run one worker until asked to stop."""
     settings = get_settings()
-    await asyncio.to_thread(
-        upgrade, settings.database_dsn(), embedding_dimensions=settings.embedding_dimensions
+    # `persyn up` starts the worker beside PostgreSQL and Temporal (its imports take longer
+    # than they do to start), and a container may start before its database: wait for both.
+    deadline = time.monotonic() + settings.worker_startup_wait_seconds
+    await _patiently(
+        lambda: asyncio.to_thread(
+            upgrade, settings.database_dsn(), embedding_dimensions=settings.embedding_dimensions
+        ),
+        deadline,
     )
-    client = await connect(settings)
+    client = await _patiently(lambda: connect(settings), deadline)
     await search_attributes.register(client)
     # Autonomy: heartbeat schedules follow their durable records (deleted stays deleted).
     await reconcile_heartbeats(client, settings)
@@ -54,6 +66,18 @@ async def serve() -> None:
     gc.collect()
 
 
+async def _patiently(step: Callable[[], Awaitable[T]], deadline: float) -> T:
+    """``step()``, retried while what it needs is not answering yet, until ``deadline``."""
+    while True:
+        try:
+            return await step()
+        except (OperationalError, TemporalUnavailableError) as err:
+            if time.monotonic() >= deadline:
+                raise
+            log.debug("waiting for a dependency: %s", _first_line(err))
+            await asyncio.sleep(0.1)
+
+
 def main() -> None:
     """Entry point."""
     logging.basicConfig(
@@ -66,10 +90,20 @@ def main() -> None:
     except DimensionMismatchError as err:
         log.error("%s", err)
         code = 2
+    except Exception as err:
+        # The traceback for whoever debugs it, then one line for `persyn up` to show.
+        log.exception("worker failed")
+        log.error("worker failed: %s", _first_line(err))
+        code = 1
     sys.stdout.flush()
     sys.stderr.flush()
     # Avoid a known interpreter-exit crash of the Temporal runtime (see docs/operations.md).
     os._exit(code)
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip() or type(err).__name__
+    return text.splitlines()[0]
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ from temporalio.client import Client
 
 from schemas.settings import Settings
 from store.embedded import EmbeddedPostgres
-from store.migrate import upgrade
 from temporal import search_attributes
 from temporal.client import connect
 from temporal.devserver import DevServer, port_open
@@ -138,6 +137,7 @@ class EmbeddedStack:
             "PERSYN_TEMPORAL_NAMESPACE": settings.temporal_namespace,
             "PERSYN_TASK_QUEUE": settings.task_queue,
             "PERSYN_POSTGRES_PORT": str(settings.postgres_port),
+            "PERSYN_WORKER_STARTUP_WAIT_SECONDS": str(settings.worker_startup_wait_seconds),
         }
         if settings.database_url is not None:
             env["PERSYN_DATABASE_URL"] = settings.database_url.get_secret_value()
@@ -169,17 +169,33 @@ class EmbeddedStack:
         """
         self.settings.run_dir.mkdir(parents=True, exist_ok=True)
         self.settings.log_dir.mkdir(parents=True, exist_ok=True)
-        if self.settings.embedded:
-            # Temporal and PostgreSQL start in parallel: neither needs the other.
-            with ThreadPoolExecutor(max_workers=2) as pool_:
-                futures = [pool_.submit(self._start_temporal), pool_.submit(self._start_postgres)]
-                for future in futures:
-                    future.result()
-        upgrade(
-            self.settings.database_dsn(), embedding_dimensions=self.settings.embedding_dimensions
-        )
-        asyncio.run(self._register_search_attributes())
+        # The worker starts first: its imports take longer than Temporal and PostgreSQL take
+        # to start (in parallel, neither needs the other), and it waits for both.
         process = self._start_worker()
+        if self.settings.embedded:
+            try:
+                with ThreadPoolExecutor(max_workers=2) as pool_:
+                    futures = [
+                        pool_.submit(self._start_temporal),
+                        pool_.submit(self._start_postgres),
+                    ]
+                    for future in futures:
+                        future.result()
+            except BaseException:
+                if process is not None:  # nothing for it to serve
+                    _stop_pid(process.pid, timeout=20)
+                    self._pid_file("worker").unlink(missing_ok=True)
+                raise
+        if process is None:
+            # A fresh worker migrates and registers before it polls; a running one did so when
+            # it started, but the code may have changed since. (Alembic loads only for this.)
+            from store.migrate import upgrade
+
+            upgrade(
+                self.settings.database_dsn(),
+                embedding_dimensions=self.settings.embedding_dimensions,
+            )
+            asyncio.run(self._register_search_attributes())
         asyncio.run(self._wait_for_worker(process, timeout))
         return self.status()
 
@@ -201,7 +217,7 @@ class EmbeddedStack:
             )
             if exited:
                 self._pid_file("worker").unlink(missing_ok=True)
-                raise StackError(f"the worker exited: see {log}")
+                raise StackError(f"the worker exited ({_last_line(log)}): see {log}")
             if time.monotonic() > deadline:
                 raise StackError(f"the worker is not polling after {timeout:g}s: see {log}")
             await asyncio.sleep(0.05)
@@ -313,3 +329,12 @@ class EmbeddedStack:
         if self.settings.embedded:
             components.insert(1, self._ui_status())
         return components
+
+
+def _last_line(log: Path) -> str:
+    """The last thing the worker logged: usually why it exited."""
+    try:
+        lines = log.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "no log"
+    return lines[-1][-200:] if lines else "no output"
