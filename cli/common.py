@@ -9,7 +9,6 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, NoReturn, ParamSpec, TypeVar
 
 import typer
-from sqlalchemy.exc import OperationalError
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -62,12 +61,18 @@ def friendly_errors(fn: Callable[P, T]) -> Callable[P, T]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
         try:
             return fn(*args, **kwargs)
-        except OperationalError as err:
-            first = str(err.orig or err).strip().splitlines()[0]
-            fail(f"cannot reach the database ({first}): run `persyn up` or set PERSYN_DATABASE_URL")
         except Exception as err:
+            # What the command imported is loaded by now; the error types come from there.
+            from sqlalchemy.exc import OperationalError
+
             if isinstance(err, user_errors()):
                 fail(str(err))
+            if isinstance(err, OperationalError):
+                first = str(err.orig or err).strip().splitlines()[0]
+                fail(
+                    f"cannot reach the database ({first}): "
+                    "run `persyn up` or set PERSYN_DATABASE_URL"
+                )
             if isinstance(err, ValueError):  # pydantic validation of user input
                 fail(_first_error(err))
             raise

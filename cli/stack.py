@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from cli.common import friendly_errors
 from schemas.settings import get_settings
-from workers.stack import ComponentStatus, EmbeddedStack
+from workers.process import start_worker
+
+if TYPE_CHECKING:
+    from workers.stack import ComponentStatus
 
 
 def _table(components: list[ComponentStatus]) -> str:
@@ -28,9 +31,13 @@ def _table(components: list[ComponentStatus]) -> str:
 @friendly_errors
 def up() -> None:
     """Start Temporal, PostgreSQL, migrations and the worker (skipping what already runs)."""
-    settings = get_settings()
     started = time.perf_counter()
-    components = EmbeddedStack(settings).up()
+    settings = get_settings()
+    # The worker goes first, so its imports run beside this command's own.
+    worker = start_worker(settings)
+    from workers.stack import EmbeddedStack
+
+    components = EmbeddedStack(settings).up(worker=worker)
     typer.echo(_table(components))
     typer.echo(f"ready in {time.perf_counter() - started:.1f}s")
     if settings.embedded:
@@ -42,6 +49,8 @@ def up() -> None:
 @friendly_errors
 def down() -> None:
     """Stop the worker, then Temporal and PostgreSQL; everything persists for the next `up`."""
+    from workers.stack import EmbeddedStack
+
     EmbeddedStack(get_settings()).down()
     typer.echo("stopped")
 
@@ -51,6 +60,8 @@ def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Each component's health, address and PID, and the Web UI URL."""
+    from workers.stack import EmbeddedStack
+
     settings = get_settings()
     components = EmbeddedStack(settings).status()
     if as_json:

@@ -10,11 +10,7 @@ the configured Temporal address and database URL.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import signal
 import subprocess
-import sys
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +27,7 @@ from temporal import search_attributes
 from temporal.client import connect
 from temporal.devserver import DevServer, port_open
 from temporal.inbox import has_pollers
+from workers.process import Started, last_line, pid_file, read_pid, start_worker, stop_pid
 
 
 class ComponentStatus(BaseModel):
@@ -45,35 +42,6 @@ class ComponentStatus(BaseModel):
 
 class StackError(RuntimeError):
     """A component failed to start or stop; the message says which and where to look."""
-
-
-def _read_pid(path: Path) -> int | None:
-    try:
-        pid = int(path.read_text().strip())
-    except (OSError, ValueError):
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    return pid
-
-
-def _stop_pid(pid: int, *, timeout: float) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        # Reap our own child if it was started by this process (tests).
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)
-        time.sleep(0.05)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
 
 
 @dataclass
@@ -109,12 +77,12 @@ class EmbeddedStack:
         )
 
     def _pid_file(self, name: str) -> Path:
-        return self.settings.run_dir / f"{name}.pid"
+        return pid_file(self.settings, name)
 
     # -- up -------------------------------------------------------------------------------------
 
     def _start_temporal(self) -> None:
-        pid = _read_pid(self._pid_file("temporal"))
+        pid = read_pid(self._pid_file("temporal"))
         if pid is not None and port_open(self.temporal_port):
             return
         process = self.temporal().start(detached=True)
@@ -123,55 +91,20 @@ class EmbeddedStack:
     def _start_postgres(self) -> None:
         self.postgres().start()
 
-    def _worker_environment(self) -> dict[str, str]:
-        """Where the worker must connect: the same stack this object manages.
-
-        Everything else (providers, memory, meters) the worker reads from the environment and
-        ``persyn.toml`` as usual.
-        """
-        settings = self.settings
-        env = {
-            "PERSYN_HOME": str(settings.home),
-            "PERSYN_EMBEDDED": "true" if settings.embedded else "false",
-            "PERSYN_TEMPORAL_ADDRESS": settings.temporal_address,
-            "PERSYN_TEMPORAL_NAMESPACE": settings.temporal_namespace,
-            "PERSYN_TASK_QUEUE": settings.task_queue,
-            "PERSYN_POSTGRES_PORT": str(settings.postgres_port),
-            "PERSYN_WORKER_STARTUP_WAIT_SECONDS": str(settings.worker_startup_wait_seconds),
-        }
-        if settings.database_url is not None:
-            env["PERSYN_DATABASE_URL"] = settings.database_url.get_secret_value()
-        return env
-
-    def _start_worker(self) -> subprocess.Popen[bytes] | None:
-        """Start the worker process, or return ``None`` if one is already running."""
-        if _read_pid(self._pid_file("worker")) is not None:
-            return None
-        log = (self.settings.log_dir / "worker.log").open("ab")
-        env = {**os.environ, **self._worker_environment()}
-        process = subprocess.Popen(
-            [sys.executable, "-m", "workers.main"],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,
-        )
-        log.close()
-        self._pid_file("worker").write_text(str(process.pid))
-        return process
-
-    def up(self, *, timeout: float = 60.0) -> list[ComponentStatus]:
+    def up(self, *, timeout: float = 60.0, worker: Started | None = None) -> list[ComponentStatus]:
         """Start every component (skipping running ones) and wait until the worker polls.
+
+        Args:
+            timeout: How long the worker may take to poll.
+            worker: The result of :func:`workers.process.start_worker` if the caller already
+                called it (``persyn up`` does, before its own imports).
 
         Raises:
             StackError: A component did not come up.
         """
-        self.settings.run_dir.mkdir(parents=True, exist_ok=True)
-        self.settings.log_dir.mkdir(parents=True, exist_ok=True)
         # The worker starts first: its imports take longer than Temporal and PostgreSQL take
         # to start (in parallel, neither needs the other), and it waits for both.
-        process = self._start_worker()
+        process = (worker or start_worker(self.settings)).process
         if self.settings.embedded:
             try:
                 with ThreadPoolExecutor(max_workers=2) as pool_:
@@ -183,7 +116,7 @@ class EmbeddedStack:
                         future.result()
             except BaseException:
                 if process is not None:  # nothing for it to serve
-                    _stop_pid(process.pid, timeout=20)
+                    stop_pid(process.pid, timeout=20)
                     self._pid_file("worker").unlink(missing_ok=True)
                 raise
         if process is None:
@@ -213,11 +146,11 @@ class EmbeddedStack:
             exited = (
                 process.poll() is not None
                 if process is not None
-                else (_read_pid(self._pid_file("worker")) is None)
+                else (read_pid(self._pid_file("worker")) is None)
             )
             if exited:
                 self._pid_file("worker").unlink(missing_ok=True)
-                raise StackError(f"the worker exited ({_last_line(log)}): see {log}")
+                raise StackError(f"the worker exited ({last_line(log)}): see {log}")
             if time.monotonic() > deadline:
                 raise StackError(f"the worker is not polling after {timeout:g}s: see {log}")
             await asyncio.sleep(0.05)
@@ -229,15 +162,15 @@ class EmbeddedStack:
 
     def down(self) -> None:
         """Stop the worker (letting in-flight tasks finish), then Temporal and PostgreSQL."""
-        worker = _read_pid(self._pid_file("worker"))
+        worker = read_pid(self._pid_file("worker"))
         if worker is not None:
-            _stop_pid(worker, timeout=20)
+            stop_pid(worker, timeout=20)
         self._pid_file("worker").unlink(missing_ok=True)
         if not self.settings.embedded:
             return
-        temporal = _read_pid(self._pid_file("temporal"))
+        temporal = read_pid(self._pid_file("temporal"))
         if temporal is not None:
-            _stop_pid(temporal, timeout=20)
+            stop_pid(temporal, timeout=20)
         self._pid_file("temporal").unlink(missing_ok=True)
         self.postgres().stop()
 
@@ -283,8 +216,8 @@ class EmbeddedStack:
 
     async def _temporal_and_worker(self) -> list[ComponentStatus]:
         address = self.settings.temporal_address
-        pid = _read_pid(self._pid_file("temporal")) if self.settings.embedded else None
-        worker_pid = _read_pid(self._pid_file("worker"))
+        pid = read_pid(self._pid_file("temporal")) if self.settings.embedded else None
+        worker_pid = read_pid(self._pid_file("worker"))
         try:
             client = await connect(self.settings)
             polling = await self._worker_polling(client)
@@ -329,12 +262,3 @@ class EmbeddedStack:
         if self.settings.embedded:
             components.insert(1, self._ui_status())
         return components
-
-
-def _last_line(log: Path) -> str:
-    """The last thing the worker logged: usually why it exited."""
-    try:
-        lines = log.read_text(errors="replace").strip().splitlines()
-    except OSError:
-        return "no log"
-    return lines[-1][-200:] if lines else "no output"

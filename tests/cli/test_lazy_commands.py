@@ -52,3 +52,16 @@ def test_an_unknown_command_is_one_clear_error() -> None:
     result = runner.invoke(app, ["nope"])
     assert result.exit_code == 2
     assert "No such command 'nope'" in result.output
+
+
+def test_up_can_start_the_worker_before_loading_the_stack() -> None:
+    probe = (
+        "import sys\n"
+        "import cli.stack\n"
+        "heavy = ('temporalio', 'sqlalchemy', 'alembic', 'store', 'activities', 'workers.stack')\n"
+        "print('LOADED', sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert "LOADED []" in done.stdout
