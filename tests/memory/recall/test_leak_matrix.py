@@ -72,28 +72,28 @@ class World:
 
 
 @pytest.fixture(scope="module")
-async def world(recall_db: Database, minilm: LocalEncoder) -> World:
-    agent, neighbour = await new_agent(recall_db, "leak"), await new_agent(recall_db, "leak")
+async def world(db: Database, encoder: LocalEncoder) -> World:
+    agent, neighbour = await new_agent(db, "leak"), await new_agent(db, "leak")
     built = World(agent=agent)
     cases = list(itertools.product(GROUPS, SENSITIVITIES, PARTICIPANT_SETS))
     summaries = [
         f"In room {where} with {' and '.join(people)} I talked about the garden ({level})."
         for where, level, people in cases
     ]
-    vectors = await minilm.encode(summaries)
+    vectors = await encoder.encode(summaries)
     for name, group in GROUPS.items():
-        channel_id = await add_channel(recall_db, agent, channel(name), group=group)
+        channel_id = await add_channel(db, agent, channel(name), group=group)
         # The neighbour uses the same channel keys and group names: nothing is shared.
-        neighbour_channel = await add_channel(recall_db, neighbour, channel(name), group=group)
+        neighbour_channel = await add_channel(db, neighbour, channel(name), group=group)
         for people in PARTICIPANT_SETS:
             built.untouchable.add(
                 await add_memory(
-                    recall_db,
+                    db,
                     agent=neighbour,
                     channel_id=neighbour_channel,
                     summary=f"The neighbour's garden talk in room {name}.",
                     vector=vectors[0],
-                    embed_model=minilm.name,
+                    embed_model=encoder.name,
                     sensitivity="public",
                     participants=[PEOPLE[p] for p in people],
                 )
@@ -106,13 +106,13 @@ async def world(recall_db: Database, minilm: LocalEncoder) -> World:
                 "channel_id": channel_id,
                 "summary": summary,
                 "vector": vector,
-                "embed_model": minilm.name,
+                "embed_model": encoder.name,
                 "sensitivity": level,
                 "participants": [PEOPLE[p] for p in people],
             }
-            record_id = await add_memory(recall_db, **common, created_at=NOW - timedelta(days=1))
+            record_id = await add_memory(db, **common, created_at=NOW - timedelta(days=1))
             built.records[record_id] = (where, level, people)
-            forgotten = await add_memory(recall_db, **common, forgotten_at=NOW)
+            forgotten = await add_memory(db, **common, forgotten_at=NOW)
             built.untouchable.add(forgotten)
     return built
 
@@ -127,17 +127,17 @@ CASES = [
 
 @pytest.mark.parametrize(("mode", "current", "present"), CASES)
 async def test_recall_returns_exactly_what_the_rules_allow(
-    recall_db: Database,
-    minilm: LocalEncoder,
+    db: Database,
+    encoder: LocalEncoder,
     world: World,
     mode: str,
     current: str,
     present: tuple[str, ...],
 ) -> None:
-    encoder: Encoder = minilm if mode == "vector" else NullEncoder()
+    chosen: Encoder = encoder if mode == "vector" else NullEncoder()
     # Room enough for every record, so "nothing less" is tested too.
     settings = MemorySettings(recall_candidates=500, recall_max_candidates=500)
-    surfaced = await MemoryRecall(recall_db, encoder, settings).recall(
+    surfaced = await MemoryRecall(db, chosen, settings).recall(
         agent=world.agent,
         channel_key=channel(current).key,
         present=[PEOPLE[p] for p in present],
@@ -160,14 +160,14 @@ async def test_recall_returns_exactly_what_the_rules_allow(
     ids=lambda value: value if isinstance(value, str) else "+".join(value),
 )
 async def test_remember_harder_from_a_conversation_obeys_the_same_fences(
-    recall_db: Database, world: World, current: str, present: tuple[str, ...]
+    db: Database, world: World, current: str, present: tuple[str, ...]
 ) -> None:
     allowed = world.allowed(current, present)
     reachable: set[str] = set()
     for record_id in world.records:
         try:
             await remember_harder(
-                recall_db,
+                db,
                 agent=world.agent,
                 record_id=record_id,
                 channel=channel(current),

@@ -51,11 +51,11 @@ class Porch:
 
 
 @pytest.fixture(scope="module")
-async def porch(recall_db: Database) -> Porch:
-    agent = await new_agent(recall_db, "remember")
-    channel_id = await add_channel(recall_db, agent, CHANNEL)
+async def porch(db: Database) -> Porch:
+    agent = await new_agent(db, "remember")
+    channel_id = await add_channel(db, agent, CHANNEL)
     conversation = new_ulid()
-    async with recall_db.session() as session:
+    async with db.session() as session:
         await open_conversation(
             session, conversation_id=conversation, agent=agent, channel=CHANNEL, opened_at=NOW
         )
@@ -70,7 +70,7 @@ async def porch(recall_db: Database) -> Porch:
             text=said,
             at=NOW + timedelta(seconds=i),
         )
-        async with recall_db.session() as session:
+        async with db.session() as session:
             await record_turn(session, agent=agent, channel=CHANNEL, turn=turn)
         turns.append(turn.turn_id)
     common: dict[str, Any] = {"agent": agent, "channel_id": channel_id, "participants": [ADA]}
@@ -80,7 +80,7 @@ async def porch(recall_db: Database) -> Porch:
         conversation=conversation,
         turns=turns,
         ranged=await add_memory(
-            recall_db,
+            db,
             **common,
             summary=summary,
             conversation_id=conversation,
@@ -88,55 +88,51 @@ async def porch(recall_db: Database) -> Porch:
             turn_last=turns[3],
         ),
         whole=await add_memory(
-            recall_db, **common, summary="I chatted with Ada.", conversation_id=conversation
+            db, **common, summary="I chatted with Ada.", conversation_id=conversation
         ),
         forgotten=await add_memory(
-            recall_db,
+            db,
             **common,
             summary=summary,
             conversation_id=conversation,
             forgotten_at=NOW,
         ),
-        loose=await add_memory(recall_db, **common, summary="Something I was told once."),
+        loose=await add_memory(db, **common, summary="Something I was told once."),
     )
 
 
-async def test_a_ranged_memory_gives_exactly_its_turns_in_order(
-    recall_db: Database, porch: Porch
-) -> None:
-    result = await remember_harder(recall_db, agent=porch.agent, record_id=porch.ranged)
+async def test_a_ranged_memory_gives_exactly_its_turns_in_order(db: Database, porch: Porch) -> None:
+    result = await remember_harder(db, agent=porch.agent, record_id=porch.ranged)
     assert [t.turn_id for t in result.turns] == porch.turns[:4]
     assert [t.text for t in result.turns] == [said for _, said in LINES[:4]]
     assert result.record.id == porch.ranged and not result.truncated and result.note is None
 
 
-async def test_a_memory_without_a_range_gives_its_conversation(
-    recall_db: Database, porch: Porch
-) -> None:
-    result = await remember_harder(recall_db, agent=porch.agent, record_id=porch.whole)
+async def test_a_memory_without_a_range_gives_its_conversation(db: Database, porch: Porch) -> None:
+    result = await remember_harder(db, agent=porch.agent, record_id=porch.whole)
     assert [t.turn_id for t in result.turns] == porch.turns
 
 
-async def test_the_limit_truncates_and_says_so(recall_db: Database, porch: Porch) -> None:
-    result = await remember_harder(recall_db, agent=porch.agent, record_id=porch.whole, limit=2)
+async def test_the_limit_truncates_and_says_so(db: Database, porch: Porch) -> None:
+    result = await remember_harder(db, agent=porch.agent, record_id=porch.whole, limit=2)
     assert [t.turn_id for t in result.turns] == porch.turns[:2]
     assert result.truncated
 
 
 async def test_a_memory_without_a_conversation_says_why_there_is_no_dialog(
-    recall_db: Database, porch: Porch
+    db: Database, porch: Porch
 ) -> None:
-    result = await remember_harder(recall_db, agent=porch.agent, record_id=porch.loose)
+    result = await remember_harder(db, agent=porch.agent, record_id=porch.loose)
     assert result.turns == [] and result.note is not None
 
 
-async def test_lower_case_ids_are_accepted(recall_db: Database, porch: Porch) -> None:
-    result = await remember_harder(recall_db, agent=porch.agent, record_id=porch.ranged.lower())
+async def test_lower_case_ids_are_accepted(db: Database, porch: Porch) -> None:
+    result = await remember_harder(db, agent=porch.agent, record_id=porch.ranged.lower())
     assert result.record.id == porch.ranged
 
 
-async def test_refusals_are_one_clear_line(recall_db: Database, porch: Porch) -> None:
-    stranger = await new_agent(recall_db, "stranger")
+async def test_refusals_are_one_clear_line(db: Database, porch: Porch) -> None:
+    stranger = await new_agent(db, "stranger")
     refusals: list[tuple[str, str, type[Exception], str]] = [
         (stranger, porch.ranged, UnknownMemoryError, f"agent '{stranger}' has no memory"),
         (porch.agent, new_ulid(), UnknownMemoryError, "has no memory"),
@@ -146,12 +142,12 @@ async def test_refusals_are_one_clear_line(recall_db: Database, porch: Porch) ->
     ]
     for agent, record_id, error, message in refusals:
         with pytest.raises(error, match=message) as caught:
-            await remember_harder(recall_db, agent=agent, record_id=record_id)
+            await remember_harder(db, agent=agent, record_id=record_id)
         assert "\n" not in str(caught.value)
 
 
-async def test_the_activity_refuses_without_retrying(recall_db: Database, porch: Porch) -> None:
-    activities = RememberActivities(recall_db)
+async def test_the_activity_refuses_without_retrying(db: Database, porch: Porch) -> None:
+    activities = RememberActivities(db)
     with pytest.raises(ApplicationError) as caught:
         await activities.remember_harder(
             RememberHarderInput(agent=porch.agent, record_id=porch.forgotten)

@@ -56,7 +56,7 @@ async def ask(settings: Settings, agent: str, text: str) -> Receipt:
 
 
 async def test_the_next_activation_after_a_full_restart_recalls_what_was_learned(
-    home: Path, minilm: LocalEncoder
+    home: Path, encoder: LocalEncoder
 ) -> None:
     settings = Settings()
     assert settings.embedded and settings.home == home
@@ -72,7 +72,7 @@ async def test_the_next_activation_after_a_full_restart_recalls_what_was_learned
                 )
             first = await ask(settings, "ada-friend", "Hello, I'm Ada!")
             assert first.marker is not None and first.marker.outcome is Outcome.SPOKE
-            record = await remember_tomatoes(db, minilm, agent="ada-friend", channel=terminal())
+            record = await remember_tomatoes(db, encoder, agent="ada-friend", channel=terminal())
         finally:
             await db.aclose()
 

@@ -51,13 +51,13 @@ class Kitchen:
 
 
 @pytest.fixture(scope="module")
-async def kitchen(recall_db: Database, minilm: LocalEncoder) -> Kitchen:
-    agent = await new_agent(recall_db)
-    channel_id = await add_channel(recall_db, agent, CHANNEL)
-    vectors = await minilm.encode([TOMATOES, *OTHERS])
-    common: dict[str, Any] = {"agent": agent, "channel_id": channel_id, "embed_model": minilm.name}
+async def kitchen(db: Database, encoder: LocalEncoder) -> Kitchen:
+    agent = await new_agent(db)
+    channel_id = await add_channel(db, agent, CHANNEL)
+    vectors = await encoder.encode([TOMATOES, *OTHERS])
+    common: dict[str, Any] = {"agent": agent, "channel_id": channel_id, "embed_model": encoder.name}
     tomatoes = await add_memory(
-        recall_db,
+        db,
         **common,
         summary=TOMATOES,
         vector=vectors[0],
@@ -67,7 +67,7 @@ async def kitchen(recall_db: Database, minilm: LocalEncoder) -> Kitchen:
     )
     others = [
         await add_memory(
-            recall_db,
+            db,
             **common,
             summary=summary,
             vector=vector,
@@ -96,9 +96,9 @@ async def recall_with(
 
 
 async def test_the_relevant_memory_ranks_first_and_strong(
-    recall_db: Database, minilm: LocalEncoder, kitchen: Kitchen
+    db: Database, encoder: LocalEncoder, kitchen: Kitchen
 ) -> None:
-    surfaced = await recall_with(recall_db, minilm, kitchen.agent)
+    surfaced = await recall_with(db, encoder, kitchen.agent)
 
     assert surfaced.mode is RecallMode.SEMANTIC
     ids = [memory.id for memory in surfaced.records]
@@ -114,27 +114,25 @@ async def test_the_relevant_memory_ranks_first_and_strong(
 
 
 async def test_an_unrelated_question_surfaces_nothing_strong(
-    recall_db: Database, minilm: LocalEncoder, kitchen: Kitchen
+    db: Database, encoder: LocalEncoder, kitchen: Kitchen
 ) -> None:
-    surfaced = await recall_with(
-        recall_db, minilm, kitchen.agent, "What is the capital of Mongolia?"
-    )
+    surfaced = await recall_with(db, encoder, kitchen.agent, "What is the capital of Mongolia?")
     assert all(memory.band is ScoreBand.WEAK for memory in surfaced.records)
 
 
 @pytest.mark.parametrize("encoder_kind", ["none", "service-down"])
 async def test_without_an_encoder_the_same_records_rank_by_their_words(
-    recall_db: Database, kitchen: Kitchen, encoder_kind: str
+    db: Database, kitchen: Kitchen, encoder_kind: str
 ) -> None:
     encoder: Encoder = (
         NullEncoder()
         if encoder_kind == "none"
         else ServiceEncoder(
-            base_url=f"http://127.0.0.1:{free_port()}/v1", model="minilm", dimensions=384
+            base_url=f"http://127.0.0.1:{free_port()}/v1", model="encoder", dimensions=384
         )
     )
     try:
-        surfaced = await recall_with(recall_db, encoder, kitchen.agent)
+        surfaced = await recall_with(db, encoder, kitchen.agent)
     finally:
         await encoder.aclose()
 
@@ -145,12 +143,12 @@ async def test_without_an_encoder_the_same_records_rank_by_their_words(
 
 
 async def test_records_of_another_encoder_are_ranked_by_words_not_compared_as_vectors(
-    recall_db: Database, minilm: LocalEncoder
+    db: Database, encoder: LocalEncoder
 ) -> None:
-    agent = await new_agent(recall_db)
-    channel_id = await add_channel(recall_db, agent, CHANNEL)
+    agent = await new_agent(db)
+    channel_id = await add_channel(db, agent, CHANNEL)
     record = await add_memory(
-        recall_db,
+        db,
         agent=agent,
         channel_id=channel_id,
         summary=TOMATOES,
@@ -158,16 +156,16 @@ async def test_records_of_another_encoder_are_ranked_by_words_not_compared_as_ve
         embed_model="some-other-model",
         participants=[ADA],
     )
-    surfaced = await recall_with(recall_db, minilm, agent)
+    surfaced = await recall_with(db, encoder, agent)
     assert surfaced.mode is RecallMode.LEXICAL
     assert [m.id for m in surfaced.records] == [record]
 
 
 async def test_the_prompt_shows_id_band_date_and_feeling_and_stores_what_it_showed(
-    recall_db: Database, minilm: LocalEncoder, kitchen: Kitchen
+    db: Database, encoder: LocalEncoder, kitchen: Kitchen
 ) -> None:
     binding = ModelBinding(provider=ProviderName.SCRIPTED, model="scripted", context_window=8192)
-    prompt = await assemble(recall_db, minilm, kitchen.agent, binding, MemorySettings())
+    prompt = await assemble(db, encoder, kitchen.agent, binding, MemorySettings())
 
     lines = memory_lines(prompt.system)
     assert lines[0] == f"[{kitchen.tomatoes} | strong | 2026-11-27 | engaged] {TOMATOES}"
@@ -183,24 +181,24 @@ async def test_the_prompt_shows_id_band_date_and_feeling_and_stores_what_it_show
 
 
 async def test_memories_fill_at_most_the_configured_fraction_of_a_small_window(
-    recall_db: Database, minilm: LocalEncoder
+    db: Database, encoder: LocalEncoder
 ) -> None:
-    agent = await new_agent(recall_db)
-    channel_id = await add_channel(recall_db, agent, CHANNEL)
+    agent = await new_agent(db)
+    channel_id = await add_channel(db, agent, CHANNEL)
     summaries = [
         f"Memory {i}: I talked with Ada about tomato plants, watering schedules and the "
         f"balcony garden, and I noted detail number {i} about it."
         for i in range(120)
     ]
-    vectors = await minilm.encode(summaries)
+    vectors = await encoder.encode(summaries)
     for i, (summary, vector) in enumerate(zip(summaries, vectors, strict=True)):
         await add_memory(
-            recall_db,
+            db,
             agent=agent,
             channel_id=channel_id,
             summary=summary,
             vector=vector,
-            embed_model=minilm.name,
+            embed_model=encoder.name,
             participants=[ADA],
             created_at=NOW - timedelta(hours=i),
         )
@@ -212,7 +210,7 @@ async def test_memories_fill_at_most_the_configured_fraction_of_a_small_window(
         context_window=window,
         max_output_tokens=200,
     )
-    prompt = await assemble(recall_db, minilm, agent, binding, settings)
+    prompt = await assemble(db, encoder, agent, binding, settings)
 
     lines = memory_lines(prompt.system)
     block = prompt.system[prompt.system.index("Your memories") :]

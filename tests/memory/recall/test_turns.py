@@ -23,11 +23,11 @@ from tests.memory.recall.turns import (
 
 
 async def test_a_turn_recalls_the_memory_with_its_id_and_band(
-    harness: Harness, minilm: LocalEncoder
+    harness: Harness, encoder: LocalEncoder
 ) -> None:
     agent = (await harness.create_agent()).handle
     await harness.say(agent, "Hello again!")
-    record = await remember_tomatoes(harness.db, minilm, agent=agent, channel=terminal())
+    record = await remember_tomatoes(harness.db, encoder, agent=agent, channel=terminal())
 
     receipt = await harness.say(agent, QUESTION)
 
@@ -40,11 +40,11 @@ async def test_a_turn_recalls_the_memory_with_its_id_and_band(
 
 
 async def test_another_channel_and_another_person_see_nothing(
-    harness: Harness, minilm: LocalEncoder
+    harness: Harness, encoder: LocalEncoder
 ) -> None:
     agent = (await harness.create_agent()).handle
     await harness.say(agent, "Hello again!")
-    await remember_tomatoes(harness.db, minilm, agent=agent, channel=terminal())
+    await remember_tomatoes(harness.db, encoder, agent=agent, channel=terminal())
 
     elsewhere = await harness.say(agent, QUESTION, channel=terminal("other-room"))
     stranger = await harness.say(agent, QUESTION, speaker="mallory")
@@ -55,14 +55,14 @@ async def test_another_channel_and_another_person_see_nothing(
 
 
 async def test_with_the_encoder_down_the_turn_completes_with_lexical_recall(
-    client: Client, stack: Stack, minilm: LocalEncoder
+    client: Client, stack: Stack, encoder: LocalEncoder
 ) -> None:
     dead = f"http://127.0.0.1:{free_port()}/v1"
     overrides: dict[str, object] = {"encoder": "openai-compatible", "encoder_base_url": dead}
     async with running_worker(client, stack, settings_overrides=overrides) as down:
         agent = (await down.create_agent()).handle
         await down.say(agent, "Hello again!")
-        record = await remember_tomatoes(down.db, minilm, agent=agent, channel=terminal())
+        record = await remember_tomatoes(down.db, encoder, agent=agent, channel=terminal())
 
         receipt = await down.say(agent, QUESTION)
 
@@ -74,7 +74,7 @@ async def test_with_the_encoder_down_the_turn_completes_with_lexical_recall(
 
 
 async def test_a_small_window_gets_at_most_its_share_of_memories(
-    client: Client, stack: Stack, minilm: LocalEncoder
+    client: Client, stack: Stack, encoder: LocalEncoder
 ) -> None:
     window, fraction = 2500, 0.25
     overrides: dict[str, object] = {
@@ -92,7 +92,7 @@ async def test_a_small_window_gets_at_most_its_share_of_memories(
         agent = (await small.create_agent()).handle
         await small.say(agent, "Hello again!")
         for _ in range(60):
-            await remember_tomatoes(small.db, minilm, agent=agent, channel=terminal())
+            await remember_tomatoes(small.db, encoder, agent=agent, channel=terminal())
 
         receipt = await small.say(agent, QUESTION)
 
