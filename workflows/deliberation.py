@@ -13,11 +13,11 @@ no messages and never continues as new.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 from schemas.activation import StreamTarget
@@ -34,26 +34,18 @@ from schemas.deliberation import (
 )
 from schemas.ids import ulid_from_parts
 from temporal import attribution
-from workflows.policies import DATABASE
+from workflows.policies import DATABASE, MODEL_CALL, MODEL_RETRY
 
 with workflow.unsafe.imports_passed_through():
     from activities.deliberation.critique import CritiqueActivities
     from activities.deliberation.parking import DeliberationActivities
     from activities.deliberation.refine import RefineActivities
-    from activities.gateway.errors import NON_RETRYABLE
-
-CRITIC_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
-    backoff_coefficient=2.0,
-    maximum_interval=timedelta(seconds=10),
-    maximum_attempts=3,
-    non_retryable_error_types=NON_RETRYABLE,
-)
 
 CRITIC_CALL: dict[str, Any] = {
-    "start_to_close_timeout": timedelta(seconds=150),
-    "heartbeat_timeout": timedelta(seconds=10),
-    "retry_policy": CRITIC_RETRY,
+    **MODEL_CALL,
+    "retry_policy": replace(
+        MODEL_RETRY, maximum_interval=timedelta(seconds=10), maximum_attempts=3
+    ),
 }
 """A critic's or the refiner's model call: fewer attempts than a reply's, since a turn without
 critique is a fine outcome and inline mode keeps someone waiting."""

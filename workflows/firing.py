@@ -6,11 +6,7 @@ Workflow-side code (deterministic): the impulse's event ID is made from ``workfl
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import Any
-
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 
 from schemas.autonomy import (
     REFLECTION_CHANNEL,
@@ -25,21 +21,10 @@ from schemas.autonomy import (
 )
 from schemas.ids import ulid_from_parts
 from temporal import attribution, names
-from workflows.policies import DATABASE
+from workflows.policies import DATABASE, TEMPORAL_CALL
 
 with workflow.unsafe.imports_passed_through():
     from activities.autonomy.firing import FiringActivities
-
-TEMPORAL_CALL: dict[str, Any] = {
-    "start_to_close_timeout": timedelta(seconds=30),
-    "retry_policy": RetryPolicy(
-        initial_interval=timedelta(seconds=1),
-        backoff_coefficient=2.0,
-        maximum_interval=timedelta(seconds=30),
-        maximum_attempts=10,
-    ),
-}
-"""A call to the Temporal service from an activity (deliver an impulse, delete a schedule)."""
 
 
 async def claim(kind: FiringKind, data: FiringInput) -> Firing:

@@ -40,3 +40,14 @@ DATABASE: dict[str, Any] = {
     "retry_policy": DATABASE_RETRY,
 }
 """A short PostgreSQL step, run as a local activity; retried until the database is back."""
+
+TEMPORAL_CALL: dict[str, Any] = {
+    "start_to_close_timeout": timedelta(seconds=30),
+    "retry_policy": RetryPolicy(
+        initial_interval=timedelta(seconds=1),
+        backoff_coefficient=2.0,
+        maximum_interval=timedelta(seconds=30),
+        maximum_attempts=10,
+    ),
+}
+"""A call to the Temporal service from an activity (deliver an impulse, delete a schedule)."""

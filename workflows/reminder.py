@@ -14,6 +14,7 @@ from temporalio.exceptions import ActivityError
 
 from schemas.autonomy import FiringInput, FiringKind, FiringResult, RetireReminderInput
 from workflows import firing
+from workflows.policies import TEMPORAL_CALL
 
 with workflow.unsafe.imports_passed_through():
     from activities.autonomy.firing import FiringActivities
@@ -34,7 +35,7 @@ class ReminderWorkflow:
                     FiringActivities.retire,
                     RetireReminderInput(agent=data.agent, reminder_id=data.reminder_id),
                     summary="retire the one-shot reminder",
-                    **firing.TEMPORAL_CALL,
+                    **TEMPORAL_CALL,
                 )
             except ActivityError as err:
                 # Its schedule had one action and spent it: it cannot fire again anyway.
