@@ -66,6 +66,7 @@ class Settings(BaseSettings):
     worker_startup_wait_seconds: float = Field(
         default=30.0,
         ge=0,
+        allow_inf_nan=False,
         description="How long a starting worker waits for PostgreSQL and Temporal to answer.",
     )
     workflow_sandbox: bool = Field(

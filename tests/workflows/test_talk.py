@@ -61,3 +61,12 @@ def test_the_sandbox_is_on_unless_switched_off(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("PERSYN_WORKFLOW_SANDBOX", "sometimes")
     with pytest.raises(ValidationError, match="workflow_sandbox"):
         Settings()
+
+
+@pytest.mark.parametrize("value", ["-1", "soon", "1e999999"])
+def test_a_bad_worker_startup_wait_names_the_setting(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("PERSYN_WORKER_STARTUP_WAIT_SECONDS", value)
+    with pytest.raises(ValidationError, match="worker_startup_wait_seconds"):
+        Settings()
