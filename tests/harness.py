@@ -3,9 +3,12 @@ own launchers, and workers with a scripted model on private task queues."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import sysconfig
+import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +52,23 @@ class Stack:
         }
         values.update(overrides)
         return Settings(**values)  # type: ignore[arg-type]
+
+
+async def until(predicate: Callable[[], object], *, timeout: float = 60.0) -> None:
+    """Wait on a condition the test cannot await directly (never a fixed sleep).
+
+    ``predicate`` may return a value or an awaitable; waiting fails after ``timeout`` seconds.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        result = predicate()
+        if inspect.isawaitable(result):
+            result = await result
+        if result:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting after {timeout:g} s")
+        await asyncio.sleep(0.05)
 
 
 def unique(prefix: str) -> str:

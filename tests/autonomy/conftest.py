@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -19,7 +18,7 @@ from schemas.events import CompletionMarker, Receipt, ReceiptStatus
 from schemas.models import ProviderName
 from store.tables.autonomy import ToolCallRow
 from temporal import inbox
-from tests.harness import Harness, Stack, unique
+from tests.harness import Harness, Stack, unique, until
 from workers.build import build_dependencies, build_worker
 
 
@@ -69,15 +68,6 @@ def activity_summaries(history: WorkflowHistory) -> list[tuple[str, str]]:
                 summary = event.user_metadata.summary.data.decode().strip('"')
             found.append((attrs.activity_type.name, summary))
     return found
-
-
-async def until(predicate: Callable[[], Awaitable[bool]], *, timeout: float = 60.0) -> None:
-    """Wait for an event the test cannot await directly (a schedule firing on its own)."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not await predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"gave up waiting after {timeout:g} s")
-        await asyncio.sleep(0.2)
 
 
 async def impulse_receipt(harness: Harness, handle: str, event_id: str) -> Receipt:

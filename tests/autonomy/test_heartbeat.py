@@ -26,8 +26,8 @@ from temporal import names, search_attributes
 from temporal import schedules_autonomy as schedules
 from temporal.client import connect
 from temporal.devserver import DevServer, free_port
-from tests.autonomy.conftest import autonomy_worker, fired_run, impulse_receipt, until
-from tests.harness import Stack, unique
+from tests.autonomy.conftest import autonomy_worker, fired_run, impulse_receipt
+from tests.harness import Stack, unique, until
 
 RULES = [
     ScriptRule(task="critique", system_match="during its heartbeat", reply="All is quiet."),

@@ -28,9 +28,8 @@ from tests.autonomy.conftest import (
     impulse_receipt,
     scheduled_run,
     tool_calls,
-    until,
 )
-from tests.harness import Harness, Stack
+from tests.harness import Harness, Stack, until
 
 
 def call(name: str, arguments: dict[str, Any]) -> list[ScriptToolCall]:

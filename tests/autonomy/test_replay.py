@@ -20,8 +20,8 @@ from activities.scheduling.heartbeats import Heartbeats
 from activities.scheduling.reminders import Reminders
 from temporal import names
 from temporal import schedules_autonomy as schedules
-from tests.autonomy.conftest import autonomy_worker, fired_run, impulse_receipt, until
-from tests.harness import Stack, replayer
+from tests.autonomy.conftest import autonomy_worker, fired_run, impulse_receipt
+from tests.harness import Stack, replayer, until
 
 HISTORIES = Path(__file__).parent / "histories"
 NAMES = ["heartbeat", "reminder", "activation_tools"]

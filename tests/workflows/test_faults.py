@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from schemas.events import Outcome, Receipt
 from store.embedded import EmbeddedPostgres
 from store.tables import DialogTurnRow, OutboxRow, PromptRow
 from temporal import inbox
-from tests.harness import Harness, Stack, event, running_worker, unique
+from tests.harness import Harness, Stack, event, running_worker, unique, until
 
 
 class WorkerProcess:
@@ -71,19 +70,6 @@ def worker_processes(stack: Stack) -> Iterator[list[WorkerProcess]]:
         worker.stop()
 
 
-async def _until(predicate: object, *, timeout: float = 60.0) -> None:
-    """Wait on a condition (never a fixed sleep), failing after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = predicate() if callable(predicate) else predicate
-        if asyncio.iscoroutine(result):
-            result = await result
-        if result:
-            return
-        assert time.monotonic() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.05)
-
-
 async def test_a_worker_killed_mid_activation_loses_nothing_and_replies_once(
     client: Client, stack: Stack, worker_processes: list[WorkerProcess], tmp_path: Path
 ) -> None:
@@ -99,7 +85,7 @@ async def test_a_worker_killed_mid_activation_loses_nothing_and_replies_once(
     async with running_worker(client, stack) as harness:
         agent = await harness.create_agent()
         first.start()
-        await _until(lambda: inbox.has_pollers(client, queue))
+        await until(lambda: inbox.has_pollers(client, queue))
         submission = asyncio.create_task(
             _submit_on(harness, queue, agent.handle, "are you still there?")
         )
@@ -114,7 +100,7 @@ async def test_a_worker_killed_mid_activation_loses_nothing_and_replies_once(
                 )
                 return int(rows.one()) > 0
 
-        await _until(prompt_stored)
+        await until(prompt_stored)
         first.kill()
         second.start()
         receipt = await asyncio.wait_for(submission, 120)
@@ -153,7 +139,7 @@ async def test_postgres_restarted_under_load_loses_nothing(
             return [await harness.say(handle, text) for text in messages[handle]]
 
         load = asyncio.gather(*(talk(a.handle) for a in agents))
-        await _until(lambda: harness.provider.requests)  # traffic is flowing
+        await until(lambda: harness.provider.requests)  # traffic is flowing
         await asyncio.to_thread(postgres.stop)
         await asyncio.sleep(1.0)  # the outage itself
         await asyncio.to_thread(postgres.start)
