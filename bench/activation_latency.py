@@ -31,8 +31,8 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.worker import Worker
 
 from bench.floor import FloorWorkflow, noop
-from bench.harness import BenchStack, bench_stack, percentile, record, worker_process
-from bench.plain_pipeline import make_event, new_agent, plain_pipeline
+from bench.harness import BenchStack, bench_stack, new_agent, percentile, record, worker_process
+from bench.plain_pipeline import make_event, plain_pipeline
 from schemas.events import Outcome, Receipt
 from store.db import Database
 from temporal import inbox, names

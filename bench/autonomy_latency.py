@@ -31,15 +31,14 @@ from activities.scheduling.reminders import Reminders
 from activities.tools.builtin.calculate import CalculateTool
 from activities.tools.invoke import ToolActivities
 from activities.tools.registry import ToolRegistry
-from bench.harness import BenchStack, bench_stack, percentile, record, worker_process
-from schemas.agents import AgentConfig, AgentCreate, DeliberationMode
+from bench.harness import BenchStack, bench_stack, new_agent, percentile, record, worker_process
+from schemas.agents import AgentConfig, DeliberationMode
 from schemas.autonomy import AutonomySettings, FiringResult
 from schemas.events import ChannelRef, InboundEvent, Speaker
 from schemas.ids import new_ulid
 from schemas.models import ChatMessage, ToolCall
 from schemas.tools import InvokeToolInput, ToolContext
 from store.db import Database
-from store.queries.agents import create_agent
 from store.queries.tool_calls import save_round
 from temporal import inbox, names
 from temporal import schedules_autonomy as schedules
@@ -78,17 +77,6 @@ def line(name: str, values: list[float]) -> str:
         f"| {name} | {len(values)} | {percentile(values, 0.5):.1f} | "
         f"{percentile(values, 0.95):.1f} | {statistics.fmean(values):.1f} |"
     )
-
-
-async def new_agent(db: Database) -> str:
-    handle = f"a-{uuid.uuid4().hex[:8]}"
-    config = AgentConfig(deliberation=DeliberationMode.OFF)  # keep the pipeline to the loop
-    async with db.session() as session:
-        await create_agent(
-            session,
-            spec=AgentCreate(handle=handle, name="Bench", persona="A bench agent.", config=config),
-        )
-    return handle
 
 
 async def _marker_activation(stack: BenchStack, handle: str, event_id: str) -> str:
@@ -194,7 +182,9 @@ async def main(n_firings: int, n_messages: int, *, keep: bool = True) -> None:
         env = {"PERSYN_SCRIPTED_SCRIPT": str(script)}
         db = Database(stack.dsn)
         async with worker_process(stack, queue, env=env):
-            handle = await new_agent(db)
+            handle = await new_agent(
+                db, "a", AgentConfig(deliberation=DeliberationMode.OFF)
+            )  # the loop only
             settings = stack.settings(task_queue=queue).autonomy
             now = datetime.now(UTC)
             # Warm up: the first message loads the encoder and opens the conversations.

@@ -32,12 +32,10 @@ from pathlib import Path
 from sqlmodel import col, select
 from temporalio.api.enums.v1 import EventType
 
-from bench.harness import BenchStack, bench_stack, percentile, record, worker_process
-from schemas.agents import AgentCreate
+from bench.harness import BenchStack, bench_stack, new_agent, percentile, record, worker_process
 from schemas.events import ChannelRef, InboundEvent, Outcome, Receipt, Speaker
 from schemas.ids import new_ulid
 from store.db import Database
-from store.queries.agents import create_agent
 from store.tables.deliberation import SpeakDecisionRow
 from temporal import inbox, names
 from temporal.names import deliberation_workflow_id
@@ -65,15 +63,6 @@ def script(latency_ms: float) -> dict[str, object]:
             rule("decide", json.dumps({"speak": True, "reason": "I was asked."})),
         ]
     }
-
-
-async def new_agent(db: Database) -> str:
-    handle = f"d-{uuid.uuid4().hex[:8]}"
-    async with db.session() as session:
-        await create_agent(
-            session, spec=AgentCreate(handle=handle, name="Bench", persona="A benchmark agent.")
-        )
-    return handle
 
 
 async def send(stack: BenchStack, queue: str, handle: str, channel: str) -> tuple[float, Receipt]:
@@ -149,7 +138,7 @@ async def measure(
     inline_runs: list[str] = []
     calls: dict[str, set[int]] = {mode: set() for mode in MODES}
     async with worker_process(stack, queue, worker_env(script_file, channels=channels)):
-        handle = await new_agent(db)
+        handle = await new_agent(db, "d")
         for i in range(n + 3):
             for mode in MODES:
                 elapsed, receipt = await send(stack, queue, handle, mode)

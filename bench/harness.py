@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -17,9 +18,12 @@ from pathlib import Path
 
 from temporalio.client import Client
 
+from schemas.agents import AgentConfig, AgentCreate
 from schemas.settings import Settings
+from store.db import Database
 from store.embedded import EmbeddedPostgres
 from store.migrate import upgrade
+from store.queries.agents import create_agent
 from temporal import search_attributes
 from temporal.client import connect
 from temporal.devserver import LOW_LATENCY_CONFIG, DevServer, free_port
@@ -137,3 +141,14 @@ async def worker_process(
         process.terminate()
         process.wait(30)
         log.close()
+
+
+async def new_agent(db: Database, prefix: str = "b", config: AgentConfig | None = None) -> str:
+    """A fresh agent for one benchmark (handle ``{prefix}-<random>``)."""
+    handle = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    spec = AgentCreate(
+        handle=handle, name="Bench", persona="A benchmark agent.", config=config or AgentConfig()
+    )
+    async with db.session() as session:
+        await create_agent(session, spec=spec)
+    return handle

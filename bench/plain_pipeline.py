@@ -7,7 +7,6 @@ Temporal in between; also the benchmark's channel, events and agents.
 from __future__ import annotations
 
 import time
-import uuid
 from datetime import UTC, datetime
 
 from activities.channels.transmit import ChannelActivities
@@ -19,21 +18,18 @@ from activities.deliberation.decide import DecideActivities
 from activities.deliberation.parking import DeliberationActivities
 from activities.generation import GenerationActivities
 from activities.store import StoreActivities
-from bench.harness import BenchStack
+from bench.harness import BenchStack, new_agent
 from schemas.activation import (
     AssembleContextInput,
     GenerateInput,
     RecordOutcomeInput,
     TransmitInput,
 )
-from schemas.agents import AgentCreate
 from schemas.deliberation import DeliberationPlanInput, ScreenInput, SettleInput
 from schemas.dialog import DialogTurn, Role
 from schemas.events import ChannelRef, CompletionMarker, InboundEvent, Outcome, Speaker
 from schemas.ids import new_ulid
 from schemas.records import OpenConversationInput, RecordTurnInput, ResolveSpeakerInput
-from store.db import Database
-from store.queries.agents import create_agent
 from workers.build import build_dependencies
 
 CHANNEL = ChannelRef(service="terminal", channel="bench")
@@ -43,15 +39,6 @@ def make_event(text: str, speaker: str = "bench") -> InboundEvent:
     return InboundEvent(
         event_id=new_ulid(), channel=CHANNEL, speaker=Speaker(speaker_id=speaker), text=text
     )
-
-
-async def new_agent(db: Database) -> str:
-    handle = f"b-{uuid.uuid4().hex[:8]}"
-    async with db.session() as session:
-        await create_agent(
-            session, spec=AgentCreate(handle=handle, name="Bench", persona="A benchmark agent.")
-        )
-    return handle
 
 
 async def plain_pipeline(stack: BenchStack, n: int) -> list[float]:
