@@ -5,6 +5,8 @@ Runs on a private embedded stack with a zero-latency scripted model and a real w
 * 200+ sequential messages to one agent: latency per activation (submit -> receipt);
 * the same pipeline called as plain async functions, no Temporal: durability's cost as a ratio;
 * a one-activity workflow in the same run: the server's per-round floor;
+* Persyn's three-workflow shape with no-op steps (``bench.topology``), with and without its
+  local activities: what the shape costs before any of Persyn's own work;
 * workflow-task rounds per activation, counted from the histories;
 * the stock dev-server configuration versus the tuned one (the ~50 ms floor's cause);
 * 20 agents x 10 messages at once: activations per second;
@@ -24,18 +26,23 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import psutil
 from temporalio.api.enums.v1 import EventType
+from temporalio.client import WorkflowHandle
 from temporalio.worker import Worker
 
 from bench.floor import FloorWorkflow, noop
 from bench.harness import BenchStack, bench_stack, new_agent, percentile, record, worker_process
 from bench.plain_pipeline import make_event, plain_pipeline
+from bench.topology import ACTIVITIES, WORKFLOWS, InboxWorkflow, SessionWorkflow, Shape
 from schemas.events import Outcome, Receipt
 from store.db import Database
 from temporal import inbox, names
+from workers.runner import workflow_runner
 
 
 def summary(values: list[float]) -> str:
@@ -69,10 +76,16 @@ async def rounds_per_activation(stack: BenchStack, receipt: Receipt, handle: str
     }
 
 
-async def floor_latency(stack: BenchStack, n: int) -> list[float]:
+async def floor_latency(stack: BenchStack, n: int, *, sandboxed: bool) -> list[float]:
     queue = f"floor-{uuid.uuid4().hex[:6]}"
     latencies = []
-    async with Worker(stack.client, task_queue=queue, workflows=[FloorWorkflow], activities=[noop]):
+    async with Worker(
+        stack.client,
+        task_queue=queue,
+        workflows=[FloorWorkflow],
+        activities=[noop],
+        workflow_runner=workflow_runner(sandboxed=sandboxed),
+    ):
         for i in range(n):
             started = time.perf_counter()
             await stack.client.execute_workflow(
@@ -80,6 +93,77 @@ async def floor_latency(stack: BenchStack, n: int) -> list[float]:
             )
             latencies.append((time.perf_counter() - started) * 1000)
     return latencies
+
+
+@asynccontextmanager
+async def shape_inboxes(
+    stack: BenchStack, count: int, *, local_activities: bool, sandboxed: bool
+) -> AsyncIterator[list[WorkflowHandle[InboxWorkflow, None]]]:
+    """``count`` inbox/session pairs of the no-op shape on an in-process worker."""
+    queue = f"shape-{uuid.uuid4().hex[:6]}"
+    shapes = [
+        Shape(
+            inbox_id=f"bench-inbox-{queue}-{i}",
+            session_id=f"bench-session-{queue}-{i}",
+            local_activities=local_activities,
+        )
+        for i in range(count)
+    ]
+    async with Worker(
+        stack.client,
+        task_queue=queue,
+        workflows=WORKFLOWS,
+        activities=ACTIVITIES,
+        workflow_runner=workflow_runner(sandboxed=sandboxed),
+    ):
+        sessions = [
+            await stack.client.start_workflow(
+                SessionWorkflow.run, shape, id=shape.session_id, task_queue=queue
+            )
+            for shape in shapes
+        ]
+        inboxes = [
+            await stack.client.start_workflow(
+                InboxWorkflow.run, shape, id=shape.inbox_id, task_queue=queue
+            )
+            for shape in shapes
+        ]
+        try:
+            yield inboxes
+        finally:
+            for handle in inboxes:
+                await handle.terminate("benchmark done")
+            for session in sessions:
+                await session.terminate("benchmark done")
+
+
+async def shape_latency(
+    stack: BenchStack, n: int, *, local_activities: bool, sandboxed: bool
+) -> list[float]:
+    """Submit-to-release latency of the no-op shape, after 10 warm-up inputs."""
+    latencies = []
+    async with shape_inboxes(stack, 1, local_activities=local_activities, sandboxed=sandboxed) as (
+        inbox,
+    ):
+        for i in range(n + 10):
+            started = time.perf_counter()
+            assert await inbox.execute_update(InboxWorkflow.submit, i) == i
+            if i >= 10:
+                latencies.append((time.perf_counter() - started) * 1000)
+    return latencies
+
+
+async def shape_throughput(stack: BenchStack, count: int, each: int, *, sandboxed: bool) -> float:
+    """Inputs per second through ``count`` no-op shapes at once (with local activities)."""
+    async with shape_inboxes(stack, count, local_activities=True, sandboxed=sandboxed) as inboxes:
+
+        async def talk(inbox: WorkflowHandle[InboxWorkflow, None]) -> None:
+            for i in range(each):
+                await inbox.execute_update(InboxWorkflow.submit, i)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(talk(inbox) for inbox in inboxes))
+        return count * each / (time.perf_counter() - started)
 
 
 async def concurrent(stack: BenchStack, queue: str, db: Database, agents: int, each: int) -> float:
@@ -142,16 +226,24 @@ async def run_config(*, tuned: bool, sandboxed: bool, messages: int) -> dict[str
                 stack.client, handle=handle, event=make_event("count"), task_queue=queue
             )
             rounds = await rounds_per_activation(stack, last, handle)
-            floor = await floor_latency(stack, 50)
             result: dict[str, object] = {
                 "latencies": latencies,
-                "floor": floor,
+                "floor": await floor_latency(stack, 50, sandboxed=sandboxed),
+                "shape": await shape_latency(
+                    stack, 100, local_activities=False, sandboxed=sandboxed
+                ),
+                "shape_las": await shape_latency(
+                    stack, 100, local_activities=True, sandboxed=sandboxed
+                ),
                 "rounds": rounds,
             }
             if tuned:
                 if sandboxed:
                     result["plain"] = await plain_pipeline(stack, messages)
                 result["throughput"] = await concurrent(stack, queue, db, 20, 10)
+                result["shape_throughput"] = await shape_throughput(
+                    stack, 20, 10, sandboxed=sandboxed
+                )
                 result["rss_mb"] = psutil.Process(worker.pid).memory_info().rss / 2**20
         await db.aclose()
         return result
@@ -171,9 +263,11 @@ async def main() -> None:
     tuned = await run_config(tuned=True, sandboxed=True, messages=args.messages)
     bare = await run_config(tuned=True, sandboxed=False, messages=args.messages)
     cold, warm = warm_up_seconds()
-    s_lat, s_floor = _lists(stock, "latencies", "floor")
-    t_lat, t_floor, plain = _lists(tuned, "latencies", "floor", "plain")
-    b_lat, b_floor = _lists(bare, "latencies", "floor")
+    s_lat, s_floor, s_shape, s_las = _lists(stock, "latencies", "floor", "shape", "shape_las")
+    t_lat, t_floor, t_shape, t_las, plain = _lists(
+        tuned, "latencies", "floor", "shape", "shape_las", "plain"
+    )
+    b_lat, b_floor, b_shape, b_las = _lists(bare, "latencies", "floor", "shape", "shape_las")
     round_ms = percentile(t_floor, 0.5) / 2  # the floor workflow is two workflow tasks
     rate = "{:.1f} activations/s".format
     table = "\n".join(
@@ -184,6 +278,18 @@ async def main() -> None:
             ("activation, submit to receipt", summary(s_lat), summary(t_lat), summary(b_lat)),
             ("one-activity workflow (floor)", summary(s_floor), summary(t_floor), summary(b_floor)),
             (
+                "the three-workflow shape, no-op steps",
+                summary(s_shape),
+                summary(t_shape),
+                summary(b_shape),
+            ),
+            (
+                "the same with its 8 no-op local activities",
+                summary(s_las),
+                summary(t_las),
+                summary(b_las),
+            ),
+            (
                 "workflow tasks, activation workflow",
                 *(str(r["rounds"]) for r in (stock, tuned, bare)),
             ),
@@ -192,6 +298,12 @@ async def main() -> None:
                 "-",
                 rate(tuned["throughput"]),
                 rate(bare["throughput"]),
+            ),
+            (
+                "the same shape with no-op steps, 20 x 10 at once",
+                "-",
+                rate(tuned["shape_throughput"]),
+                rate(bare["shape_throughput"]),
             ),
             (
                 "worker RSS after the run",
@@ -216,6 +328,11 @@ dev server's default dynamic config, "tuned" is what `persyn up` runs (`LOW_LATE
   about {(percentile(t_lat, 0.5) - percentile(t_floor, 0.5)) / round_ms:.1f} floor rounds
   ({round_ms:.0f} ms each) beyond it; without the sandbox
   {(percentile(b_lat, 0.5) - percentile(b_floor, 0.5)) / (percentile(b_floor, 0.5) / 2):.1f}.
+- The shape alone (no-op steps, tuned) is
+  {(percentile(t_shape, 0.5) - percentile(t_floor, 0.5)) / round_ms:.1f} floor rounds beyond the
+  floor; its local activities add {percentile(t_las, 0.5) - percentile(t_shape, 0.5):.1f} ms at
+  p50, and Persyn's own work inside the steps the remaining
+  {percentile(t_lat, 0.5) - percentile(t_las, 0.5):.1f} ms.
 - `persyn up` to ready (fresh home): cold {cold:.1f} s, warm {warm:.1f} s.
 """
     record("Activation latency and durability overhead", body)
