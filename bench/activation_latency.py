@@ -7,7 +7,7 @@ Runs on a private embedded stack with a zero-latency scripted model and a real w
 * a one-activity workflow in the same run: the server's per-round floor;
 * Persyn's three-workflow shape with no-op steps (``bench.topology``), with and without its
   local activities: what the shape costs before any of Persyn's own work;
-* workflow-task rounds per activation, counted from the histories;
+* workflow tasks per message in each workflow, counted from the histories;
 * the stock dev-server configuration versus the tuned one (the ~50 ms floor's cause);
 * 20 agents x 10 messages at once: activations per second;
 * worker RSS; warm ``persyn up`` to ready.
@@ -29,9 +29,11 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import psutil
 from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import WorkflowHandle
 from temporalio.worker import Worker
 
@@ -39,7 +41,7 @@ from bench.floor import FloorWorkflow, noop
 from bench.harness import BenchStack, bench_stack, new_agent, percentile, record, worker_process
 from bench.plain_pipeline import make_event, plain_pipeline
 from bench.topology import ACTIVITIES, WORKFLOWS, InboxWorkflow, SessionWorkflow, Shape
-from schemas.events import Outcome, Receipt
+from schemas.events import Outcome
 from store.db import Database
 from temporal import inbox, names
 from workers.runner import workflow_runner
@@ -64,15 +66,59 @@ async def sequential(stack: BenchStack, queue: str, handle: str, n: int) -> list
     return latencies
 
 
-async def rounds_per_activation(stack: BenchStack, receipt: Receipt, handle: str) -> dict[str, int]:
-    """Workflow tasks completed for one message, per workflow (from the histories)."""
+async def _completed_tasks(handle: WorkflowHandle[Any, Any]) -> list[HistoryEvent]:
+    history = await handle.fetch_history()
+    done = EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+    return [e for e in history.events if e.event_type == done]
+
+
+async def _settled(conversation: WorkflowHandle[Any, Any], activation_id: str) -> int:
+    """Completed tasks once the conversation has taken that activation's result."""
+    wanted = names.activation_workflow_id(activation_id)
+    while True:
+        history = await conversation.fetch_history()
+        taken = [
+            e.event_id
+            for e in history.events
+            if e.event_type == EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED
+            and e.child_workflow_execution_completed_event_attributes.workflow_execution.workflow_id
+            == wanted
+        ]
+        tasks = await _completed_tasks(conversation)
+        if taken and any(t.event_id > taken[0] for t in tasks):
+            return len(tasks)
+        await asyncio.sleep(0.05)
+
+
+async def tasks_per_message(stack: BenchStack, queue: str, handle: str) -> dict[str, int]:
+    """Workflow tasks each workflow completes for one message (from the histories).
+
+    Counted once the activation and its conversation have finished with the message, not at
+    the receipt, which comes back as soon as the agent's lock is released.
+    """
+    first = await inbox.submit(
+        stack.client, handle=handle, event=make_event("open"), task_queue=queue
+    )
+    assert first.marker is not None
+    agent = stack.client.get_workflow_handle(names.agent_workflow_id(handle))
+    conversation = stack.client.get_workflow_handle(
+        names.conversation_workflow_id(str(first.marker.conversation_id))
+    )
+    conversation_before = await _settled(conversation, str(first.marker.activation_id))
+    agent_before = len(await _completed_tasks(agent))
+    receipt = await inbox.submit(
+        stack.client, handle=handle, event=make_event("count"), task_queue=queue
+    )
     assert receipt.marker is not None
-    activation = await stack.client.get_workflow_handle(
+    activation = stack.client.get_workflow_handle(
         names.activation_workflow_id(str(receipt.marker.activation_id))
-    ).fetch_history()
-    completed = EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+    )
+    await activation.result()
     return {
-        "activation": sum(1 for e in activation.events if e.event_type == completed),
+        "agent": len(await _completed_tasks(agent)) - agent_before,
+        "conversation": await _settled(conversation, str(receipt.marker.activation_id))
+        - conversation_before,
+        "activation": len(await _completed_tasks(activation)),
     }
 
 
@@ -222,10 +268,7 @@ async def run_config(*, tuned: bool, sandboxed: bool, messages: int) -> dict[str
             handle = await new_agent(db)
             await sequential(stack, queue, handle, 20)  # warm-up: imports, pools, caches
             latencies = await sequential(stack, queue, handle, messages)
-            last = await inbox.submit(
-                stack.client, handle=handle, event=make_event("count"), task_queue=queue
-            )
-            rounds = await rounds_per_activation(stack, last, handle)
+            rounds = await tasks_per_message(stack, queue, handle)
             result: dict[str, object] = {
                 "latencies": latencies,
                 "floor": await floor_latency(stack, 50, sandboxed=sandboxed),
@@ -290,7 +333,7 @@ async def main() -> None:
                 summary(b_las),
             ),
             (
-                "workflow tasks, activation workflow",
+                "workflow tasks for one message",
                 *(str(r["rounds"]) for r in (stock, tuned, bare)),
             ),
             (
