@@ -1,27 +1,20 @@
 """The activation's steps as plain async functions, for the cost of durability.
 
-The same activity implementations and SQL the worker runs, awaited one after another with no
-Temporal in between; also the benchmark's channel, events and agents.
+The very activities a worker registers (``workers.build.activities``: every context source,
+the tool-offering generation step, the same SQL), looked up by name and awaited
+one after another with no Temporal in between; also the benchmark's channel and events.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from typing import Any
 
-from activities.channels.transmit import ChannelActivities
-from activities.context.activities import ContextActivities
-from activities.context.assembler import ContextAssembler
-from activities.context.model import ContextSource
-from activities.context.sources import ClockSource, ConstraintsSource, DialogSource, PersonaSource
-from activities.deliberation.decide import DecideActivities
-from activities.deliberation.parking import DeliberationActivities
-from activities.generation import GenerationActivities
-from activities.store import StoreActivities
 from bench.harness import BenchStack, new_agent
 from schemas.activation import (
     AssembleContextInput,
-    GenerateInput,
     RecordOutcomeInput,
     TransmitInput,
 )
@@ -30,7 +23,8 @@ from schemas.dialog import DialogTurn, Role
 from schemas.events import ChannelRef, CompletionMarker, InboundEvent, Outcome, Speaker
 from schemas.ids import new_ulid
 from schemas.records import OpenConversationInput, RecordTurnInput, ResolveSpeakerInput
-from workers.build import build_dependencies
+from schemas.tools import RespondInput
+from workers.build import Dependencies, activities, build_dependencies
 
 CHANNEL = ChannelRef(service="terminal", channel="bench")
 
@@ -41,24 +35,18 @@ def make_event(text: str, speaker: str = "bench") -> InboundEvent:
     )
 
 
+def worker_activities(deps: Dependencies) -> dict[str, Callable[..., Awaitable[Any]]]:
+    """The activities a worker registers, bound to ``deps``, by qualified name."""
+    return {fn.__qualname__: fn for fn in activities(deps)}
+
+
 async def plain_pipeline(stack: BenchStack, n: int) -> list[float]:
-    """The activation's steps as plain awaits: no Temporal, same database work."""
+    """The activation's steps as plain awaits: no Temporal, the worker's own activities."""
     deps = build_dependencies(stack.settings(), dsn=stack.dsn)
-    db = deps.db
-    store, channels = StoreActivities(db), ChannelActivities(db)
-    decide = DecideActivities(deps.settings.deliberation, deps.guardrails)
-    deliberation = DeliberationActivities(db, deps.settings.deliberation)
-    sources: list[ContextSource] = [
-        PersonaSource(),
-        ConstraintsSource(),
-        ClockSource(),
-        DialogSource(db),
-    ]
-    context = ContextActivities(ContextAssembler(db, deps.gateway.registry, sources))
-    generation = GenerationActivities(db, deps.gateway)
-    handle = await new_agent(db)
+    run = worker_activities(deps)
+    handle = await new_agent(deps.db)
     conversation = new_ulid()
-    await store.open_conversation(
+    await run["StoreActivities.open_conversation"](
         OpenConversationInput(
             conversation_id=conversation, agent=handle, channel=CHANNEL, opened_at=_now()
         )
@@ -68,7 +56,7 @@ async def plain_pipeline(stack: BenchStack, n: int) -> list[float]:
     for i in range(n):
         started = time.perf_counter()
         event = make_event(f"message {i}")
-        person = await store.resolve_speaker(
+        person = await run["StoreActivities.resolve_speaker"](
             ResolveSpeakerInput(
                 agent=handle, channel=CHANNEL, speaker=event.speaker, seen_at=_now()
             )
@@ -82,10 +70,12 @@ async def plain_pipeline(stack: BenchStack, n: int) -> list[float]:
             text=event.text,
             at=_now(),
         )
-        await store.record_turn(RecordTurnInput(agent=handle, channel=CHANNEL, turn=turn))
+        await run["StoreActivities.record_turn"](
+            RecordTurnInput(agent=handle, channel=CHANNEL, turn=turn)
+        )
         window = [*window, turn.turn_id][-40:]
         activation = new_ulid()
-        prompt = await context.assemble_context(
+        prompt = await run["ContextActivities.assemble_context"](
             AssembleContextInput(
                 activation_id=activation,
                 agent=handle,
@@ -93,19 +83,22 @@ async def plain_pipeline(stack: BenchStack, n: int) -> list[float]:
                 channel=CHANNEL,
                 event=event,
                 person_id=person.person_id,
+                participants=[person.person_id],
                 window_turn_ids=window,
                 now=_now(),
             )
         )
-        generated = await generation.generate(GenerateInput(prompt=prompt))
-        plan = await deliberation.plan(
+        generated = await run["GenerationActivities.respond"](
+            RespondInput(prompt=prompt, agent=handle, tools="offer")
+        )
+        plan = await run["DeliberationActivities.plan"](
             DeliberationPlanInput(agent=handle, channel=CHANNEL, candidate=generated.text)
         )
-        screening = await decide.screen(
+        screening = await run["DecideActivities.screen"](
             ScreenInput(agent=handle, channel=CHANNEL, event=event, candidate=generated.text)
         )
         assert screening.verdict is not None and screening.verdict.speak
-        sent = await channels.transmit(
+        sent = await run["ChannelActivities.transmit"](
             TransmitInput(
                 activation_id=activation,
                 event_id=event.event_id,
@@ -119,7 +112,7 @@ async def plain_pipeline(stack: BenchStack, n: int) -> list[float]:
             )
         )
         window = [*window, sent.turn.turn_id][-40:]
-        await store.record_outcome(
+        await run["StoreActivities.record_outcome"](
             RecordOutcomeInput(
                 agent=handle,
                 trigger="message",
@@ -134,7 +127,7 @@ async def plain_pipeline(stack: BenchStack, n: int) -> list[float]:
                 ),
             )
         )
-        await deliberation.settle(
+        await run["DeliberationActivities.settle"](
             SettleInput(
                 activation_id=activation,
                 agent=handle,
