@@ -102,7 +102,7 @@ async def bench_stack(*, tuned: bool = True) -> AsyncIterator[BenchStack]:
         address = f"127.0.0.1:{server.port}"
         try:
             settings = Settings(home=home, temporal_address=address, database_url=pg.dsn)
-            client = await connect(settings)
+            client = await connect(settings, ready_within=20)
             await search_attributes.register(client)
             yield BenchStack(home=home, temporal_address=address, dsn=pg.dsn, client=client)
         finally:

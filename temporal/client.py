@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Sequence
 
 import temporalio.worker
@@ -54,6 +56,7 @@ async def connect(
     *,
     address: str | None = None,
     extra_interceptors: Sequence[Interceptor] = (),
+    ready_within: float = 0.0,
 ) -> Client:
     """Connect to Temporal with the pydantic data converter and Persyn's interceptors.
 
@@ -61,10 +64,25 @@ async def connect(
         settings: Where and how to connect.
         address: Overrides ``settings.temporal_address`` (tests, benchmarks).
         extra_interceptors: Appended after the standard ones (tracing).
+        ready_within: Seconds to keep trying while nothing answers: a server that was just
+            started opens its port before its frontend serves, and under load the gap shows.
 
     Raises:
         TemporalUnavailableError: Nothing answered; the message says what to start.
     """
+    deadline = time.monotonic() + ready_within
+    while True:
+        try:
+            return await _connect(settings, address, extra_interceptors)
+        except TemporalUnavailableError:
+            if time.monotonic() >= deadline:
+                raise
+            await asyncio.sleep(0.1)
+
+
+async def _connect(
+    settings: Settings, address: str | None, extra_interceptors: Sequence[Interceptor]
+) -> Client:
     target = address or settings.temporal_address
     # Observability hook: with tracing on, every worker built from this client traces turns.
     traced = tracing.setup(settings)

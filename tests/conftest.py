@@ -58,7 +58,7 @@ def stack(temporal_address: str, postgres: EmbeddedPostgres, session_dir: Path) 
 
 @pytest.fixture(scope="session")
 async def client(stack: Stack) -> AsyncIterator[Client]:
-    connected = await connect(stack.settings(), address=stack.temporal_address)
+    connected = await connect(stack.settings(), address=stack.temporal_address, ready_within=20)
     await search_attributes.register(connected)
     yield connected
     del connected

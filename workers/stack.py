@@ -29,6 +29,9 @@ from temporal.devserver import DevServer, port_open
 from temporal.inbox import has_pollers
 from workers.process import Started, last_line, pid_file, read_pid, start_worker, stop_pid
 
+JUST_STARTED_GRACE_S = 20.0
+"""How long ``up`` keeps trying an embedded Temporal it has just started before giving up."""
+
 
 class ComponentStatus(BaseModel):
     """One component's health as ``persyn status`` shows it."""
@@ -132,14 +135,19 @@ class EmbeddedStack:
         asyncio.run(self._wait_for_worker(process, timeout))
         return self.status()
 
+    def _ready_within(self) -> float:
+        # An embedded server this command just started may not serve yet; a remote one
+        # that does not answer is reported at once.
+        return JUST_STARTED_GRACE_S if self.settings.embedded else 0.0
+
     async def _register_search_attributes(self) -> None:
-        client = await connect(self.settings)
+        client = await connect(self.settings, ready_within=self._ready_within())
         await search_attributes.register(client)
 
     async def _wait_for_worker(
         self, process: subprocess.Popen[bytes] | None, timeout: float
     ) -> None:
-        client = await connect(self.settings)
+        client = await connect(self.settings, ready_within=self._ready_within())
         log = self.settings.log_dir / "worker.log"
         deadline = time.monotonic() + timeout
         while not await self._worker_polling(client):

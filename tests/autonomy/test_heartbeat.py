@@ -68,7 +68,7 @@ async def temporal(tmp_path: Path) -> AsyncIterator[PersistedTemporal]:
 
 
 async def _client(stack: Stack, address: str) -> Client:
-    connected = await connect(stack.settings(), address=address)
+    connected = await connect(stack.settings(), address=address, ready_within=20)
     await search_attributes.register(connected)
     return connected
 
