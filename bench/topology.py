@@ -36,7 +36,7 @@ async def _locals(count: int, value: int) -> None:
 
 @dataclass
 class Shape:
-    """Where a message's step runs and how many local activities each stage takes."""
+    """Where one message's workflows run, and whether its steps take their local activities."""
 
     inbox_id: str
     session_id: str
