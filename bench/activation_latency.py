@@ -143,7 +143,7 @@ async def floor_latency(stack: BenchStack, n: int, *, sandboxed: bool) -> list[f
 
 @asynccontextmanager
 async def shape_inboxes(
-    stack: BenchStack, count: int, *, local_activities: bool, sandboxed: bool
+    stack: BenchStack, count: int, *, local_activities: bool, sandboxed: bool, direct: bool = False
 ) -> AsyncIterator[list[WorkflowHandle[InboxWorkflow, None]]]:
     """``count`` inbox/session pairs of the no-op shape on an in-process worker."""
     queue = f"shape-{uuid.uuid4().hex[:6]}"
@@ -152,6 +152,7 @@ async def shape_inboxes(
             inbox_id=f"bench-inbox-{queue}-{i}",
             session_id=f"bench-session-{queue}-{i}",
             local_activities=local_activities,
+            direct=direct,
         )
         for i in range(count)
     ]
@@ -184,13 +185,13 @@ async def shape_inboxes(
 
 
 async def shape_latency(
-    stack: BenchStack, n: int, *, local_activities: bool, sandboxed: bool
+    stack: BenchStack, n: int, *, local_activities: bool, sandboxed: bool, direct: bool = False
 ) -> list[float]:
     """Submit-to-release latency of the no-op shape, after 10 warm-up inputs."""
     latencies = []
-    async with shape_inboxes(stack, 1, local_activities=local_activities, sandboxed=sandboxed) as (
-        inbox,
-    ):
+    async with shape_inboxes(
+        stack, 1, local_activities=local_activities, sandboxed=sandboxed, direct=direct
+    ) as (inbox,):
         for i in range(n + 10):
             started = time.perf_counter()
             assert await inbox.execute_update(InboxWorkflow.submit, i) == i
@@ -199,9 +200,13 @@ async def shape_latency(
     return latencies
 
 
-async def shape_throughput(stack: BenchStack, count: int, each: int, *, sandboxed: bool) -> float:
+async def shape_throughput(
+    stack: BenchStack, count: int, each: int, *, sandboxed: bool, direct: bool = False
+) -> float:
     """Inputs per second through ``count`` no-op shapes at once (with local activities)."""
-    async with shape_inboxes(stack, count, local_activities=True, sandboxed=sandboxed) as inboxes:
+    async with shape_inboxes(
+        stack, count, local_activities=True, sandboxed=sandboxed, direct=direct
+    ) as inboxes:
 
         async def talk(inbox: WorkflowHandle[InboxWorkflow, None]) -> None:
             for i in range(each):
@@ -278,6 +283,9 @@ async def run_config(*, tuned: bool, sandboxed: bool, messages: int) -> dict[str
                 "shape_las": await shape_latency(
                     stack, 100, local_activities=True, sandboxed=sandboxed
                 ),
+                "direct": await shape_latency(
+                    stack, 100, local_activities=True, sandboxed=sandboxed, direct=True
+                ),
                 "rounds": rounds,
             }
             if tuned:
@@ -286,6 +294,9 @@ async def run_config(*, tuned: bool, sandboxed: bool, messages: int) -> dict[str
                 result["throughput"] = await concurrent(stack, queue, db, 20, 10)
                 result["shape_throughput"] = await shape_throughput(
                     stack, 20, 10, sandboxed=sandboxed
+                )
+                result["direct_throughput"] = await shape_throughput(
+                    stack, 20, 10, sandboxed=sandboxed, direct=True
                 )
                 result["rss_mb"] = psutil.Process(worker.pid).memory_info().rss / 2**20
         await db.aclose()
@@ -306,11 +317,15 @@ async def main() -> None:
     tuned = await run_config(tuned=True, sandboxed=True, messages=args.messages)
     bare = await run_config(tuned=True, sandboxed=False, messages=args.messages)
     cold, warm = warm_up_seconds()
-    s_lat, s_floor, s_shape, s_las = _lists(stock, "latencies", "floor", "shape", "shape_las")
-    t_lat, t_floor, t_shape, t_las, plain = _lists(
-        tuned, "latencies", "floor", "shape", "shape_las", "plain"
+    s_lat, s_floor, s_shape, s_las, s_direct = _lists(
+        stock, "latencies", "floor", "shape", "shape_las", "direct"
     )
-    b_lat, b_floor, b_shape, b_las = _lists(bare, "latencies", "floor", "shape", "shape_las")
+    t_lat, t_floor, t_shape, t_las, t_direct, plain = _lists(
+        tuned, "latencies", "floor", "shape", "shape_las", "direct", "plain"
+    )
+    b_lat, b_floor, b_shape, b_las, b_direct = _lists(
+        bare, "latencies", "floor", "shape", "shape_las", "direct"
+    )
     round_ms = percentile(t_floor, 0.5) / 2  # the floor workflow is two workflow tasks
     rate = "{:.1f} activations/s".format
     table = "\n".join(
@@ -333,6 +348,12 @@ async def main() -> None:
                 summary(b_las),
             ),
             (
+                "the agent starting the activation itself (not Persyn's shape), the same steps",
+                summary(s_direct),
+                summary(t_direct),
+                summary(b_direct),
+            ),
+            (
                 "workflow tasks for one message",
                 *(str(r["rounds"]) for r in (stock, tuned, bare)),
             ),
@@ -347,6 +368,12 @@ async def main() -> None:
                 "-",
                 rate(tuned["shape_throughput"]),
                 rate(bare["shape_throughput"]),
+            ),
+            (
+                "the agent starting the activation itself, no-op steps, 20 x 10 at once",
+                "-",
+                rate(tuned["direct_throughput"]),
+                rate(bare["direct_throughput"]),
             ),
             (
                 "worker RSS after the run",

@@ -9,10 +9,14 @@ dispatched eagerly), four local activities (plan, screen, transmit, record), sig
 ``local_activities=False`` the local activities are left out, so the two variants split the
 shape's cost into workflow-task rounds and local-activity overhead. Every activity returns its
 input at once; the difference between these figures and a real activation is Persyn's own work.
+
+``direct=True`` measures the alternative the architecture does not take: the inbox starts the
+step itself, and the session only hears of the turn afterwards, off the reply's path.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -41,6 +45,8 @@ class Shape:
     inbox_id: str
     session_id: str
     local_activities: bool
+    direct: bool = False
+    """The inbox starts each step itself; the step tells the session afterwards, off the path."""
 
 
 @dataclass
@@ -64,9 +70,19 @@ class StepWorkflow:
             noop, data.value, start_to_close_timeout=timedelta(seconds=10)
         )
         await _locals(4 if las else 0, data.value)
-        await workflow.get_external_workflow_handle(data.shape.inbox_id).signal(
+        release = workflow.get_external_workflow_handle(data.shape.inbox_id).signal(
             InboxWorkflow.finished, data.value
         )
+        if data.shape.direct:
+            # The session hears of the turn in the same workflow task as the release.
+            await asyncio.gather(
+                release,
+                workflow.get_external_workflow_handle(data.shape.session_id).signal(
+                    SessionWorkflow.heard, data.value
+                ),
+            )
+        else:
+            await release
         await _locals(1 if las else 0, data.value)
         return data.value
 
@@ -77,15 +93,23 @@ class SessionWorkflow:
 
     def __init__(self) -> None:
         self._pending: list[int] = []
+        self._heard = 0
 
     @workflow.signal
     def inbound(self, value: int) -> None:
         """Queue an input."""
         self._pending.append(value)
 
+    @workflow.signal
+    def heard(self, value: int) -> None:
+        """A step the inbox ran itself finished (``direct``): the window would take it here."""
+        self._heard += 1
+
     @workflow.run
     async def run(self, shape: Shape) -> None:
         """Serve inputs until cancelled."""
+        if shape.direct:
+            await workflow.wait_condition(lambda: False)
         while True:
             await workflow.wait_condition(lambda: bool(self._pending))
             value = self._pending.pop(0)
@@ -109,11 +133,21 @@ class InboxWorkflow:
     async def submit(self, value: int) -> int:
         """Route one input and wait until its step releases it."""
         await workflow.wait_condition(lambda: self._shape is not None)
-        assert self._shape is not None
-        await _locals(1 if self._shape.local_activities else 0, value)
-        await workflow.get_external_workflow_handle(self._shape.session_id).signal(
-            SessionWorkflow.inbound, value
-        )
+        shape = self._shape
+        assert shape is not None
+        if shape.direct:
+            # Resolve the speaker and write the turn through here, then start the step.
+            await _locals(2 if shape.local_activities else 0, value)
+            await workflow.start_child_workflow(
+                StepWorkflow.run,
+                StepInput(shape=shape, value=value),
+                id=f"{shape.inbox_id}-step-{value}",
+            )
+        else:
+            await _locals(1 if shape.local_activities else 0, value)
+            await workflow.get_external_workflow_handle(shape.session_id).signal(
+                SessionWorkflow.inbound, value
+            )
         await workflow.wait_condition(lambda: value in self._finished)
         self._finished.discard(value)
         return value
