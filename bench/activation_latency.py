@@ -4,9 +4,8 @@ Runs on a private embedded stack with a zero-latency scripted model and a real w
 
 * 200+ sequential messages to one agent: latency per activation (submit -> receipt);
 * the same pipeline called as plain async functions, no Temporal: durability's cost as a ratio;
-* a one-activity workflow in the same run: the server's per-round floor;
-* Persyn's three-workflow shape with no-op steps (``bench.topology``), with and without its
-  local activities: what the shape costs before any of Persyn's own work;
+* in the same run, the baselines of ``bench.baselines``: the one-activity floor, and Persyn's
+  three-workflow shape (and the alternative one) with no-op steps;
 * workflow tasks per message in each workflow, counted from the histories;
 * the stock dev-server configuration versus the tuned one (the ~50 ms floor's cause);
 * 20 agents x 10 messages at once: activations per second;
@@ -26,8 +25,6 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,16 +32,13 @@ import psutil
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import WorkflowHandle
-from temporalio.worker import Worker
 
-from bench.floor import FloorWorkflow, noop
+from bench.baselines import floor_latency, shape_latency, shape_throughput
 from bench.harness import BenchStack, bench_stack, new_agent, percentile, record, worker_process
 from bench.plain_pipeline import make_event, plain_pipeline
-from bench.topology import ACTIVITIES, WORKFLOWS, InboxWorkflow, SessionWorkflow, Shape
 from schemas.events import Outcome
 from store.db import Database
 from temporal import inbox, names
-from workers.runner import workflow_runner
 
 
 def summary(values: list[float]) -> str:
@@ -120,101 +114,6 @@ async def tasks_per_message(stack: BenchStack, queue: str, handle: str) -> dict[
         - conversation_before,
         "activation": len(await _completed_tasks(activation)),
     }
-
-
-async def floor_latency(stack: BenchStack, n: int, *, sandboxed: bool) -> list[float]:
-    queue = f"floor-{uuid.uuid4().hex[:6]}"
-    latencies = []
-    async with Worker(
-        stack.client,
-        task_queue=queue,
-        workflows=[FloorWorkflow],
-        activities=[noop],
-        workflow_runner=workflow_runner(sandboxed=sandboxed),
-    ):
-        for i in range(n):
-            started = time.perf_counter()
-            await stack.client.execute_workflow(
-                FloorWorkflow.run, i, id=f"floor-{uuid.uuid4().hex}", task_queue=queue
-            )
-            latencies.append((time.perf_counter() - started) * 1000)
-    return latencies
-
-
-@asynccontextmanager
-async def shape_inboxes(
-    stack: BenchStack, count: int, *, local_activities: bool, sandboxed: bool, direct: bool = False
-) -> AsyncIterator[list[WorkflowHandle[InboxWorkflow, None]]]:
-    """``count`` inbox/session pairs of the no-op shape on an in-process worker."""
-    queue = f"shape-{uuid.uuid4().hex[:6]}"
-    shapes = [
-        Shape(
-            inbox_id=f"bench-inbox-{queue}-{i}",
-            session_id=f"bench-session-{queue}-{i}",
-            local_activities=local_activities,
-            direct=direct,
-        )
-        for i in range(count)
-    ]
-    async with Worker(
-        stack.client,
-        task_queue=queue,
-        workflows=WORKFLOWS,
-        activities=ACTIVITIES,
-        workflow_runner=workflow_runner(sandboxed=sandboxed),
-    ):
-        sessions = [
-            await stack.client.start_workflow(
-                SessionWorkflow.run, shape, id=shape.session_id, task_queue=queue
-            )
-            for shape in shapes
-        ]
-        inboxes = [
-            await stack.client.start_workflow(
-                InboxWorkflow.run, shape, id=shape.inbox_id, task_queue=queue
-            )
-            for shape in shapes
-        ]
-        try:
-            yield inboxes
-        finally:
-            for handle in inboxes:
-                await handle.terminate("benchmark done")
-            for session in sessions:
-                await session.terminate("benchmark done")
-
-
-async def shape_latency(
-    stack: BenchStack, n: int, *, local_activities: bool, sandboxed: bool, direct: bool = False
-) -> list[float]:
-    """Submit-to-release latency of the no-op shape, after 10 warm-up inputs."""
-    latencies = []
-    async with shape_inboxes(
-        stack, 1, local_activities=local_activities, sandboxed=sandboxed, direct=direct
-    ) as (inbox,):
-        for i in range(n + 10):
-            started = time.perf_counter()
-            assert await inbox.execute_update(InboxWorkflow.submit, i) == i
-            if i >= 10:
-                latencies.append((time.perf_counter() - started) * 1000)
-    return latencies
-
-
-async def shape_throughput(
-    stack: BenchStack, count: int, each: int, *, sandboxed: bool, direct: bool = False
-) -> float:
-    """Inputs per second through ``count`` no-op shapes at once (with local activities)."""
-    async with shape_inboxes(
-        stack, count, local_activities=True, sandboxed=sandboxed, direct=direct
-    ) as inboxes:
-
-        async def talk(inbox: WorkflowHandle[InboxWorkflow, None]) -> None:
-            for i in range(each):
-                await inbox.execute_update(InboxWorkflow.submit, i)
-
-        started = time.perf_counter()
-        await asyncio.gather(*(talk(inbox) for inbox in inboxes))
-        return count * each / (time.perf_counter() - started)
 
 
 async def concurrent(stack: BenchStack, queue: str, db: Database, agents: int, each: int) -> float:
@@ -317,63 +216,40 @@ async def main() -> None:
     tuned = await run_config(tuned=True, sandboxed=True, messages=args.messages)
     bare = await run_config(tuned=True, sandboxed=False, messages=args.messages)
     cold, warm = warm_up_seconds()
-    s_lat, s_floor, s_shape, s_las, s_direct = _lists(
-        stock, "latencies", "floor", "shape", "shape_las", "direct"
+    t_lat, t_floor, t_shape, t_las, plain = _lists(
+        tuned, "latencies", "floor", "shape", "shape_las", "plain"
     )
-    t_lat, t_floor, t_shape, t_las, t_direct, plain = _lists(
-        tuned, "latencies", "floor", "shape", "shape_las", "direct", "plain"
-    )
-    b_lat, b_floor, b_shape, b_las, b_direct = _lists(
-        bare, "latencies", "floor", "shape", "shape_las", "direct"
-    )
+    b_lat, b_floor = _lists(bare, "latencies", "floor")
     round_ms = percentile(t_floor, 0.5) / 2  # the floor workflow is two workflow tasks
-    rate = "{:.1f} activations/s".format
+
+    def every(label: str, key: str) -> tuple[str, ...]:
+        return (label, *(summary(*_lists(r, key)) for r in (stock, tuned, bare)))
+
+    def tuned_only(label: str, key: str) -> tuple[str, ...]:
+        return (label, "-", *(f"{r[key]:.1f} activations/s" for r in (tuned, bare)))
+
     table = "\n".join(
         "| " + " | ".join(cells) + " |"
         for cells in [
             ("measurement", "stock dev server", "tuned", "tuned, no sandbox"),
             ("---", "---", "---", "---"),
-            ("activation, submit to receipt", summary(s_lat), summary(t_lat), summary(b_lat)),
-            ("one-activity workflow (floor)", summary(s_floor), summary(t_floor), summary(b_floor)),
-            (
-                "the three-workflow shape, no-op steps",
-                summary(s_shape),
-                summary(t_shape),
-                summary(b_shape),
-            ),
-            (
-                "the same with its 8 no-op local activities",
-                summary(s_las),
-                summary(t_las),
-                summary(b_las),
-            ),
-            (
+            every("activation, submit to receipt", "latencies"),
+            every("one-activity workflow (floor)", "floor"),
+            every("the three-workflow shape, no-op steps", "shape"),
+            every("the same with its 8 no-op local activities", "shape_las"),
+            every(
                 "the agent starting the activation itself (not Persyn's shape), the same steps",
-                summary(s_direct),
-                summary(t_direct),
-                summary(b_direct),
+                "direct",
             ),
             (
                 "workflow tasks for one message",
                 *(str(r["rounds"]) for r in (stock, tuned, bare)),
             ),
-            (
-                "20 agents x 10 messages at once",
-                "-",
-                rate(tuned["throughput"]),
-                rate(bare["throughput"]),
-            ),
-            (
-                "the same shape with no-op steps, 20 x 10 at once",
-                "-",
-                rate(tuned["shape_throughput"]),
-                rate(bare["shape_throughput"]),
-            ),
-            (
+            tuned_only("20 agents x 10 messages at once", "throughput"),
+            tuned_only("the same shape with no-op steps, 20 x 10 at once", "shape_throughput"),
+            tuned_only(
                 "the agent starting the activation itself, no-op steps, 20 x 10 at once",
-                "-",
-                rate(tuned["direct_throughput"]),
-                rate(bare["direct_throughput"]),
+                "direct_throughput",
             ),
             (
                 "worker RSS after the run",
