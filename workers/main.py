@@ -23,7 +23,7 @@ from activities.scheduling.heartbeats import reconcile_heartbeats
 from schemas.settings import get_settings
 from store.migrate import upgrade
 from temporal import search_attributes, tracing
-from temporal.client import TemporalUnavailableError, connect
+from temporal.client import connect
 from workers.build import build_dependencies, build_worker
 
 log = logging.getLogger("persyn.worker")
@@ -42,7 +42,7 @@ async def serve() -> None:
         ),
         deadline,
     )
-    client = await _patiently(lambda: connect(settings), deadline)
+    client = await connect(settings, ready_within=max(0.0, deadline - time.monotonic()))
     await search_attributes.register(client)
     # Autonomy: heartbeat schedules follow their durable records (deleted stays deleted).
     await reconcile_heartbeats(client, settings)
@@ -67,11 +67,11 @@ async def serve() -> None:
 
 
 async def _patiently(step: Callable[[], Awaitable[T]], deadline: float) -> T:
-    """``step()``, retried while what it needs is not answering yet, until ``deadline``."""
+    """``step()``, retried while the database is not answering yet, until ``deadline``."""
     while True:
         try:
             return await step()
-        except (OperationalError, TemporalUnavailableError) as err:
+        except OperationalError as err:
             if time.monotonic() >= deadline:
                 raise
             log.debug("waiting for a dependency: %s", _first_line(err))
