@@ -1,8 +1,9 @@
 """Heartbeat and reminder schedules: IDs, specs, and idempotent create/replace/delete.
 
-``heartbeat/{handle}`` fires ``HeartbeatWorkflow`` every interval (with jitter, overlaps
-skipped, missed beats not caught up in bulk); ``reminder/{ulid}`` fires ``ReminderWorkflow`` at
-an absolute time (once: one remaining action) or on a recurrence (every N minutes, or cron).
+``heartbeat/{handle}`` fires ``HeartbeatWorkflow`` every interval counted from when the
+heartbeat started (with jitter, overlaps skipped, missed beats not caught up in bulk);
+``reminder/{ulid}`` fires ``ReminderWorkflow`` at an absolute time (once: one remaining action)
+or on a recurrence (every N minutes, or cron).
 Each firing's workflow ID is the schedule's ID plus the firing time, which Temporal appends.
 """
 
@@ -46,10 +47,23 @@ def reminder_schedule_id(reminder_id: str) -> str:
 
 
 def heartbeat_schedule(
-    *, agent: str, interval_minutes: float, jitter_minutes: float, task_queue: str
+    *,
+    agent: str,
+    interval_minutes: float,
+    jitter_minutes: float,
+    task_queue: str,
+    started_at: datetime,
 ) -> Schedule:
-    """The heartbeat's schedule."""
+    """The heartbeat's schedule: the first beat one interval after ``started_at``, not at once.
+
+    Temporal counts intervals from the Unix epoch, so a bare hourly interval fires at the next
+    full hour, perhaps a minute after the agent was created and before anyone spoke to it. The
+    offset puts every beat in phase with ``started_at``, and ``start_at`` half an interval later
+    skips the beat that would fall on ``started_at`` itself (half, not a whole one, so rounding
+    at the boundary can never push the first beat a second interval away).
+    """
     every = timedelta(minutes=interval_minutes)
+    phase = timedelta(seconds=started_at.timestamp() % every.total_seconds())
     return Schedule(
         action=ScheduleActionStartWorkflow(
             HEARTBEAT_WORKFLOW,
@@ -60,7 +74,8 @@ def heartbeat_schedule(
             static_summary=f"heartbeat of {agent}: reflect, then act",
         ),
         spec=ScheduleSpec(
-            intervals=[ScheduleIntervalSpec(every=every)],
+            intervals=[ScheduleIntervalSpec(every=every, offset=phase)],
+            start_at=started_at + every / 2,
             jitter=timedelta(minutes=min(jitter_minutes, interval_minutes / 2)),
         ),
         # A beat that is still running, or one missed while the server was down, is skipped:

@@ -62,6 +62,8 @@ class Heartbeats:
             interval_minutes=row.interval_minutes,
             jitter_minutes=self._settings.heartbeat_jitter_minutes,
             task_queue=row.task_queue,
+            # Beats keep the phase of the latest start (a restore starts the count afresh).
+            started_at=row.restored_at or row.bootstrapped_at,
         )
 
     async def bootstrap(self, *, agent: str, task_queue: str, now: datetime) -> bool:

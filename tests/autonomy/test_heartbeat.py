@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -145,6 +145,35 @@ async def test_a_deleted_heartbeat_stays_deleted_across_a_full_restart_and_resto
         receipt = await impulse_receipt(harness, handle, beat.event_id)
         assert receipt.marker is not None
         assert receipt.marker.text == "I reflected; nothing needs doing."
+
+
+async def test_the_first_beat_comes_one_interval_after_creation_not_at_once(
+    stack: Stack, temporal: PersistedTemporal
+) -> None:
+    queue = unique("tq")
+    # Weekly, no jitter: an interval counted from the epoch would land on a Thursday midnight.
+    weekly = {"heartbeat_interval_minutes": 7 * 24 * 60, "heartbeat_jitter_minutes": 0}
+    settings = stack.settings(temporal_address=temporal.address, task_queue=queue, autonomy=weekly)
+    client = await _client(stack, temporal.address)
+    async with autonomy_worker(client, stack, rules=RULES, task_queue=queue) as harness:
+        handle = (await harness.create_agent()).handle
+        created = datetime.now(UTC)
+        assert await heartbeat_cli.bootstrap(client, settings, handle)
+        interval = timedelta(minutes=settings.autonomy.heartbeat_interval_minutes)
+        jitter = timedelta(minutes=settings.autonomy.heartbeat_jitter_minutes)
+        heartbeats = Heartbeats(harness.db, client, settings.autonomy)
+        first = (await heartbeats.status(agent=handle)).next_fire_at
+        assert first is not None
+        # Not at the next full interval since the epoch: one whole interval after creation.
+        assert created + interval - timedelta(seconds=2) <= first <= created + interval + jitter
+
+        # A restore starts the count afresh, as does a restart reconciling the schedule.
+        later = created + timedelta(minutes=7)
+        await heartbeats.delete(agent=handle, task_queue=queue, now=later)
+        restored = await heartbeats.restore(agent=handle, task_queue=queue, now=later)
+        assert restored.next_fire_at is not None
+        assert later + interval - timedelta(seconds=2) <= restored.next_fire_at
+        assert restored.next_fire_at <= later + interval + jitter
 
 
 async def _fired(client: Client, schedule_id: str) -> bool:
