@@ -37,6 +37,12 @@ app = typer.Typer(
 )
 
 AgentOption = Annotated[str, typer.Option("--agent", "-a", help="The agent's handle.")]
+OwnerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--agent", "-a", help="The agent's handle: refuse a memory that is not this agent's."
+    ),
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
@@ -100,11 +106,24 @@ def list_(
         )
 
 
-async def _show(record_id: str) -> MemoryDetail | None:
+async def _owned_detail(db: Database, record_id: str, agent: str | None) -> MemoryDetail | None:
+    """The record's detail; with ``agent``, refused unless the memory is that agent's."""
+    if agent is not None:
+        await _checked_agent(db, agent)
+    async with db.session() as session:
+        found = await records.detail(session, record_id=record_id)
+    if found is not None and agent is not None and found.record.agent != agent:
+        raise UserError(
+            f"memory {record_id} is not one of {agent}'s memories: "
+            f"see `persyn memory list --agent {agent}`"
+        )
+    return found
+
+
+async def _show(record_id: str, agent: str | None) -> MemoryDetail | None:
     db = Database(get_settings().database_dsn())
     try:
-        async with db.session() as session:
-            return await records.detail(session, record_id=record_id)
+        return await _owned_detail(db, record_id, agent)
     finally:
         await db.aclose()
 
@@ -117,11 +136,13 @@ def _missing(record_id: str) -> UserError:
 @friendly_errors
 def show(
     record_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's ID.")],
+    agent: OwnerOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """One memory: what it says, where it came from, what derives from it, its audit trail."""
     wanted = check_ulid(record_id, what="memory id")
-    found = run(_show(wanted))
+    owner = check_handle(agent) if agent is not None else None
+    found = run(_show(wanted, owner))
     if found is None:
         raise _missing(wanted)
     if as_json:
@@ -150,9 +171,14 @@ def show(
         )
 
 
-async def _forget(record_id: str, actor: str, reason: str | None) -> ForgetResult | None:
+async def _forget(
+    record_id: str, agent: str | None, actor: str, reason: str | None
+) -> ForgetResult | None:
     db = Database(get_settings().database_dsn())
     try:
+        # Checked before anything changes: naming the wrong agent must forget nothing.
+        if agent is not None and await _owned_detail(db, record_id, agent) is None:
+            return None
         async with db.session() as session:
             return await records.forget(
                 session, record_id=record_id, actor=actor, reason=reason, now=datetime.now(UTC)
@@ -165,15 +191,17 @@ async def _forget(record_id: str, actor: str, reason: str | None) -> ForgetResul
 @friendly_errors
 def forget(
     record_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's ID.")],
+    agent: OwnerOption = None,
     reason: Annotated[str | None, typer.Option(help="Why, for the audit trail.")] = None,
     by: Annotated[str | None, typer.Option(help="Who asks (default: your user name).")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Withdraw a memory from recall; keeps an audit entry and says what derived from it."""
     wanted = check_ulid(record_id, what="memory id")
+    owner = check_handle(agent) if agent is not None else None
     why = clean_text(reason, what="reason", max_chars=1000) if reason is not None else None
     actor = clean_text(by, what="--by", max_chars=200) if by is not None else _operator()
-    result = run(_forget(wanted, actor, why))
+    result = run(_forget(wanted, owner, actor, why))
     if result is None:
         raise _missing(wanted)
     if as_json:
