@@ -88,7 +88,8 @@ class DialogSource:
         async with self._db.session() as session:
             turns = await load_turns(session, turn_ids=request.input.window_turn_ids)
         event = request.input.event
-        if not turns or turns[-1].turn_id != event.event_id:
+        # The input is in the window once written through; anywhere else it is added last.
+        if all(turn.turn_id != event.event_id for turn in turns):
             impulse = (
                 event.text if event.trigger == "message" else f"[{event.trigger}] {event.text}"
             )

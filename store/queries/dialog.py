@@ -1,4 +1,9 @@
-"""Conversations and verbatim turns: written through from the workflows, idempotently."""
+"""Conversations and verbatim turns: written through from the workflows, idempotently.
+
+Dialog is ordered by ``seq``, which PostgreSQL assigns as each turn is written, never by turn
+ID: a person's turn ID is the client's event ULID, whose time part the client chooses. The ID
+is the idempotency key (a retried write stores nothing twice and keeps its first ``seq``).
+"""
 
 from __future__ import annotations
 
@@ -130,13 +135,13 @@ def _to_turn(row: DialogTurnRow) -> DialogTurn:
 
 
 async def load_turns(session: AsyncSession, *, turn_ids: Sequence[str]) -> list[DialogTurn]:
-    """The turns with these IDs, in ID (chronological) order."""
+    """The turns with these IDs, in the order they arrived."""
     if not turn_ids:
         return []
     rows = await session.exec(
         select(DialogTurnRow)
         .where(col(DialogTurnRow.id).in_(list(turn_ids)))
-        .order_by(col(DialogTurnRow.id))
+        .order_by(col(DialogTurnRow.seq))
     )
     return [_to_turn(row) for row in rows]
 
@@ -144,11 +149,11 @@ async def load_turns(session: AsyncSession, *, turn_ids: Sequence[str]) -> list[
 async def conversation_turns(
     session: AsyncSession, *, conversation_id: str, limit: int = 1000
 ) -> list[DialogTurn]:
-    """A conversation's turns, oldest first."""
+    """A conversation's turns, in the order they arrived."""
     rows = await session.exec(
         select(DialogTurnRow)
         .where(DialogTurnRow.conversation_id == conversation_id)
-        .order_by(col(DialogTurnRow.id))
+        .order_by(col(DialogTurnRow.seq))
         .limit(limit)
     )
     return [_to_turn(row) for row in rows]

@@ -102,6 +102,8 @@ async def write_conversation(
             "FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS t (id text, role text, "
             "speaker_id text, speaker_name text, person_id text, text text, at timestamptz, "
             "tags text[], source_ref text, embedding text) "
+            # Rows take their arrival sequence in this order: the source's own timeline.
+            "ORDER BY t.at, t.id "
             "ON CONFLICT (id) DO NOTHING RETURNING id"
         ),
         {

@@ -238,15 +238,20 @@ async def dialog_span(
 ) -> list[DialogTurn]:
     """Turns of one conversation from ``first`` to ``last``, oldest first, at most ``limit``.
 
-    Both ends are inclusive and open when ``None``. Turn IDs are ULIDs, so the ID range is
-    the time range.
+    Both ends are inclusive and open when ``None``. The span runs in arrival order (``seq``),
+    not by ID: a person's turn ID is the client's event ID. An end that retention has since
+    deleted took everything older with it, so a missing ``first`` opens the span's start and
+    a missing ``last`` leaves it empty.
     """
     rows = await _execute(
         session,
         "SELECT id, conversation_id, role, speaker_id, speaker_name, text, at "
         "FROM dialog_turns WHERE agent = :agent AND conversation_id = :conversation "
-        "AND (CAST(:first AS varchar) IS NULL OR id >= :first) "
-        "AND (CAST(:last AS varchar) IS NULL OR id <= :last) ORDER BY id LIMIT :limit",
+        "AND (CAST(:first AS varchar) IS NULL OR seq >= coalesce("
+        "     (SELECT f.seq FROM dialog_turns f WHERE f.id = :first), 0)) "
+        "AND (CAST(:last AS varchar) IS NULL OR seq <= coalesce("
+        "     (SELECT l.seq FROM dialog_turns l WHERE l.id = :last), 0)) "
+        "ORDER BY seq LIMIT :limit",
         {
             "agent": agent,
             "conversation": conversation_id,

@@ -7,6 +7,7 @@ from typing import Any
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import BigInteger, Computed, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import TSVECTOR
 from sqlmodel import Column, Field, SQLModel
 
@@ -32,11 +33,16 @@ class Conversation(SQLModel, table=True):
 
 
 class DialogTurnRow(SQLModel, table=True):
-    """One verbatim utterance; ``id`` is the turn's ULID (the inbound event's for a person)."""
+    """One verbatim utterance; ``id`` is the turn's ULID (the inbound event's for a person).
+
+    ``id`` is a key, never an order: a client sets the time part of its event IDs. Dialog is
+    ordered by ``seq``, which PostgreSQL assigns as each turn is written (migration 0007).
+    """
 
     __tablename__ = "dialog_turns"
     __table_args__ = (
         Index("ix_dialog_turns_conversation", "conversation_id", "id"),
+        Index("ix_dialog_turns_conversation_seq", "conversation_id", "seq", unique=True),
         Index("ix_dialog_turns_agent_channel_at", "agent", "channel_id", "at"),
         Index("ix_dialog_turns_tsv", "tsv", postgresql_using="gin"),
         Index("ix_dialog_turns_tags", "tags", postgresql_using="gin"),
@@ -56,6 +62,13 @@ class DialogTurnRow(SQLModel, table=True):
     person_id: str | None = Field(default=None, sa_column=ulid_col(nullable=True))
     text: str = Field(sa_column=Column(Text, nullable=False))
     at: datetime = Field(sa_column=tstz())
+    seq: int | None = Field(
+        default=None,
+        sa_column=Column(
+            BigInteger, nullable=False, server_default=sql_text("nextval('dialog_turns_seq_seq')")
+        ),
+        description="Arrival order, assigned by the server when the turn is written.",
+    )
     tags: list[str] = Field(default_factory=list, sa_column=text_array())
     tsv: str | None = Field(
         default=None,

@@ -115,9 +115,9 @@ WITH terms AS (
 hits AS MATERIALIZED (
     SELECT h.id, h.search_tsv,
         (SELECT p.id FROM dialog_turns p WHERE p.conversation_id = h.conversation_id
-            AND p.id < h.id ORDER BY p.id DESC LIMIT 1) AS prev_id,
+            AND p.seq < h.seq ORDER BY p.seq DESC LIMIT 1) AS prev_id,
         (SELECT n.id FROM dialog_turns n WHERE n.conversation_id = h.conversation_id
-            AND n.id > h.id ORDER BY n.id LIMIT 1) AS next_id
+            AND n.seq > h.seq ORDER BY n.seq LIMIT 1) AS next_id
     FROM dialog_turns h
     WHERE h.agent = :agent AND h.channel_id = ANY(CAST(:channels AS text[]))
         AND h.search_tsv @@ CAST(:fetch AS tsquery)
