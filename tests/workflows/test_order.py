@@ -47,7 +47,9 @@ def _event_ids() -> dict[str, str]:
 
 async def _window(harness: Harness, conversation_id: str) -> WindowAnswer:
     handle = harness.client.get_workflow_handle(names.conversation_workflow_id(conversation_id))
-    return await handle.query(names.WINDOW, WindowQuery(), result_type=WindowAnswer)
+    answer = await handle.query(names.WINDOW, WindowQuery(), result_type=WindowAnswer)
+    assert isinstance(answer, WindowAnswer)
+    return answer
 
 
 async def _settled(harness: Harness, conversation_id: str, *, turns: int) -> bool:
