@@ -10,6 +10,7 @@ from store.tables.autonomy import (  # noqa: F401  (registers them)
     ReminderRow,
     ToolCallRow,
 )
+from store.tables.codec_keys import CodecKeyRow  # noqa: F401  (registers it)
 from store.tables.deliberation import ParkedConclusionRow, SpeakDecisionRow  # noqa: F401
 from store.tables.dialog import Conversation, DialogSearchStats, DialogSearchTerm, DialogTurnRow
 from store.tables.ledger import UsageRow

@@ -1,0 +1,45 @@
+"""Settings of the payload codec that encrypts what workflow history carries.
+
+Kept apart from :class:`schemas.settings.Settings` so the codec's secrets are read only by the
+processes that encrypt or decrypt. Reach them through :func:`get_codec_settings`; nothing builds
+them at import time.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class CodecSettings(BaseSettings):
+    """``PERSYN_CODEC_*``: whether payloads are encrypted, with which master key, served where."""
+
+    model_config = SettingsConfigDict(env_prefix="PERSYN_CODEC_", extra="ignore", frozen=True)
+
+    enabled: bool = Field(
+        default=True, description="Encrypt workflow payloads with per-agent keys."
+    )
+    master_key: SecretStr | None = Field(
+        default=None,
+        description="Base64 of 32 bytes that wrap every agent's data key. Default: a key file "
+        "created on first use under the Persyn home (mode 0600). Every process of one "
+        "deployment needs the same master key.",
+    )
+    port: int = Field(
+        default=8234, ge=1, le=65535, description="Port of the codec endpoint `persyn up` runs."
+    )
+    key_cache_seconds: float = Field(
+        default=60.0,
+        ge=0,
+        allow_inf_nan=False,
+        description="How long a process keeps a data key in memory: a shred reaches running "
+        "workers within this time.",
+    )
+
+
+@lru_cache(maxsize=1)
+def get_codec_settings() -> CodecSettings:
+    """The process's codec settings, built on first use."""
+    return CodecSettings()
