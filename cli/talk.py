@@ -37,6 +37,10 @@ AsOpt = Annotated[
 ChannelOpt = Annotated[str, typer.Option("--channel", help="Terminal channel name.")]
 
 
+EXIT_CODES = {Outcome.FAILED: 1, Outcome.DEGRADED: 3}
+"""``persyn send``'s exit status by outcome; spoke and silent exit 0 (2 is a usage error)."""
+
+
 def _speaker(as_: str | None) -> Speaker:
     name = as_ or getpass.getuser()
     return Speaker(speaker_id=name, display_name=name)
@@ -62,6 +66,8 @@ def render(receipt: Receipt, name: str) -> str:
         return f"[{name} accepted the message]"
     if marker.outcome is Outcome.SPOKE:
         return f"{name}> {marker.text}"
+    if marker.outcome is Outcome.DEGRADED:
+        return f"{name}> {marker.text}\n[degraded: {marker.reason}]"
     if marker.outcome is Outcome.SILENT:
         return f"[{name} chose not to reply: {marker.reason}]"
     return f"[error: {marker.reason}]"
@@ -91,7 +97,11 @@ def send(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the receipt as JSON.")] = False,
 ) -> None:
-    """Send one message and print the reply (or the agent's reason for silence)."""
+    """Send one message and print the reply (or the agent's reason for silence).
+
+    Exit status: 0 when the agent replied or chose silence, 1 when the turn failed, 3 when the
+    reply is the safe fallback because the model provider failed (marked "degraded").
+    """
     if text == "-":
         raw = sys.stdin.buffer.read()
         try:
@@ -111,8 +121,8 @@ def send(
         typer.echo(json.dumps(receipt.model_dump(mode="json"), indent=2))
     else:
         typer.echo(render(receipt, name))
-    if receipt.marker is not None and receipt.marker.outcome is Outcome.FAILED:
-        raise typer.Exit(1)
+    if receipt.marker is not None and receipt.marker.outcome in EXIT_CODES:
+        raise typer.Exit(EXIT_CODES[receipt.marker.outcome])
 
 
 class _Console:

@@ -68,11 +68,24 @@ def _prefixes(nodes: list[TraceNode]) -> list[str]:
     return prefixes
 
 
+def _outcome(nodes: list[TraceNode]) -> str:
+    """The turn's outcome for the header; a fallback reply is flagged, not hidden in JSON."""
+    for node in nodes:
+        span = node.span
+        if span.parent_id is None and span.name.startswith("turn:"):
+            outcome = span.attributes.get("persyn.outcome")
+            if outcome == "degraded" or span.attributes.get("persyn.degraded") is True:
+                return "  outcome=DEGRADED (the model provider failed; fallback reply sent)"
+            return f"  outcome={outcome}" if outcome else ""
+    return ""
+
+
 def render(activation_id: str, nodes: list[TraceNode]) -> str:
     """The tree: start offset, duration, name and key attributes of each span."""
     spans = [node.span for node in nodes]
     total = (max(s.end_ns for s in spans) - min(s.start_ns for s in spans)) / 1e6
-    lines = [f"activation {activation_id}  trace {trace_hex(activation_id)}  {total:.1f} ms"]
+    header = f"activation {activation_id}  trace {trace_hex(activation_id)}  {total:.1f} ms"
+    lines = [header + _outcome(nodes)]
     for node, prefix in zip(nodes, _prefixes(nodes), strict=True):
         span = node.span
         timing = f"{node.offset_ms:+10.1f} ms {span.duration_ms:10.1f} ms"

@@ -99,11 +99,17 @@ class ReceiptStatus(StrEnum):
 
 
 class Outcome(StrEnum):
-    """How an activation ended."""
+    """How an activation ended.
+
+    ``degraded``: the agent spoke, but its reply is the safe fallback because the model provider
+    failed (the marker's ``reason`` says how). Values are only ever added, never renamed:
+    recorded histories and stored markers carry them.
+    """
 
     SPOKE = "spoke"
     SILENT = "silent"
     FAILED = "failed"
+    DEGRADED = "degraded"
 
 
 class CompletionMarker(Wire):
@@ -117,7 +123,9 @@ class CompletionMarker(Wire):
     conversation_id: Ulid | None = None
     outcome: Outcome
     text: str | None = Field(default=None, description="The transmitted reply, if any.")
-    reason: str | None = Field(default=None, description="Why the agent stayed silent or failed.")
+    reason: str | None = Field(
+        default=None, description="Why the agent stayed silent, failed or degraded."
+    )
     degraded: bool = Field(default=False, description="The reply is the safe fallback.")
     completed_at: datetime
     expires_at: datetime

@@ -37,6 +37,7 @@ from activities.memory.search.activities import DialogSearchActivities
 from activities.metering.factory import build_meters
 from activities.metering.hub import MeterHub, UsageMeter
 from activities.metering.pricing import load_or_empty
+from activities.runs import RunActivities
 from activities.store import StoreActivities
 from activities.tools.registry import Tool
 from schemas.models import ProviderName
@@ -158,6 +159,7 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
     retention = RetentionActivities(deps.db, deps.encoder, deps.settings.memory)
     remember = RememberActivities(deps.db)
     search = DialogSearchActivities(deps.db, deps.encoder)
+    runs = RunActivities(client)
     return [
         store.lookup_agent,
         store.resolve_speaker,
@@ -165,6 +167,7 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         store.record_turn,
         store.close_conversation,
         store.record_outcome,
+        runs.termination,
         context.assemble_context,
         *autonomy.activities,
         decide.screen,

@@ -15,6 +15,7 @@ from schemas.activation import ActivationFinished, ActivationInput, ActivationRe
 from schemas.dialog import DialogTurn
 from schemas.events import Outcome
 from temporal import attribution, names
+from workflows.pipeline import metrics
 from workflows.pipeline.context import assemble
 from workflows.pipeline.decide import decide
 from workflows.pipeline.deliberate import after_transmit, deliberate
@@ -43,7 +44,16 @@ class ActivationWorkflow:
         except Exception:
             # A failed run says so in the Web UI's search attributes, then fails as usual.
             workflow.upsert_search_attributes([names.OUTCOME.value_set(Outcome.FAILED.value)])
+            self._count(data, Outcome.FAILED)
             raise
+
+    def _count(self, data: ActivationInput, outcome: Outcome) -> None:
+        metrics.count_turn(
+            outcome,
+            trigger=data.event.trigger.value,
+            channel_kind=data.channel.service,
+            latency=workflow.now() - workflow.info().workflow_start_time,
+        )
 
     def _step(self, data: ActivationInput, doing: str) -> None:
         workflow.set_current_details(
@@ -65,6 +75,7 @@ class ActivationWorkflow:
         self._step(data, f"Done: {marker.outcome.value}")
 
         workflow.upsert_search_attributes([names.OUTCOME.value_set(marker.outcome.value)])
+        self._count(data, marker.outcome)
         await workflow.get_external_workflow_handle(names.agent_workflow_id(data.agent)).signal(
             names.ACTIVATION_FINISHED, ActivationFinished(marker=marker)
         )

@@ -15,7 +15,7 @@ import asyncio
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.exceptions import ChildWorkflowError
+from temporalio.exceptions import ChildWorkflowError, TerminatedError
 
 from schemas.activation import ActivationFinished, ActivationInput, ActivationResult
 from schemas.conversation import (
@@ -33,6 +33,7 @@ from schemas.records import CloseConversationInput, OpenConversationInput, Recor
 from temporal import attribution, names
 from workflows import conversation_hooks
 from workflows.activation import MARKER_TTL, ActivationWorkflow
+from workflows.pipeline import termination
 from workflows.policies import DATABASE
 
 with workflow.unsafe.imports_passed_through():
@@ -169,7 +170,15 @@ class ConversationWorkflow:
             # The pipeline degrades rather than fails, so this is a bug or an operator's
             # termination: release the agent's lock with a failed marker.
             workflow.logger.error("activation %s failed: %s", activation_id, err.cause or err)
-            await self._report_failure(event.event_id, activation_id, str(err.cause or err))
+            marker = self._failed(
+                event.event_id, activation_id, f"the activation failed: {err.cause or err}"
+            )
+            if isinstance(err.cause, TerminatedError) and workflow.patched(termination.PATCH):
+                # The operator's reason, so the waiting submitter learns why.
+                marker = await termination.record(
+                    marker, agent=data.agent, trigger=event.trigger, channel=data.channel
+                )
+            await self._report_failure(marker)
             return
         if result.reply is not None:
             self._remember(result.reply)
@@ -177,17 +186,19 @@ class ConversationWorkflow:
         attribution.bind(activation=activation_id)
         await conversation_hooks.after_turn(data, self._state)
 
-    async def _report_failure(self, event_id: str, activation_id: str, reason: str) -> None:
+    def _failed(self, event_id: str, activation_id: str, reason: str) -> CompletionMarker:
         now = workflow.now()
-        marker = CompletionMarker(
+        return CompletionMarker(
             event_id=event_id,
             activation_id=activation_id,
             conversation_id=self._input.conversation_id,
             outcome=Outcome.FAILED,
-            reason=f"the activation failed: {reason}"[:500],
+            reason=reason[:500],
             completed_at=now,
             expires_at=now + MARKER_TTL,
         )
+
+    async def _report_failure(self, marker: CompletionMarker) -> None:
         await workflow.get_external_workflow_handle(
             names.agent_workflow_id(self._input.agent)
         ).signal(names.ACTIVATION_FINISHED, ActivationFinished(marker=marker))

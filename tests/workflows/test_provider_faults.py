@@ -86,7 +86,7 @@ async def test_refused_credentials_are_not_retried_and_the_agent_falls_back(
     receipt = await talk(openai_harness)
 
     assert receipt.marker is not None
-    assert receipt.marker.outcome is Outcome.SPOKE
+    assert receipt.marker.outcome is Outcome.DEGRADED
     assert receipt.marker.text == FALLBACK_REPLY
     assert receipt.marker.degraded
     assert model_calls(fake) == 1

@@ -26,6 +26,14 @@ with workflow.unsafe.imports_passed_through():
 MARKER_TTL = timedelta(hours=1)
 """How long a completion marker lives: it is session state, not memory."""
 
+DEGRADED_OUTCOME_PATCH = "degraded-outcome"
+"""Runs recorded before the ``degraded`` outcome existed called a fallback reply ``spoke``."""
+
+DEGRADED_REASON = (
+    "the model provider kept failing, so the agent sent its safe fallback reply "
+    "(the generate activity in the Web UI shows why)"
+)
+
 
 async def transmit(data: ActivationInput, draft: Draft) -> DialogTurn:
     """Send ``draft`` on the originating channel; returns the recorded reply turn."""
@@ -53,13 +61,18 @@ async def record(
 ) -> CompletionMarker:
     """Persist the outcome and its completion marker; returns the marker."""
     now = workflow.now()
+    outcome = Outcome.SILENT if reply is None else Outcome.SPOKE
+    # A fallback reply is not a success: say so wherever the outcome shows.
+    if reply is not None and draft.degraded and workflow.patched(DEGRADED_OUTCOME_PATCH):
+        outcome = Outcome.DEGRADED
+    reasons = {Outcome.SILENT: decision.reason, Outcome.DEGRADED: DEGRADED_REASON}
     marker = CompletionMarker(
         event_id=data.event.event_id,
         activation_id=data.activation_id,
         conversation_id=data.conversation_id,
-        outcome=Outcome.SPOKE if reply is not None else Outcome.SILENT,
+        outcome=outcome,
         text=reply.text if reply is not None else None,
-        reason=None if reply is not None else decision.reason,
+        reason=reasons.get(outcome),
         degraded=draft.degraded,
         completed_at=now,
         expires_at=now + MARKER_TTL,
