@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Sequence
 
 import temporalio.worker
 from temporalio.client import Client, Interceptor, TLSConfig
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DataConverter
 from temporalio.service import RPCError
 
+from schemas.codec import get_codec_settings
 from schemas.settings import Settings
 from temporal import tracing
 from temporal.attribution import AttributionInterceptor
+from temporal.codec import AgentPayloadCodec
+from temporal.keyring import Keyring, keyring_for, master_key, opened_keyrings
 from temporal.trace_interceptor import TurnTracingInterceptor
 
 
@@ -32,6 +37,42 @@ def interceptors(extra: Sequence[Interceptor] = ()) -> list[Interceptor]:
 def replay_interceptors() -> list[temporalio.worker.Interceptor]:
     """The workflow-side interceptors, for a ``Replayer``."""
     return [AttributionInterceptor()]
+
+
+def keyring(settings: Settings) -> Keyring:
+    """This process's keyring for the deployment ``settings`` describe."""
+    codec = get_codec_settings()
+    configured = codec.master_key.get_secret_value() if codec.master_key else None
+    return keyring_for(
+        settings.database_dsn(),
+        master_key(settings.home, configured),
+        cache_seconds=codec.key_cache_seconds,
+    )
+
+
+def data_converter(settings: Settings, *, codec: bool | None = None) -> DataConverter:
+    """The pydantic converter, with the payload codec unless it is off.
+
+    Args:
+        settings: The deployment (its database holds the keys, its home the master key).
+        codec: Overrides ``PERSYN_CODEC_ENABLED``.
+    """
+    if not (get_codec_settings().enabled if codec is None else codec):
+        return pydantic_data_converter
+    return dataclasses.replace(
+        pydantic_data_converter, payload_codec=AgentPayloadCodec(keyring(settings))
+    )
+
+
+def replay_data_converter() -> DataConverter:
+    """The converter for a ``Replayer``: opens sealed payloads with this process's keyring.
+
+    Histories recorded without the codec replay with it too: their payloads pass through.
+    """
+    opened = opened_keyrings()
+    if not opened:
+        return pydantic_data_converter
+    return dataclasses.replace(pydantic_data_converter, payload_codec=AgentPayloadCodec(opened[0]))
 
 
 def _tls(settings: Settings) -> TLSConfig | bool:
@@ -57,8 +98,9 @@ async def connect(
     address: str | None = None,
     extra_interceptors: Sequence[Interceptor] = (),
     ready_within: float = 0.0,
+    codec: bool | None = None,
 ) -> Client:
-    """Connect to Temporal with the pydantic data converter and Persyn's interceptors.
+    """Connect to Temporal with the pydantic converter, the payload codec and the interceptors.
 
     Args:
         settings: Where and how to connect.
@@ -66,14 +108,17 @@ async def connect(
         extra_interceptors: Appended after the standard ones (tracing).
         ready_within: Seconds to keep trying while nothing answers: a server that was just
             started opens its port before its frontend serves, and under load the gap shows.
+        codec: Encrypt payloads with per-agent keys; by default as ``PERSYN_CODEC_ENABLED``
+            says (on unless set to false).
 
     Raises:
         TemporalUnavailableError: Nothing answered; the message says what to start.
     """
     deadline = time.monotonic() + ready_within
+    converter = data_converter(settings, codec=codec)
     while True:
         try:
-            return await _connect(settings, address, extra_interceptors)
+            return await _connect(settings, address, extra_interceptors, converter)
         except TemporalUnavailableError:
             if time.monotonic() >= deadline:
                 raise
@@ -81,7 +126,10 @@ async def connect(
 
 
 async def _connect(
-    settings: Settings, address: str | None, extra_interceptors: Sequence[Interceptor]
+    settings: Settings,
+    address: str | None,
+    extra_interceptors: Sequence[Interceptor],
+    converter: DataConverter,
 ) -> Client:
     target = address or settings.temporal_address
     # Observability hook: with tracing on, every worker built from this client traces turns.
@@ -96,7 +144,7 @@ async def _connect(
                 settings.temporal_api_key.get_secret_value() if settings.temporal_api_key else None
             ),
             tls=_tls(settings),
-            data_converter=pydantic_data_converter,
+            data_converter=converter,
             interceptors=interceptors(extra_interceptors),
         )
     except (RuntimeError, RPCError) as err:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import sysconfig
 import time
 import uuid
@@ -29,9 +30,13 @@ from schemas.settings import Settings
 from store.db import Database
 from store.queries.agents import create_agent
 from temporal import inbox, search_attributes
-from temporal.client import interceptors, replay_interceptors
+from temporal.client import interceptors, replay_data_converter, replay_interceptors
 from workers.build import WORKFLOWS, Dependencies, build_dependencies, build_worker
 from workers.runner import workflow_runner
+
+# The payload codec is on by default; the suite runs without it (integrators' JSON results stay
+# readable) except where a test asks for it: tests/codec/ connects with codec=True.
+os.environ.setdefault("PERSYN_CODEC_ENABLED", "false")
 
 
 @dataclass
@@ -168,7 +173,7 @@ def replayer() -> Replayer:
     return Replayer(
         workflows=WORKFLOWS,
         workflow_runner=workflow_runner(),
-        data_converter=pydantic_data_converter,
+        data_converter=replay_data_converter(),
         interceptors=replay_interceptors(),
     )
 
