@@ -31,12 +31,13 @@ COMMANDS: dict[str, Entry] = {
     "up": Entry(
         "cli.stack",
         "up",
-        "Start Temporal, PostgreSQL, migrations and the worker (skipping what already runs).",
+        "Start Temporal, PostgreSQL, migrations, the worker and the local model (skipping what "
+        "runs).",
     ),
     "down": Entry(
         "cli.stack",
         "down",
-        "Stop the worker, then Temporal and PostgreSQL; everything persists for the next `up`.",
+        "Stop the worker and model server, then Temporal and PostgreSQL; data persists for `up`.",
     ),
     "status": Entry(
         "cli.stack", "status", "Each component's health, address and PID, and the Web UI URL."

@@ -10,7 +10,7 @@ import typer
 
 from cli.common import friendly_errors
 from schemas.settings import get_settings
-from workers.process import start_worker
+from workers.process import start_supervisor
 
 if TYPE_CHECKING:
     from workers.stack import ComponentStatus
@@ -30,14 +30,17 @@ def _table(components: list[ComponentStatus]) -> str:
 
 @friendly_errors
 def up() -> None:
-    """Start Temporal, PostgreSQL, migrations and the worker (skipping what already runs)."""
+    """Start Temporal, PostgreSQL, migrations, the worker and the local model (skipping what runs).
+
+    The worker and the model server run under a supervisor that restarts them if they die.
+    """
     started = time.perf_counter()
     settings = get_settings()
-    # The worker goes first, so its imports run beside this command's own.
-    worker = start_worker(settings)
+    # The supervisor, and with it the worker, goes first: its imports run beside our own.
+    supervisor = start_supervisor(settings)
     from workers.stack import EmbeddedStack
 
-    components = EmbeddedStack(settings).up(worker=worker)
+    components = EmbeddedStack(settings).up(supervisor=supervisor)
     typer.echo(_table(components))
     typer.echo(f"ready in {time.perf_counter() - started:.1f}s")
     if settings.embedded:
@@ -48,7 +51,7 @@ def up() -> None:
 
 @friendly_errors
 def down() -> None:
-    """Stop the worker, then Temporal and PostgreSQL; everything persists for the next `up`."""
+    """Stop the worker and model server, then Temporal and PostgreSQL; data persists for `up`."""
     from workers.stack import EmbeddedStack
 
     EmbeddedStack(get_settings()).down()

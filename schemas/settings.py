@@ -73,6 +73,25 @@ class Settings(BaseSettings):
         default=True,
         description="Run workflow code in the determinism sandbox (off saves CPU per task).",
     )
+    worker_liveness_seconds: float = Field(
+        default=2.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="How often a worker renews its liveness beacon (stale after three).",
+    )
+    supervisor_backoff_seconds: float = Field(
+        default=1.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="First delay before the stack restarts a worker or model server that died; "
+        "it doubles with each quick failure.",
+    )
+    supervisor_backoff_max_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="Longest delay between restarts.",
+    )
 
     # PostgreSQL
     database_url: SecretStr | None = None

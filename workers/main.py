@@ -7,6 +7,7 @@ SIGINT, finishing in-flight tasks and flushing meters and spans before it exits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import os
@@ -24,7 +25,9 @@ from schemas.settings import get_settings
 from store.migrate import upgrade
 from temporal import search_attributes, tracing
 from temporal.client import connect
+from workers import liveness
 from workers.build import build_dependencies, build_worker
+from workers.logs import readable_logs
 
 log = logging.getLogger("persyn.worker")
 T = TypeVar("T")
@@ -57,8 +60,14 @@ async def serve() -> None:
         loop.add_signal_handler(sig, stop.set)
     log.info("worker serving task queue %s at %s", settings.task_queue, settings.temporal_address)
     async with worker:
+        # Liveness comes from the worker itself: Temporal lists a dead worker's pollers for
+        # minutes, a beacon that stops being renewed goes stale in seconds.
+        beacon = asyncio.create_task(liveness.renew_forever(settings, settings.task_queue))
         await stop.wait()
         log.info("worker stopping")
+        beacon.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await beacon
     await deps.aclose()
     # Observability hook: buffered spans go out before the process exits (bounded wait).
     await asyncio.to_thread(tracing.shutdown)
@@ -84,6 +93,7 @@ def main() -> None:
         level=os.environ.get("PERSYN_LOG_LEVEL", "INFO"),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    readable_logs()
     code = 0
     try:
         asyncio.run(serve())

@@ -2,9 +2,11 @@
 
 Components, each idempotent to start and safe to stop: the Temporal dev server (SQLite file
 under the Persyn home, Web UI on its port), PostgreSQL with pgvector (data under the home),
-schema migrations, search-attribute registration, and one worker process. With
-``embedded=False`` only the migrations, the search attributes and the worker are handled, against
-the configured Temporal address and database URL.
+schema migrations, search-attribute registration, and the supervisor with its children: the
+worker and, when some task runs on the local model, the model server (see
+:mod:`workers.supervisor`). With ``embedded=False`` only the migrations, the search attributes
+and the supervised processes are handled, against the configured Temporal address and database
+URL.
 """
 
 from __future__ import annotations
@@ -15,32 +17,38 @@ import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import BaseModel
 from sqlalchemy import create_engine, pool, text
-from temporalio.client import Client
 
 from schemas.settings import Settings
 from store.embedded import EmbeddedPostgres
 from temporal import search_attributes
 from temporal.client import connect
 from temporal.devserver import DevServer, port_open
-from temporal.inbox import has_pollers
-from workers.process import Started, last_line, pid_file, read_pid, start_worker, stop_pid
+from workers import liveness, pidfile
+from workers.health import ComponentStatus, model_server_status, worker_status
+from workers.model_server import model_server
+from workers.process import (
+    MODEL_SERVER,
+    SUPERVISOR,
+    TEMPORAL,
+    WORKER,
+    Started,
+    log_file,
+    pid_file,
+    start_supervisor,
+)
+from workers.supervisor import STOP_GRACE_S, ChildState, read_state, state_file
 
 JUST_STARTED_GRACE_S = 20.0
 """How long ``up`` keeps trying an embedded Temporal it has just started before giving up."""
 
+SUPERVISOR_STOP_S = sum(STOP_GRACE_S.values()) + 10.0
+"""How long ``down`` lets the supervisor stop its children before it is killed."""
 
-class ComponentStatus(BaseModel):
-    """One component's health as ``persyn status`` shows it."""
-
-    name: str
-    healthy: bool
-    address: str
-    pid: int | None = None
-    detail: str = ""
+__all__ = ["ComponentStatus", "EmbeddedStack", "StackError"]
 
 
 class StackError(RuntimeError):
@@ -85,31 +93,34 @@ class EmbeddedStack:
     # -- up -------------------------------------------------------------------------------------
 
     def _start_temporal(self) -> None:
-        pid = read_pid(self._pid_file("temporal"))
-        if pid is not None and port_open(self.temporal_port):
+        if pidfile.live_pid(self._pid_file(TEMPORAL)) is not None and port_open(self.temporal_port):
             return
         process = self.temporal().start(detached=True)
-        self._pid_file("temporal").write_text(str(process.pid))
+        pidfile.write(self._pid_file(TEMPORAL), process.pid)
 
     def _start_postgres(self) -> None:
         self.postgres().start()
 
-    def up(self, *, timeout: float = 60.0, worker: Started | None = None) -> list[ComponentStatus]:
-        """Start every component (skipping running ones) and wait until the worker polls.
+    def up(
+        self, *, timeout: float = 60.0, supervisor: Started | None = None
+    ) -> list[ComponentStatus]:
+        """Start every component (skipping running ones) and wait until the worker serves.
 
         Args:
-            timeout: How long the worker may take to poll.
-            worker: The result of :func:`workers.process.start_worker` if the caller already
-                called it (``persyn up`` does, before its own imports).
+            timeout: How long the worker (and the model server) may take to serve.
+            supervisor: The result of :func:`workers.process.start_supervisor` if the caller
+                already called it (``persyn up`` does, before its own imports).
 
         Raises:
             StackError: A component did not come up.
         """
-        # The worker starts first: its imports take longer than Temporal and PostgreSQL take
-        # to start (in parallel, neither needs the other), and it waits for both.
-        process = (worker or start_worker(self.settings)).process
-        if self.settings.embedded:
-            try:
+        began = datetime.now(UTC)
+        # The supervisor and its worker start first: the worker's imports take longer than
+        # Temporal and PostgreSQL take to start (in parallel, neither needs the other), and it
+        # waits for both.
+        process = (supervisor or start_supervisor(self.settings)).process
+        try:
+            if self.settings.embedded:
                 with ThreadPoolExecutor(max_workers=2) as pool_:
                     futures = [
                         pool_.submit(self._start_temporal),
@@ -117,22 +128,21 @@ class EmbeddedStack:
                     ]
                     for future in futures:
                         future.result()
-            except BaseException:
-                if process is not None:  # nothing for it to serve
-                    stop_pid(process.pid, timeout=20)
-                    self._pid_file("worker").unlink(missing_ok=True)
-                raise
-        if process is None:
-            # A fresh worker migrates and registers before it polls; a running one did so when
-            # it started, but the code may have changed since. (Alembic loads only for this.)
-            from store.migrate import upgrade
+            if process is None:
+                # A fresh worker migrates and registers before it polls; a running one did so
+                # when it started, but the code may have changed since. (Alembic loads here.)
+                from store.migrate import upgrade
 
-            upgrade(
-                self.settings.database_dsn(),
-                embedding_dimensions=self.settings.embedding_dimensions,
-            )
-            asyncio.run(self._register_search_attributes())
-        asyncio.run(self._wait_for_worker(process, timeout))
+                upgrade(
+                    self.settings.database_dsn(),
+                    embedding_dimensions=self.settings.embedding_dimensions,
+                )
+                asyncio.run(self._register_search_attributes())
+            self._wait_until_serving(process, began, timeout)
+        except BaseException:
+            if process is not None:  # what this command started has nothing to serve
+                self._stop_supervised()
+            raise
         return self.status()
 
     def _ready_within(self) -> float:
@@ -144,42 +154,58 @@ class EmbeddedStack:
         client = await connect(self.settings, ready_within=self._ready_within())
         await search_attributes.register(client)
 
-    async def _wait_for_worker(
-        self, process: subprocess.Popen[bytes] | None, timeout: float
+    def _wait_until_serving(
+        self, process: subprocess.Popen[bytes] | None, began: datetime, timeout: float
     ) -> None:
-        client = await connect(self.settings, ready_within=self._ready_within())
-        log = self.settings.log_dir / "worker.log"
+        """Until the worker's beacon is fresh and the model server (if any) answers."""
         deadline = time.monotonic() + timeout
-        while not await self._worker_polling(client):
-            exited = (
-                process.poll() is not None
-                if process is not None
-                else (read_pid(self._pid_file("worker")) is None)
-            )
-            if exited:
-                self._pid_file("worker").unlink(missing_ok=True)
-                raise StackError(f"the worker exited ({last_line(log)}): see {log}")
+        while True:
+            state = read_state(self.settings)
+            if state is None:
+                if process is None or process.poll() is not None:
+                    log = log_file(self.settings, SUPERVISOR)
+                    raise StackError(f"the supervisor is not running: see {log}")
+            elif self._serving(state.children, began):
+                return
             if time.monotonic() > deadline:
-                raise StackError(f"the worker is not polling after {timeout:g}s: see {log}")
-            await asyncio.sleep(0.05)
+                name = MODEL_SERVER if liveness.alive(self.settings) else WORKER
+                log = log_file(self.settings, name)
+                raise StackError(f"the {name} is not serving after {timeout:g}s: see {log}")
+            time.sleep(0.05)
 
-    async def _worker_polling(self, client: Client) -> bool:
-        return await has_pollers(client, self.settings.task_queue)
+    def _serving(self, children: dict[str, ChildState], began: datetime) -> bool:
+        for child in children.values():
+            if child.error:
+                raise StackError(child.error)
+            # A child that exits with an error of its own (not a signal) since this command
+            # began will do so again: say why now instead of restarting it in the background.
+            failed = child.last_exit_code is not None and child.last_exit_code > 0
+            if failed and child.exited_at is not None and child.exited_at >= began:
+                log = log_file(self.settings, child.name)
+                raise StackError(f"the {child.name} exited ({child.last_words}): see {log}")
+        if not liveness.alive(self.settings):
+            return False
+        return MODEL_SERVER not in children or model_server(self.settings).answers()
 
     # -- down -----------------------------------------------------------------------------------
 
+    def _stop_supervised(self) -> None:
+        """Stop the supervisor (it stops its children), and any child a killed one left."""
+        pidfile.stop_file(self._pid_file(SUPERVISOR), timeout=SUPERVISOR_STOP_S)
+        for name in (WORKER, MODEL_SERVER):
+            pidfile.stop_file(self._pid_file(name), timeout=STOP_GRACE_S[name])
+        state_file(self.settings).unlink(missing_ok=True)
+
     def down(self) -> None:
-        """Stop the worker (letting in-flight tasks finish), then Temporal and PostgreSQL."""
-        worker = read_pid(self._pid_file("worker"))
-        if worker is not None:
-            stop_pid(worker, timeout=20)
-        self._pid_file("worker").unlink(missing_ok=True)
+        """Stop the supervised processes, then Temporal and PostgreSQL.
+
+        The worker finishes its in-flight tasks first. Only processes whose records still match
+        (see :mod:`workers.pidfile`) are signalled.
+        """
+        self._stop_supervised()
         if not self.settings.embedded:
             return
-        temporal = read_pid(self._pid_file("temporal"))
-        if temporal is not None:
-            stop_pid(temporal, timeout=20)
-        self._pid_file("temporal").unlink(missing_ok=True)
+        pidfile.stop_file(self._pid_file(TEMPORAL), timeout=20)
         self.postgres().stop()
 
     # -- status ---------------------------------------------------------------------------------
@@ -224,11 +250,9 @@ class EmbeddedStack:
 
     async def _temporal_and_worker(self) -> list[ComponentStatus]:
         address = self.settings.temporal_address
-        pid = read_pid(self._pid_file("temporal")) if self.settings.embedded else None
-        worker_pid = read_pid(self._pid_file("worker"))
+        pid = pidfile.live_pid(self._pid_file(TEMPORAL)) if self.settings.embedded else None
         try:
             client = await connect(self.settings)
-            polling = await self._worker_polling(client)
         except Exception as err:
             return [
                 ComponentStatus(
@@ -238,13 +262,7 @@ class EmbeddedStack:
                     pid=pid,
                     detail=str(err).splitlines()[0][:120],
                 ),
-                ComponentStatus(
-                    name="worker",
-                    healthy=False,
-                    address=self.settings.task_queue,
-                    pid=worker_pid,
-                    detail="Temporal unreachable",
-                ),
+                await worker_status(self.settings, None),
             ]
         return [
             ComponentStatus(
@@ -254,13 +272,7 @@ class EmbeddedStack:
                 pid=pid,
                 detail=f"namespace {self.settings.temporal_namespace}",
             ),
-            ComponentStatus(
-                name="worker",
-                healthy=polling and (worker_pid is not None or not self.settings.embedded),
-                address=f"task queue {self.settings.task_queue}",
-                pid=worker_pid,
-                detail="polling" if polling else "no poller on the task queue",
-            ),
+            await worker_status(self.settings, client),
         ]
 
     def status(self) -> list[ComponentStatus]:
@@ -269,4 +281,7 @@ class EmbeddedStack:
         components.insert(1, self._database_status())
         if self.settings.embedded:
             components.insert(1, self._ui_status())
+        server = model_server_status(self.settings)
+        if server is not None:
+            components.append(server)
         return components

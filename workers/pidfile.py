@@ -1,0 +1,119 @@
+"""PID files that name one process for good: its PID, start time and command line.
+
+A PID alone is reused by the kernel: after a crash or a reboot the number in a plain PID file
+may belong to anything. A record here is trusted only while a live process has the same PID,
+the same start time and the same command line; anything else is stale, and nothing is ever
+signalled through a stale record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+
+import psutil
+from pydantic import BaseModel, ValidationError
+
+_START_TIME_TOLERANCE_S = 0.05
+
+
+class ProcessRecord(BaseModel):
+    """Who a PID file names."""
+
+    pid: int
+    started: float
+    """The process's start time (seconds since the epoch, as the kernel reports it)."""
+    command: list[str]
+
+
+def record_of(pid: int) -> ProcessRecord | None:
+    """The identity of live process ``pid``, or ``None`` if there is none."""
+    try:
+        process = psutil.Process(pid)
+        with process.oneshot():
+            if process.status() == psutil.STATUS_ZOMBIE:
+                return None
+            return ProcessRecord(pid=pid, started=process.create_time(), command=process.cmdline())
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return None
+
+
+def write(path: Path, pid: int) -> ProcessRecord | None:
+    """Record process ``pid`` in ``path`` (atomically); ``None`` if it already exited."""
+    record = record_of(pid)
+    if record is None:
+        path.unlink(missing_ok=True)
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(record.model_dump_json())
+    partial.replace(path)
+    return record
+
+
+def read(path: Path) -> ProcessRecord | None:
+    """The record in ``path`` as written, whether or not its process still runs."""
+    try:
+        return ProcessRecord.model_validate_json(path.read_text())
+    except (OSError, ValidationError):
+        return None  # missing, or a plain PID from an older version: not proof of anything
+
+
+def matches(record: ProcessRecord) -> bool:
+    """Whether the process ``record`` names is still the one running under its PID."""
+    current = record_of(record.pid)
+    return (
+        current is not None
+        and abs(current.started - record.started) <= _START_TIME_TOLERANCE_S
+        and current.command == record.command
+    )
+
+
+def live_pid(path: Path) -> int | None:
+    """The PID in ``path`` if that very process still runs, else ``None``."""
+    record = read(path)
+    return record.pid if record is not None and matches(record) else None
+
+
+def stop(record: ProcessRecord, *, timeout: float) -> bool:
+    """SIGTERM the process ``record`` names, then SIGKILL after ``timeout`` seconds.
+
+    Returns:
+        Whether the process was signalled: ``False`` if the record is stale.
+    """
+    if not matches(record):
+        return False
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(record.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        _reap(record.pid)
+        if not matches(record):
+            return True
+        time.sleep(0.05)
+    if matches(record):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(record.pid, signal.SIGKILL)
+    _reap(record.pid)
+    return True
+
+
+def stop_file(path: Path, *, timeout: float) -> bool:
+    """Stop the process ``path`` names if it is still that process; remove the file.
+
+    Returns:
+        Whether a process was signalled.
+    """
+    record = read(path)
+    stopped = record is not None and stop(record, timeout=timeout)
+    path.unlink(missing_ok=True)
+    return stopped
+
+
+def _reap(pid: int) -> None:
+    # A child of this very process (tests, the supervisor) stays a zombie until waited for.
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)

@@ -1,0 +1,321 @@
+"""The supervisor: ``python -m workers.supervisor``, started by ``persyn up``.
+
+It owns the processes that can die on their own, the worker and (when some task runs on the
+local model) llama.cpp's model server, as its children. A child that exits for any reason is
+started again after a delay that doubles with each quick failure (``supervisor_backoff_seconds``
+up to ``supervisor_backoff_max_seconds``; a run of a minute resets it), and every exit and
+restart is logged in ``logs/supervisor.log`` and marked in the child's own log.
+
+SIGTERM (``persyn down``) stops the worker first, letting in-flight tasks finish (they may still
+need the model), then the model server, then the supervisor exits. Children get SIGTERM if the
+supervisor itself is killed, so none outlives it. ``run/supervisor.json`` tells ``persyn up``
+and ``persyn status`` what each child is doing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+
+from pydantic import BaseModel, Field
+
+from schemas.settings import Settings, get_settings
+from workers import liveness, pidfile
+from workers.model_server import ModelServerError, model_server, wanted
+from workers.process import (
+    MODEL_SERVER,
+    SUPERVISOR,
+    WORKER,
+    last_line,
+    log_file,
+    pid_file,
+)
+
+log = logging.getLogger("persyn.supervisor")
+
+STABLE_AFTER_S = 60.0
+"""A child that ran this long before it died starts the backoff again from the beginning."""
+
+STOP_GRACE_S = {WORKER: 25.0, MODEL_SERVER: 5.0}
+"""How long each child may take to stop on SIGTERM before it is killed."""
+
+_PR_SET_PDEATHSIG = 1
+
+
+class ChildState(BaseModel):
+    """One child as ``persyn up`` and ``persyn status`` read it."""
+
+    name: str
+    pid: int | None = None
+    starts: int = 0
+    last_exit: str | None = None
+    """How the last run ended ("exit 1", "SIGKILL"), if one did."""
+    last_exit_code: int | None = None
+    last_words: str | None = None
+    """The last line the child logged before it exited."""
+    exited_at: datetime | None = None
+    restart_at: datetime | None = None
+    error: str | None = None
+    """Why the child cannot be started at all (nothing to retry until the setup changes)."""
+
+    @property
+    def restarts(self) -> int:
+        """How many times the child was started again."""
+        return max(0, self.starts - 1)
+
+
+class SupervisorState(BaseModel):
+    """What the supervisor writes to ``run/supervisor.json`` on every change."""
+
+    pid: int
+    children: dict[str, ChildState] = Field(default_factory=dict)
+
+
+def state_file(settings: Settings) -> Path:
+    """Where the supervisor describes its children."""
+    return settings.run_dir / "supervisor.json"
+
+
+def read_state(settings: Settings) -> SupervisorState | None:
+    """The state the running supervisor last wrote, or ``None`` if none runs."""
+    try:
+        state = SupervisorState.model_validate_json(state_file(settings).read_text())
+    except (OSError, ValueError):
+        return None
+    record = pidfile.read(pid_file(settings, SUPERVISOR))
+    if record is None or record.pid != state.pid or not pidfile.matches(record):
+        return None
+    return state
+
+
+def describe_exit(code: int) -> str:
+    """A child's return code in words."""
+    if code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit {code}"
+
+
+@dataclass
+class Child:
+    """One supervised process and its restart bookkeeping."""
+
+    name: str
+    launch: Callable[[], list[str]]
+    """The command line, computed at each start (it checks what the start needs)."""
+    log_file: Path
+    state: ChildState
+    process: subprocess.Popen[bytes] | None = None
+    started_at: float = 0.0
+    failures: int = 0
+    restart_at: float | None = 0.0
+    """Monotonic time of the next start; ``None`` while running or when it cannot start."""
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the supervisor dies, however it dies."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+class Supervisor:
+    """Starts, watches and restarts the children; stops them on SIGTERM."""
+
+    def __init__(self, settings: Settings, children: list[Child]) -> None:
+        self.settings = settings
+        self.children = children
+        self.stopping = False
+        self.me = pidfile.write(pid_file(settings, SUPERVISOR), os.getpid())
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Supervise until SIGTERM, SIGINT or SIGHUP; then stop every child."""
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, self._stop_requested)
+        self._stop_orphans()
+        self._write_state()
+        while not self.stopping:
+            changed = False
+            for child in self.children:
+                changed |= self._check(child)
+            if changed:
+                self._write_state()
+            time.sleep(0.1)
+        self._stop_children()
+
+    def _stop_requested(self, signum: int, frame: FrameType | None) -> None:
+        self.stopping = True
+
+    def _stop_orphans(self) -> None:
+        # Children of a supervisor that was killed outright got SIGTERM from the kernel; any
+        # still finishing are waited for, so two workers never share a port or a beacon.
+        for child in self.children:
+            if pidfile.stop_file(
+                pid_file(self.settings, child.name), timeout=STOP_GRACE_S[child.name]
+            ):
+                log.info("stopped %s left by a previous supervisor", child.name)
+
+    def _stop_children(self) -> None:
+        for child in self.children:  # the worker first: its last tasks may need the model
+            if child.process is not None and child.process.poll() is None:
+                log.info("stopping %s (pid %d)", child.name, child.process.pid)
+                record = pidfile.read(pid_file(self.settings, child.name))
+                if record is not None:
+                    pidfile.stop(record, timeout=STOP_GRACE_S[child.name])
+                _wait(child.process)
+            pid_file(self.settings, child.name).unlink(missing_ok=True)
+        state_file(self.settings).unlink(missing_ok=True)
+        if (
+            self.me is not None
+            and pidfile.live_pid(pid_file(self.settings, SUPERVISOR)) == self.me.pid
+        ):
+            pid_file(self.settings, SUPERVISOR).unlink(missing_ok=True)
+        log.info("supervisor stopped")
+
+    # -- one child ------------------------------------------------------------------------------
+
+    def _check(self, child: Child) -> bool:
+        """Notice an exit or start a child that is due; whether anything changed."""
+        now = time.monotonic()
+        if child.process is not None:
+            code = child.process.poll()
+            if code is None:
+                return False
+            self._exited(child, code, now)
+            return True
+        if child.restart_at is not None and now >= child.restart_at:
+            self._start(child, now)
+            return True
+        return False
+
+    def _exited(self, child: Child, code: int, now: float) -> None:
+        assert child.process is not None
+        pid, ran = child.process.pid, now - child.started_at
+        child.process = None
+        pid_file(self.settings, child.name).unlink(missing_ok=True)
+        if child.name == WORKER:
+            liveness.forget(self.settings, pid)
+        child.failures = 1 if ran >= STABLE_AFTER_S else child.failures + 1
+        delay = min(
+            self.settings.supervisor_backoff_seconds * 2 ** (child.failures - 1),
+            self.settings.supervisor_backoff_max_seconds,
+        )
+        child.restart_at = now + delay
+        state = child.state
+        state.pid = None
+        state.last_exit, state.last_exit_code = describe_exit(code), code
+        state.last_words = last_line(child.log_file)
+        state.exited_at = datetime.now(UTC)
+        state.restart_at = datetime.fromtimestamp(time.time() + delay, UTC)
+        # Its last words say why it exited on its own; after a signal they say nothing.
+        why = f": {state.last_words}" if code > 0 else ""
+        log.warning(
+            "%s (pid %d) died (%s) after %.1f s%s; restarting in %.1f s",
+            child.name,
+            pid,
+            state.last_exit,
+            ran,
+            why,
+            delay,
+        )
+
+    def _start(self, child: Child, now: float) -> None:
+        state = child.state
+        try:
+            command = child.launch()
+        except ModelServerError as err:
+            child.restart_at = None  # nothing to retry until the setup changes
+            state.error = str(err)
+            log.error("cannot start %s: %s", child.name, err)
+            return
+        child.log_file.parent.mkdir(parents=True, exist_ok=True)
+        with child.log_file.open("ab") as out:
+            if state.last_exit is not None:
+                # Whoever reads this log sees where one run ends and the next begins.
+                out.write(f"--- restarted by the supervisor after {state.last_exit} ---\n".encode())
+                out.flush()
+            child.process = subprocess.Popen(
+                command,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent,  # safe: the supervisor runs one thread
+            )
+        pidfile.write(pid_file(self.settings, child.name), child.process.pid)
+        child.started_at, child.restart_at = now, None
+        state.pid, state.restart_at, state.error = child.process.pid, None, None
+        state.starts += 1
+        if state.starts > 1:
+            log.warning("%s restarted (pid %d), restart %d", child.name, state.pid, state.restarts)
+        else:
+            log.info("%s started (pid %d)", child.name, state.pid)
+
+    def _write_state(self) -> None:
+        state = SupervisorState(
+            pid=os.getpid(), children={child.name: child.state for child in self.children}
+        )
+        path = state_file(self.settings)
+        partial = path.with_name(f".{path.name}.tmp")
+        partial.write_text(state.model_dump_json(indent=1))
+        partial.replace(path)
+
+
+def children(settings: Settings) -> list[Child]:
+    """The processes this home's supervisor runs: the worker, and the model server if used."""
+    worker = Child(
+        name=WORKER,
+        launch=lambda: [sys.executable, "-m", "workers.main"],
+        log_file=log_file(settings, WORKER),
+        state=ChildState(name=WORKER),
+    )
+    if not wanted(settings):
+        return [worker]
+
+    def model_server_command() -> list[str]:
+        server = model_server(settings)
+        server.check()
+        return server.command()
+
+    server = Child(
+        name=MODEL_SERVER,
+        launch=model_server_command,
+        log_file=log_file(settings, MODEL_SERVER),
+        state=ChildState(name=MODEL_SERVER),
+    )
+    return [worker, server]
+
+
+def _wait(process: subprocess.Popen[bytes]) -> None:
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def main() -> None:
+    """Entry point."""
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    settings = get_settings()
+    supervisor = Supervisor(settings, children(settings))
+    log.info("supervisor started (pid %d) for %s", os.getpid(), settings.home)
+    supervisor.run()
+
+
+if __name__ == "__main__":
+    main()
