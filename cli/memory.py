@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 
+from activities.memory.forgetting import forget_memory
 from activities.memory.retention import run_cull
 from cli import memory_search
 from cli.common import UserError, friendly_errors, run
@@ -161,7 +162,7 @@ def show(
     typer.echo(f"tags:         {', '.join(r.tags) or '-'}")
     typer.echo(f"participants: {', '.join(r.participants) or '-'}")
     typer.echo(f"derived from: {', '.join(found.derived_from) or '-'}")
-    typer.echo(f"summary:\n  {r.summary}")
+    typer.echo(f"summary:\n  {r.summary or '(erased when it was withdrawn)'}")
     for d in found.derived:
         typer.echo(f"derived:      {d.id}  {_line(d, 60)}")
     for entry in found.audit:
@@ -179,10 +180,14 @@ async def _forget(
         # Checked before anything changes: naming the wrong agent must forget nothing.
         if agent is not None and await _owned_detail(db, record_id, agent) is None:
             return None
-        async with db.session() as session:
-            return await records.forget(
-                session, record_id=record_id, actor=actor, reason=reason, now=datetime.now(UTC)
-            )
+        return await forget_memory(
+            db,
+            record_id=record_id,
+            actor=actor,
+            reason=reason,
+            now=datetime.now(UTC),
+            span_file=get_settings().span_file,
+        )
     finally:
         await db.aclose()
 

@@ -303,7 +303,7 @@ class MemoryAction(StrEnum):
 
 
 class MemoryAuditEntry(Wire):
-    """Who withdrew which record, when and why, with what it said at the time."""
+    """Who withdrew which record, when and why; never what it said."""
 
     id: Ulid
     agent: str
@@ -311,7 +311,11 @@ class MemoryAuditEntry(Wire):
     action: MemoryAction
     actor: str
     reason: str | None = None
-    summary: str
+    summary: str | None = Field(
+        default=None,
+        description="Always empty now: a withdrawal erases the text; entries written before "
+        "that change held it until the migration that emptied them.",
+    )
     derived: list[str] = Field(
         default_factory=list, description="Records derived from it at the time (kept)."
     )

@@ -156,7 +156,13 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
     judge = JudgeActivities(deps.db, deps.gateway)
     channels = ChannelActivities(deps.db)
     formation = ConsolidationActivities(deps.db, deps.gateway, deps.encoder, deps.settings.memory)
-    retention = RetentionActivities(deps.db, deps.encoder, deps.settings.memory)
+    retention = RetentionActivities(
+        deps.db,
+        deps.encoder,
+        deps.settings.memory,
+        client=client,
+        span_file=deps.settings.span_file,
+    )
     remember = RememberActivities(deps.db)
     search = DialogSearchActivities(deps.db, deps.encoder)
     runs = RunActivities(client)

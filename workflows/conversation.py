@@ -27,6 +27,7 @@ from schemas.conversation import (
     WindowQuery,
 )
 from schemas.dialog import DialogTurn, Role
+from schemas.erasure import ForgetTurns
 from schemas.events import CompletionMarker, Outcome
 from schemas.ids import ulid_from_parts
 from schemas.records import CloseConversationInput, OpenConversationInput, RecordTurnInput
@@ -68,6 +69,11 @@ class ConversationWorkflow:
             participants=self._state.participants,
             pending=len(self._state.pending),
         )
+
+    @workflow.signal(name=names.FORGET_TURNS)
+    def forget_turns(self, data: ForgetTurns) -> None:
+        """Drop the window's turns said before ``data.before`` (dialog retention ran)."""
+        self._state.window = [t for t in self._state.window if t.at >= data.before]
 
     def _seen(self, event_id: str) -> bool:
         return any(t.event.event_id == event_id for t in self._state.pending) or any(

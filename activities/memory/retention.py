@@ -3,16 +3,28 @@
 Run by each agent's maintenance schedule (``MaintenanceWorkflow``) and, for vectors, after
 every consolidation. Thresholds come from ``MemorySettings`` when the activity runs, so a
 changed setting applies at the next firing without touching the schedule.
+
+Dropping dialog past its window takes every copy with it (``store.queries.erasure``): the
+prompts built from it, the outbox, markers, activation texts, tool-call content, parked
+deliberation, the content of the agent's spans in the span file, and the turns still held in
+open conversations' windows (a ``forget_turns`` signal).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from temporalio import activity
+from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
 
 from activities.memory.encoder import Encoder
 from activities.memory.search import index_turns
+from activities.memory.span_redaction import agent_traces, redact_span_file, strip_content
+from schemas.erasure import ForgetTurns
 from schemas.memory import MemorySettings
 from schemas.memory_formation import (
     CullInput,
@@ -26,8 +38,12 @@ from schemas.memory_formation import (
 )
 from store.db import Database
 from store.queries import memory_retention
+from store.queries.erasure import erase_dialog, open_conversations
 from store.queries.memory_formation import failed_count
 from store.queries.runtime import purge_expired_markers
+from temporal import names
+
+log = logging.getLogger(__name__)
 
 VECTOR_BATCH = 64
 """Memory summaries encoded per call while filling missing vectors."""
@@ -55,12 +71,26 @@ async def run_cull(db: Database, settings: MemorySettings, data: CullInput) -> C
 
 
 class RetentionActivities:
-    """Keeps an agent's memory store bounded and its vectors filled in."""
+    """Keeps an agent's memory store bounded and its vectors filled in.
 
-    def __init__(self, db: Database, encoder: Encoder | None, settings: MemorySettings) -> None:
+    ``client`` reaches open conversations so retention also drops their in-memory turns;
+    ``span_file`` is the file exporter's span file, redacted with the dialog it recorded.
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        encoder: Encoder | None,
+        settings: MemorySettings,
+        *,
+        client: Client | None = None,
+        span_file: Path | None = None,
+    ) -> None:
         self._db = db
         self._encoder = encoder
         self._settings = settings
+        self._client = client
+        self._span_file = span_file
 
     @activity.defn(name="memory.cull")
     async def cull(self, data: CullInput) -> CullResult:
@@ -69,16 +99,44 @@ class RetentionActivities:
 
     @activity.defn(name="memory.purge")
     async def purge(self, data: PurgeInput) -> PurgeResult:
-        """Drop raw dialog past its retention window (if set) and expired completion markers."""
+        """Drop dialog past its retention window (if set) with every copy; expired markers."""
         result = PurgeResult()
+        days = self._settings.dialog_retention_days
+        if days is not None:
+            result.dialog_turns = await self.erase_dialog(
+                data.agent, before=data.now - timedelta(days=days)
+            )
         async with self._db.session() as session:
-            days = self._settings.dialog_retention_days
-            if days is not None:
-                result.dialog_turns = await memory_retention.purge_dialog(
-                    session, agent=data.agent, before=data.now - timedelta(days=days)
-                )
-            result.markers = await purge_expired_markers(session, now=data.now)
+            result.markers += await purge_expired_markers(session, now=data.now)
         return result
+
+    async def erase_dialog(self, agent: str, *, before: datetime) -> int:
+        """Remove ``agent``'s dialog said before ``before`` from everywhere; returns its turns."""
+        async with self._db.session() as session:
+            erased = await erase_dialog(session, agent=agent, before=before)
+            conversations = await open_conversations(session, agent=agent)
+        log.info("retention for %s before %s: %s", agent, before.isoformat(), erased)
+        await self._forget_in_windows(conversations, before)
+        if self._span_file is not None:
+            path = self._span_file
+            traces = await asyncio.to_thread(agent_traces, path, agent)
+            if traces:
+                await asyncio.to_thread(redact_span_file, path, strip_content(traces, before))
+        return erased.dialog_turns
+
+    async def _forget_in_windows(self, conversations: list[str], before: datetime) -> None:
+        if self._client is None:
+            return
+        for conversation_id in conversations:
+            handle = self._client.get_workflow_handle(
+                names.conversation_workflow_id(conversation_id)
+            )
+            try:
+                await handle.signal(names.FORGET_TURNS, ForgetTurns(before=before))
+            except RPCError as err:
+                # A conversation that closed meanwhile holds no window any more.
+                if err.status is not RPCStatusCode.NOT_FOUND:
+                    raise
 
     @activity.defn(name="memory.pending_formations")
     async def pending_formations(self, data: PendingFormationsQuery) -> PendingFormations:

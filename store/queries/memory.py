@@ -2,7 +2,8 @@
 
 Withdrawal never cascades: forgetting or culling a record leaves the records derived from it
 (those whose ``derived_from`` holds its ID) in place, and says which they are. Every withdrawal
-writes an audit entry with a snapshot of what the record said.
+writes an audit entry with who, when and why and a snapshot of the record's metadata; the
+text itself is erased (``store.queries.erasure``).
 """
 
 from __future__ import annotations
@@ -228,7 +229,7 @@ async def _withdrawn(session: AsyncSession, *, record_id: str) -> MemoryDetail |
     ).scalar_one()
     snapshot = dict(last or {})
     derived_from = [str(x) for x in snapshot.pop("derived_from", [])]
-    record = MemoryRecordPublic.model_validate({**snapshot, "summary": entries[-1].summary})
+    record = MemoryRecordPublic.model_validate({**snapshot, "summary": ""})
     return MemoryDetail(
         record=record,
         embedded=False,
@@ -262,7 +263,6 @@ async def write_audit(
         action=action,
         actor=actor,
         reason=reason,
-        summary=row.summary,
         derived=derived,
         at=now,
     )
@@ -278,7 +278,7 @@ async def write_audit(
             "action": action.value,
             "actor": actor,
             "reason": reason,
-            "summary": entry.summary,
+            "summary": None,
             "snapshot": json.dumps(_snapshot(row)),
             "derived": derived,
             "at": now,
@@ -290,7 +290,11 @@ async def write_audit(
 async def forget(
     session: AsyncSession, *, record_id: str, actor: str, reason: str | None, now: datetime
 ) -> ForgetResult | None:
-    """Withdraw a record from recall: mark it forgotten, drop its vector, audit it.
+    """Withdraw a record from recall: mark it forgotten, drop its vector, erase its text.
+
+    The summary is emptied in the record, its formation draft and its audit trail, and
+    redacted wherever it was copied (stored prompts, tool results, markers; see
+    ``store.queries.erasure``). The audit entry keeps who, when and why.
 
     Returns:
         The record, its audit entry and the records derived from it (left in place), or
@@ -331,8 +335,14 @@ async def forget(
         "embedding = NULL, embed_model = NULL WHERE id = :id",
         {"id": record_id, "now": now},
     )
+    # Imported here: the erasure module builds on this module's helpers.
+    from store.queries.erasure import erase_memory_text
+
+    await erase_memory_text(session, record_id=record_id, summary=row.summary)
     await session.commit()
-    record = to_public(row).model_copy(update={"forgotten_at": row.forgotten_at or now})
+    record = to_public(row).model_copy(
+        update={"forgotten_at": row.forgotten_at or now, "summary": ""}
+    )
     return ForgetResult(record=record, audit=entry, derived=derived)
 
 

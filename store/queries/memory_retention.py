@@ -1,8 +1,9 @@
-"""Retention: culling low-rated old memories, filling missing vectors, dropping old dialog.
+"""Retention: culling low-rated old memories and filling missing vectors.
 
 Culling deletes only records rated below the threshold *and* older than the cutoff; everything
 rated at or above it stays whatever its age (spec §4.1). Each deleted record leaves an audit
-entry; the records derived from it stay where they are.
+entry without its text; the records derived from it stay where they are. Dropping old dialog
+is ``store.queries.erasure``'s job.
 """
 
 from __future__ import annotations
@@ -85,6 +86,13 @@ async def cull(
             "DELETE FROM memory_records WHERE id = ANY(CAST(:ids AS varchar[]))",
             {"ids": [r.id for r in rows]},
         )
+        # The drafts they formed from go with them; the audit entries keep no text.
+        await execute(
+            session,
+            "UPDATE memory_formations SET summary = NULL "
+            "WHERE record_id = ANY(CAST(:ids AS varchar[]))",
+            {"ids": [r.id for r in rows]},
+        )
         await session.commit()
         count += len(rows)
         shown.extend(_culled(r) for r in rows[: max(0, show - len(shown))])
@@ -122,17 +130,6 @@ async def write_vectors(
         "FROM unnest(CAST(:ids AS text[]), CAST(:vecs AS text[])) AS v (id, vec) "
         "WHERE m.id = v.id AND m.forgotten_at IS NULL",
         {"m": model, "ids": list(ids), "vecs": [vector_literal(v) for v in vectors]},
-    )
-    await session.commit()
-    return int(result.rowcount or 0)
-
-
-async def purge_dialog(session: AsyncSession, *, agent: str, before: datetime) -> int:
-    """Delete the agent's raw dialog said before ``before``; returns how many turns went."""
-    result = await execute(
-        session,
-        "DELETE FROM dialog_turns WHERE agent = :a AND at < :before",
-        {"a": agent, "before": before},
     )
     await session.commit()
     return int(result.rowcount or 0)

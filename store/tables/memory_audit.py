@@ -60,7 +60,7 @@ class MemoryFormation(SQLModel, table=True):
 
 
 class MemoryAudit(SQLModel, table=True):
-    """A withdrawn record: who, when, why, and a snapshot of what it said.
+    """A withdrawn record: who, when, why, and a snapshot of its metadata (never its text).
 
     No foreign key: the entry outlives the record (and the agent) it describes.
     """
@@ -77,7 +77,8 @@ class MemoryAudit(SQLModel, table=True):
     action: str = Field(description="forget | cull")
     actor: str
     reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
-    summary: str = Field(sa_column=Column(Text, nullable=False))
+    # Always empty: a withdrawal erases the text (entries before 0007_erasure held it).
+    summary: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     snapshot: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSONB, nullable=False))
     derived: list[str] = Field(default_factory=list, sa_column=text_array())
     at: datetime = Field(sa_column=tstz())

@@ -149,7 +149,13 @@ def test_forget_withdraws_a_memory_audits_it_and_names_what_derived_from_it(
         "ops",
         "asked to forget the garden",
     )
-    assert audit.summary == "I remember memory number 0, about the garden."
+    # The audit keeps who, when and why; the text is erased everywhere.
+    assert audit.summary is None
+    assert "garden" not in json.dumps(audit.snapshot)
+    (erased,) = rows_sync(
+        stack.dsn, "SELECT summary FROM memory_records WHERE id = :r", r=seeded.root
+    )
+    assert erased.summary == ""
     assert audit.derived == [seeded.child, seeded.grandchild]
     assert audit.snapshot["importance"] == 5
 
@@ -232,7 +238,8 @@ def test_cull_dry_run_shows_what_would_go_and_deletes_nothing(
     assert {r.id for r in left} == {seeded.root, seeded.grandchild}
     # A culled record is gone, but its audit entry still shows it.
     code, out, _ = invoke("memory", "show", seeded.child)
-    assert code == 0 and "culled" in out and "memory number 1" in out
+    assert code == 0 and "culled" in out and "memory number 1" not in out
+    assert "(erased when it was withdrawn)" in out
     assert "cull by operator:" in out
 
 

@@ -1,0 +1,189 @@
+"""Redaction of the span file: forgotten or expired content out of the spans ``persyn trace`` reads.
+
+Under the ``full`` content policy, spans carry prompts, replies and tool arguments. Forgetting
+a memory replaces its text wherever it occurs in a span; retention strips the content
+attributes from an agent's spans that ended before the cutoff, keeping their metadata (stage,
+model, tokens, timing). Both rewrite the file (and its rotated generation) in place.
+
+The exporter may append while a file is rewritten: lines written meanwhile are carried over
+before the rewritten file replaces the old one, so only a line appended in the last instant of
+the swap can be lost; a span file is diagnostic material, never a source of truth.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from store.queries.erasure import REDACTED, json_escaped, variants
+from store.queries.trace import rotated
+
+log = logging.getLogger(__name__)
+
+CONTENT_KEYS = frozenset(
+    {
+        "gen_ai.system_instructions",
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "gen_ai.tool.definitions",
+        "persyn.tool.arguments",
+        "persyn.tool.result",
+        "persyn.input.text",
+        "persyn.output.text",
+    }
+)
+"""Span attributes that carry conversation content (recorded only under ``full``).
+
+Kept in step with ``temporal.tracing``, ``temporal.trace_interceptor`` and
+``activities.tracing.model_call``; the forget audit test fails on a key missing here.
+"""
+
+AGENT_KEY = "persyn.agent"
+"""The attribute naming the agent a span worked for."""
+
+SpanEdit = Callable[[dict[str, Any]], bool]
+"""Edits one OTLP/JSON span in place; returns whether it changed."""
+
+
+def _spans(request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for resource in request.get("resourceSpans", []):
+        for scope in resource.get("scopeSpans", []):
+            yield from scope.get("spans", [])
+
+
+def _strings(value: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    # Yields every AnyValue that holds a string, arrays included.
+    if "stringValue" in value:
+        yield value
+    for item in value.get("arrayValue", {}).get("values", []):
+        yield from _strings(item)
+
+
+def replace_texts(texts: Sequence[str]) -> SpanEdit:
+    """An edit replacing each of ``texts`` (as is and JSON-escaped) in every string attribute."""
+    forms = sorted(
+        {f for text in texts for v in variants(text) for f in (v, json_escaped(v)) if f},
+        key=len,
+        reverse=True,
+    )
+
+    def edit(span: dict[str, Any]) -> bool:
+        changed = False
+        for attribute in span.get("attributes", []):
+            for value in _strings(attribute.get("value", {})):
+                before = value["stringValue"]
+                after = before
+                for form in forms:
+                    after = after.replace(form, REDACTED)
+                if after != before:
+                    value["stringValue"] = after
+                    changed = True
+        return changed
+
+    return edit
+
+
+def strip_content(traces: set[str], before: datetime) -> SpanEdit:
+    """An edit dropping the content attributes of spans in ``traces`` that ended before ``before``.
+
+    Whole traces are chosen (:func:`agent_traces`) because not every span names its agent: a
+    tool call's span sits in its turn's trace.
+    """
+    cutoff_ns = int(before.timestamp() * 1_000_000_000)
+
+    def edit(span: dict[str, Any]) -> bool:
+        if span.get("traceId") not in traces or int(span.get("endTimeUnixNano", 0)) >= cutoff_ns:
+            return False
+        attributes = span.get("attributes", [])
+        kept = [a for a in attributes if a.get("key") not in CONTENT_KEYS]
+        if len(kept) == len(attributes):
+            return False
+        span["attributes"] = kept
+        return True
+
+    return edit
+
+
+def agent_traces(path: Path | None, agent: str) -> set[str]:
+    """IDs of the traces in the span file (both generations) with a span working for ``agent``."""
+    found: set[str] = set()
+    for generation in (rotated(path), path) if path is not None else ():
+        try:
+            lines = generation.read_text(encoding="utf-8", errors="replace").splitlines()
+        except FileNotFoundError:
+            continue
+        for line in lines:
+            try:
+                request = json.loads(line)
+            except ValueError:
+                continue
+            for span in _spans(request):
+                for attribute in span.get("attributes", []):
+                    if (
+                        attribute.get("key") == AGENT_KEY
+                        and attribute.get("value", {}).get("stringValue") == agent
+                    ):
+                        found.add(str(span.get("traceId")))
+    return found
+
+
+def _rewrite_line(line: str, edit: SpanEdit) -> tuple[str, int]:
+    try:
+        request = json.loads(line)
+    except ValueError:
+        return line, 0  # not ours to judge; the reader skips it too
+    changed = sum(edit(span) for span in _spans(request))
+    if not changed:
+        return line, 0
+    return json.dumps(request, separators=(",", ":"), ensure_ascii=False) + "\n", changed
+
+
+def _rewrite(path: Path, edit: SpanEdit) -> int:
+    try:
+        with path.open("rb") as source:
+            data = source.read()
+    except FileNotFoundError:
+        return 0
+    lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
+    out, changed = [], 0
+    for line in lines:
+        new, count = _rewrite_line(line, edit)
+        out.append(new)
+        changed += count
+    if not changed:
+        return 0
+    temporary = path.with_name(f".{path.name}.redacting")
+    with temporary.open("w", encoding="utf-8") as target:
+        target.writelines(out)
+        # Carry over what the exporter appended while this pass ran.
+        with path.open("rb") as source:
+            source.seek(len(data))
+            tail = source.read().decode("utf-8", errors="replace")
+        for line in tail.splitlines(keepends=True):
+            target.write(_rewrite_line(line, edit)[0])
+        target.flush()
+        os.fsync(target.fileno())
+    temporary.replace(path)
+    return changed
+
+
+def redact_span_file(path: Path | None, edit: SpanEdit) -> int:
+    """Apply ``edit`` to every span of the span file at ``path`` and its rotated generation.
+
+    Returns the number of spans changed. Fails soft: a file that cannot be rewritten is logged
+    and left as it was.
+    """
+    if path is None:
+        return 0
+    changed = 0
+    for generation in (rotated(path), path):
+        try:
+            changed += _rewrite(generation, edit)
+        except OSError:
+            log.warning("could not redact the span file %s", generation, exc_info=True)
+    return changed
