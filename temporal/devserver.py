@@ -76,6 +76,8 @@ class DevServer:
     db_file: Path | None
     log_file: Path
     namespace: str = "default"
+    ui_codec_endpoint: str | None = None
+    """Where the Web UI sends payloads to be decoded (the stack's codec endpoint)."""
     dynamic_config: dict[str, object] = field(default_factory=lambda: dict(LOW_LATENCY_CONFIG))
 
     def command(self) -> list[str]:
@@ -101,6 +103,8 @@ class DevServer:
             cmd += ["--headless"]
         else:
             cmd += ["--ui-port", str(self.ui_port)]
+            if self.ui_codec_endpoint is not None:
+                cmd += ["--ui-codec-endpoint", self.ui_codec_endpoint]
         for key in SEARCH_ATTRIBUTES:
             cmd += ["--search-attribute", f"{key.name}=Keyword"]
         for name, value in self.dynamic_config.items():

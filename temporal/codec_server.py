@@ -1,0 +1,206 @@
+"""The codec endpoint: lets the Temporal Web UI (and the ``temporal`` CLI) read sealed payloads.
+
+It speaks Temporal's remote codec protocol: ``POST /decode`` and ``POST /encode`` with
+``{"payloads": [...]}`` (payloads in protobuf JSON), answered the same way, with CORS for the
+UI's origin. ``persyn up`` runs it beside the embedded stack (:func:`command`) and points the
+dev server's UI at it. A payload whose key was shredded decodes to a short placeholder instead
+of failing the whole page.
+
+It listens on 127.0.0.1 only: whoever reaches it reads every agent's payloads, so expose it
+beyond the host only behind the same access control as the UI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Coroutine, Sequence
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, TypeVar
+
+from google.protobuf import json_format
+from temporalio.api.common.v1 import Payload, Payloads
+
+from schemas.codec import get_codec_settings
+from schemas.settings import Settings, get_settings
+from temporal.client import keyring
+from temporal.codec import AgentPayloadCodec, PayloadShreddedError
+
+log = logging.getLogger("persyn.codec")
+T = TypeVar("T")
+_MAX_BODY = 8 * 1024 * 1024  # a page of payloads, each at most Temporal's 2 MB
+
+
+def codec_endpoint(settings: Settings) -> str:
+    """Where the stack's codec endpoint listens."""
+    return f"http://127.0.0.1:{get_codec_settings().port}"
+
+
+def ui_origins(settings: Settings) -> frozenset[str]:
+    """The Web UI origins a browser may call the endpoint from."""
+    port = settings.temporal_ui_port
+    return frozenset({f"http://127.0.0.1:{port}", f"http://localhost:{port}", settings.ui_url})
+
+
+def placeholder(reason: str) -> Payload:
+    """A JSON string payload the UI shows where a payload could not be opened."""
+    return Payload(metadata={"encoding": b"json/plain"}, data=json.dumps(f"[{reason}]").encode())
+
+
+async def decode_for_display(
+    codec: AgentPayloadCodec, payloads: Sequence[Payload]
+) -> list[Payload]:
+    """Open each payload on its own, putting a placeholder where one cannot be opened."""
+    opened: list[Payload] = []
+    for payload in payloads:
+        try:
+            opened.extend(await codec.decode([payload]))
+        except PayloadShreddedError as err:
+            opened.append(placeholder(str(err)))
+        except ValueError as err:
+            opened.append(placeholder(f"unreadable: {err}"))
+    return opened
+
+
+class CodecServer:
+    """The HTTP endpoint, serving on a thread; codec work runs on its own event loop."""
+
+    def __init__(
+        self,
+        codec: AgentPayloadCodec,
+        *,
+        port: int,
+        origins: frozenset[str],
+        host: str = "127.0.0.1",
+    ) -> None:
+        self.codec = codec
+        self.origins = origins
+        self._loop = asyncio.new_event_loop()
+        self._loop_thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._http = ThreadingHTTPServer((host, port), _handler(self))
+        self._http.daemon_threads = True
+        self._http_thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        """The port it listens on (useful when it was started on port 0)."""
+        return int(self._http.server_address[1])
+
+    def start(self) -> None:
+        """Serve in the background."""
+        self._loop_thread.start()
+        self._http_thread.start()
+
+    def stop(self) -> None:
+        """Stop serving and close the loop."""
+        self._http.shutdown()
+        self._http.server_close()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._loop_thread.join(5)
+
+    def run(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run ``work`` on the codec's loop and wait for it (from a request thread)."""
+        return asyncio.run_coroutine_threadsafe(work, self._loop).result(timeout=30)
+
+
+def _handler(server: CodecServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            log.debug("%s " + format, self.address_string(), *args)
+
+        def _cors(self) -> None:
+            origin = self.headers.get("Origin")
+            if origin in server.origins:
+                self.send_header("Access-Control-Allow-Origin", origin)
+                self.send_header("Access-Control-Allow-Credentials", "true")
+                self.send_header("Vary", "Origin")
+
+        def _reply(self, status: HTTPStatus, body: bytes, content_type: str) -> None:
+            self.send_response(status)
+            self._cors()
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _error(self, status: HTTPStatus, message: str) -> None:
+            self._reply(status, json.dumps({"error": message}).encode(), "application/json")
+
+        def do_OPTIONS(self) -> None:
+            self.send_response(HTTPStatus.NO_CONTENT)
+            self._cors()
+            self.send_header("Access-Control-Allow-Methods", "POST, OPTIONS")
+            self.send_header(
+                "Access-Control-Allow-Headers", "Content-Type, X-Namespace, Authorization"
+            )
+            self.send_header("Access-Control-Max-Age", "600")
+            self.end_headers()
+
+        def do_POST(self) -> None:
+            path = self.path.split("?", 1)[0].rstrip("/")
+            if path not in ("/encode", "/decode"):
+                self._error(HTTPStatus.NOT_FOUND, "POST /encode or /decode")
+                return
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > _MAX_BODY:
+                self._error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"at most {_MAX_BODY} bytes")
+                return
+            try:
+                payloads = json_format.Parse(self.rfile.read(length), Payloads()).payloads
+            except json_format.ParseError as err:
+                self._error(HTTPStatus.BAD_REQUEST, f'send {{"payloads": [...]}}: {err}')
+                return
+            try:
+                if path == "/decode":
+                    result = server.run(decode_for_display(server.codec, payloads))
+                else:
+                    result = server.run(server.codec.encode(payloads))
+            except Exception as err:  # a bug or the database: the UI shows the message
+                log.exception("codec %s failed", path)
+                self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"codec failed: {err}")
+                return
+            body = json_format.MessageToJson(Payloads(payloads=result), indent=None)
+            self._reply(HTTPStatus.OK, body.encode(), "application/json")
+
+    return Handler
+
+
+def build(settings: Settings, *, port: int | None = None) -> CodecServer:
+    """The endpoint for the deployment ``settings`` describe (not started)."""
+    return CodecServer(
+        AgentPayloadCodec(keyring(settings)),
+        port=get_codec_settings().port if port is None else port,
+        origins=ui_origins(settings),
+    )
+
+
+def command() -> list[str]:
+    """The endpoint's command line, for whatever runs the stack's processes."""
+    return [sys.executable, "-m", "temporal.codec_server"]
+
+
+def main() -> None:
+    """Entry point: serve until SIGTERM or SIGINT."""
+    logging.basicConfig(
+        level=os.environ.get("PERSYN_LOG_LEVEL", "INFO"),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    settings = get_settings()
+    server = build(settings)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    server.start()
+    log.info("codec endpoint at %s for %s", codec_endpoint(settings), sorted(server.origins))
+    stop.wait()
+    server.stop()
+
+
+if __name__ == "__main__":
+    main()

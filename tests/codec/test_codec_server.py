@@ -1,0 +1,148 @@
+"""The codec endpoint decodes for the Web UI: Temporal's remote codec protocol, CORS for the
+UI's origin, shredded payloads shown as a placeholder, a bad request answered in one line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from google.protobuf import json_format
+from temporalio.api.common.v1 import Payload, Payloads
+from temporalio.converter import WorkflowSerializationContext
+
+from temporal.codec import ENCODING, AgentPayloadCodec
+from temporal.codec_server import CodecServer
+from temporal.devserver import DevServer, free_port
+from temporal.keyring import Keyring
+from tests.codec.conftest import NewAgent
+from tests.harness import until
+
+UI = "http://127.0.0.1:8233"
+
+
+@pytest.fixture
+def server(codec: AgentPayloadCodec) -> Iterator[CodecServer]:
+    running = CodecServer(codec, port=0, origins=frozenset({UI}))
+    running.start()
+    yield running
+    running.stop()
+
+
+def body(*payloads: Payload) -> str:
+    return json_format.MessageToJson(Payloads(payloads=payloads))
+
+
+def payloads_of(response: httpx.Response) -> list[Payload]:
+    return list(json_format.Parse(response.text, Payloads()).payloads)
+
+
+async def post(server: CodecServer, path: str, content: str) -> httpx.Response:
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.port}") as http:
+        return await http.post(
+            path,
+            content=content,
+            headers={"Content-Type": "application/json", "X-Namespace": "default", "Origin": UI},
+        )
+
+
+async def test_the_ui_gets_sealed_payloads_decoded(
+    server: CodecServer, codec: AgentPayloadCodec, keyring: Keyring, new_agent: NewAgent
+) -> None:
+    agent, other = await new_agent(), await new_agent()
+    original = Payload(metadata={"encoding": b"json/plain"}, data=b'{"text":"hello there"}')
+    sealed = []
+    for handle in (agent, other):
+        scoped = codec.with_context(
+            WorkflowSerializationContext(namespace="default", workflow_id=f"agent/{handle}")
+        )
+        sealed += await scoped.encode([original])
+    await keyring.shred(other)
+
+    response = await post(server, "/decode", body(*sealed))
+
+    assert response.status_code == 200
+    assert response.headers["Access-Control-Allow-Origin"] == UI
+    opened, shredded = payloads_of(response)
+    assert opened == original
+    assert json.loads(shredded.data).startswith(f"[payload shredded: the key of agent '{other}'")
+
+
+async def test_encode_seals_what_the_ui_sends(
+    server: CodecServer, codec: AgentPayloadCodec
+) -> None:
+    original = Payload(metadata={"encoding": b"json/plain"}, data=b'"a signal from the UI"')
+    response = await post(server, "/encode", body(original))
+    assert response.status_code == 200
+    [sealed] = payloads_of(response)
+    assert sealed.metadata["encoding"] == ENCODING and b"signal" not in sealed.data
+    assert await codec.decode([sealed]) == [original]
+
+
+async def test_the_browser_preflight_is_allowed_for_the_ui_origin_only(
+    server: CodecServer,
+) -> None:
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.port}") as http:
+        allowed = await http.options(
+            "/decode",
+            headers={
+                "Origin": UI,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "content-type,x-namespace",
+            },
+        )
+        foreign = await http.options("/decode", headers={"Origin": "http://evil.example"})
+    assert allowed.status_code == 204
+    assert allowed.headers["Access-Control-Allow-Origin"] == UI
+    assert "x-namespace" in allowed.headers["Access-Control-Allow-Headers"].lower()
+    assert "Access-Control-Allow-Origin" not in foreign.headers
+
+
+@pytest.mark.parametrize(
+    ("path", "content", "status", "says"),
+    [
+        ("/decode", "not json", 400, 'send {"payloads": [...]}'),
+        ("/decode", '{"payloads": 3}', 400, 'send {"payloads": [...]}'),
+        ("/other", "{}", 404, "POST /encode or /decode"),
+    ],
+)
+async def test_a_bad_request_gets_one_line_that_says_what_to_send(
+    server: CodecServer, path: str, content: str, status: int, says: str
+) -> None:
+    response = await post(server, path, content)
+    assert response.status_code == status
+    assert says in response.json()["error"]
+
+
+async def test_the_dev_server_points_its_web_ui_at_the_endpoint(tmp_path: Path) -> None:
+    endpoint = "http://127.0.0.1:8234"
+    ui_port = free_port()
+    dev = DevServer(
+        port=free_port(),
+        ui_port=ui_port,
+        db_file=None,
+        log_file=tmp_path / "temporal.log",
+        ui_codec_endpoint=endpoint,
+    )
+    process = dev.start(detached=False)
+    settings: dict[str, Any] = {}
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{ui_port}") as http:
+
+            async def ui_settings() -> bool:
+                try:
+                    response = await http.get("/api/v1/settings")
+                except httpx.TransportError:
+                    return False
+                if response.status_code == 200:
+                    settings.update(response.json())
+                return response.status_code == 200
+
+            await until(ui_settings, timeout=30)
+    finally:
+        process.terminate()
+        process.wait(10)
+    assert settings["Codec"]["Endpoint"] == endpoint
