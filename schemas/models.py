@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import AwareDatetime, Field
 
 from schemas.events import Wire
 
@@ -109,6 +108,76 @@ class ChatMessage(Wire):
     provider_content: list[dict[str, Any]] | None = None
 
 
+class Sampling(Wire):
+    """How a model samples its reply; unset fields leave the provider's default.
+
+    ``repeat_penalty``, ``top_k`` and ``min_p`` are llama.cpp's own: only a provider that
+    speaks to llama.cpp sends them.
+    """
+
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    top_k: int | None = Field(default=None, ge=0)
+    min_p: float | None = Field(default=None, ge=0, le=1)
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
+    presence_penalty: float | None = Field(default=None, ge=-2, le=2)
+    repeat_penalty: float | None = Field(default=None, gt=0, le=3)
+    stop: list[str] = Field(default_factory=list, max_length=4)
+
+
+class GrammarLimits(Wire):
+    """What a grammar-constrained model can compile: every schema sent to it is clamped.
+
+    llama.cpp expands a bounded repetition (``maxLength`` 8000) into that many grammar rules
+    and gives up ("exceeds sane defaults"); llama-cpp-python then crashes its process.
+    """
+
+    max_string_chars: int = Field(default=500, ge=1, le=2000)
+    max_array_items: int = Field(default=16, ge=1, le=100)
+
+
+class StagePlan(Wire):
+    """How one task type runs on a provider."""
+
+    run: bool = Field(
+        default=True,
+        description="False: the stage is skipped on this provider where skipping is safe "
+        "(critique and refinement); other stages always run.",
+    )
+    max_output_tokens: int | None = Field(
+        default=None, gt=0, description="Cap on the reply's tokens (the request may ask less)."
+    )
+    max_string_chars: int | None = Field(
+        default=None,
+        gt=0,
+        description="Cap on every string of a structured reply: short verdicts stay short.",
+    )
+
+
+class CallPlan(Wire):
+    """Which stages run on a provider, how long each may be, and how its replies are sampled."""
+
+    prose: Sampling = Field(
+        default_factory=Sampling, description="Sampling of free-text replies (respond, refine)."
+    )
+    structured: Sampling = Field(
+        default_factory=Sampling,
+        description="Sampling of schema-constrained replies; penalties would fight the JSON.",
+    )
+    stages: dict[TaskType, StagePlan] = Field(default_factory=dict)
+    grammar: GrammarLimits | None = Field(
+        default=None, description="Set for grammar-constrained providers: schemas are clamped."
+    )
+    cut_repetition: bool = Field(
+        default=False, description="Cut a free-text reply where a sentence repeats."
+    )
+    offer_tools: bool = Field(default=True, description="False: tools are never advertised.")
+
+    def stage(self, task: TaskType) -> StagePlan:
+        """The plan of ``task`` (the defaults when the plan does not name it)."""
+        return self.stages.get(task) or StagePlan()
+
+
 class ModelRequest(Wire):
     """A text-in/text-out exchange with a model, optionally offering tools."""
 
@@ -129,6 +198,11 @@ class ModelRequest(Wire):
         default="auto",
         description="'none' keeps the tools advertised (an exchange holding tool calls needs "
         "them, and the cached prefix stays) but asks for words only.",
+    )
+    sampling: Sampling | None = Field(
+        default=None,
+        description="Set by the gateway from the provider's call plan; ``temperature`` above "
+        "wins over the plan's.",
     )
 
 
@@ -191,5 +265,5 @@ class UsageRecord(Wire):
     channel: str | None = None
     conversation: str | None = None
     activation: str | None = None
-    occurred_at: datetime
+    occurred_at: AwareDatetime
     latency_ms: float = 0.0

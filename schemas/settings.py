@@ -25,7 +25,7 @@ from pydantic_settings import (
 from schemas.autonomy import AutonomySettings
 from schemas.deliberation import DeliberationSettings
 from schemas.memory import MemorySettings
-from schemas.models import ModelBinding, TaskType
+from schemas.models import CallPlan, ModelBinding, ProviderName, TaskType
 
 ProviderChoice = Literal["auto", "anthropic", "openai", "openai-compatible", "local", "scripted"]
 MeterName = Literal["ledger", "prometheus", "event-log"]
@@ -127,6 +127,11 @@ class Settings(BaseSettings):
         default=None, description="A GGUF file; defaults to the SmolLM2 file of the local extra."
     )
     local_context_window: int = 8192
+    call_plans: dict[ProviderName, CallPlan] = Field(
+        default_factory=dict,
+        description="Replaces a provider's call plan whole: which stages run, how long each "
+        "may be, sampling, schema limits (docs/models.md).",
+    )
     local_model_port: int = Field(
         default=8091,
         ge=1,

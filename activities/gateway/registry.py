@@ -4,13 +4,15 @@ With no API key configured everything runs on the in-process local model; with
 ``ANTHROPIC_API_KEY`` or ``OPENAI_API_KEY`` set, that provider is used (a strong model for
 reasoning, critique and revision; a fast model for summarising, rating, classifying and
 deciding). ``PERSYN_PROVIDER`` forces a choice and ``PERSYN_MODELS__<TASK>`` overrides a task.
+Each provider also has a call plan (:mod:`activities.gateway.plans`): how its stages run.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from schemas.models import ModelBinding, ModelTier, ProviderName, TaskType
+from activities.gateway.plans import default_plan
+from schemas.models import CallPlan, ModelBinding, ModelTier, ProviderName, TaskType
 from schemas.settings import Settings
 
 FAST_TASKS = frozenset(
@@ -59,7 +61,8 @@ def _binding(provider: ProviderName, task: TaskType, settings: Settings) -> Mode
             provider=provider,
             model="smollm2-135m-instruct",
             context_window=settings.local_context_window,
-            max_output_tokens=256,
+            # A reply sized for chat; the call plan caps each stage (plans.local_plan).
+            max_output_tokens=160,
             tier=tier,
         )
     return ModelBinding(provider=provider, model="scripted", context_window=8192, tier=tier)
@@ -67,13 +70,22 @@ def _binding(provider: ProviderName, task: TaskType, settings: Settings) -> Mode
 
 @dataclass(frozen=True)
 class ModelRegistry:
-    """Task type to model binding."""
+    """Task type to model binding, and each provider's call plan."""
 
     bindings: dict[TaskType, ModelBinding]
+    plans: dict[ProviderName, CallPlan] = field(default_factory=dict)
 
     def binding(self, task: TaskType) -> ModelBinding:
         """The binding for ``task``."""
         return self.bindings[task]
+
+    def plan(self, provider: ProviderName) -> CallPlan:
+        """How ``provider`` runs its stages (its default plan unless configured)."""
+        return self.plans.get(provider) or default_plan(provider)
+
+    def runs(self, task: TaskType) -> bool:
+        """Whether the plan of the provider serving ``task`` runs that stage."""
+        return self.plan(self.binding(task).provider).stage(task).run
 
     def providers(self) -> set[ProviderName]:
         """Every provider some task uses."""
@@ -91,4 +103,6 @@ class ModelRegistry:
             raise RegistryError("PERSYN_PROVIDER=openai-compatible needs PERSYN_OPENAI_BASE_URL")
         bindings = {task: _binding(provider, task, settings) for task in TaskType}
         bindings.update(settings.models)
-        return cls(bindings=bindings)
+        plans = {name: default_plan(name) for name in {b.provider for b in bindings.values()}}
+        plans.update(settings.call_plans)
+        return cls(bindings=bindings, plans=plans)

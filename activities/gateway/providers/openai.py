@@ -26,6 +26,7 @@ from schemas.models import (
     ModelRequest,
     ModelResponse,
     ProviderName,
+    Sampling,
     TokenUsage,
     ToolCall,
 )
@@ -113,14 +114,43 @@ class OpenAIProvider(Provider):
                         await on_delta(choice.delta.content)
         return "".join(pieces), finish, model, usage, calls.calls()
 
+    def _messages(self, request: ModelRequest) -> list[Any]:
+        return list(openai_tools.messages_param(request.system, request.messages))
+
+    def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "type": "json_schema",
+            "json_schema": {
+                "name": _schema_name(schema),
+                "schema": schema,
+                # Strict mode demands every property be required and no extras allowed;
+                # the schemas here are ordinary pydantic ones, so ask for best effort.
+                "strict": False,
+            },
+        }
+
+    def _extra_body(self, sampling: Sampling) -> dict[str, Any]:
+        """Sampling parameters outside the OpenAI API (none: OpenAI refuses unknown ones)."""
+        return {}
+
     def _params(self, request: ModelRequest, binding: ModelBinding) -> dict[str, Any]:
-        messages = openai_tools.messages_param(request.system, request.messages)
+        messages = self._messages(request)
         limit = request.max_output_tokens or binding.max_output_tokens
         # OpenAI deprecated max_tokens (its reasoning models refuse it); compatible servers
         # are often older and know only max_tokens.
         openai_proper = self._provider is ProviderName.OPENAI
         limit_key = "max_completion_tokens" if openai_proper else "max_tokens"
         params: dict[str, Any] = {"model": binding.model, "messages": messages, limit_key: limit}
+        sampling = request.sampling or Sampling()
+        for key in ("temperature", "top_p", "frequency_penalty", "presence_penalty"):
+            value = getattr(sampling, key)
+            if value is not None:
+                params[key] = value
+        if sampling.stop:
+            params["stop"] = sampling.stop
+        extra = self._extra_body(sampling)
+        if extra:
+            params["extra_body"] = extra
         if request.temperature is not None:
             params["temperature"] = request.temperature
         tools = openai_tools.tools_param(request.tools) if request.response_schema is None else []
@@ -130,16 +160,7 @@ class OpenAIProvider(Provider):
             if request.tool_choice == "none":
                 params["tool_choice"] = "none"
         if request.response_schema is not None:
-            params["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": _schema_name(request.response_schema),
-                    "schema": request.response_schema,
-                    # Strict mode demands every property be required and no extras allowed;
-                    # the schemas here are ordinary pydantic ones, so ask for best effort.
-                    "strict": False,
-                },
-            }
+            params["response_format"] = self._response_format(request.response_schema)
         return params
 
     async def aclose(self) -> None:

@@ -1,0 +1,83 @@
+"""Call plans: how each provider runs each stage, sized to the model behind it.
+
+A hosted model takes the pipeline as written. A small CPU model does not: long generations
+cost seconds per hundred tokens, it loops without repetition penalties, and its grammar
+compiler has limits. Its plan samples with penalties and stop sequences, caps every stage's
+length (a reply sized for chat, a yes/no verdict in a few tokens), clamps every schema, cuts
+repeated sentences, offers no tools (it cannot use them) and skips critique and refinement
+(a 135M-parameter critic adds latency, not judgment). ``PERSYN_CALL_PLANS`` (or
+``[call_plans.<provider>]`` in ``persyn.toml``) replaces a provider's plan whole; see
+``docs/models.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from activities.gateway.schema_limits import clamp_schema
+from schemas.models import (
+    CallPlan,
+    GrammarLimits,
+    ModelRequest,
+    ProviderName,
+    Sampling,
+    StagePlan,
+    TaskType,
+)
+
+SMALL_MODEL_STOPS = ["<|im_end|>", "<|im_start|>", "<end_of_turn>", "\nUser:"]
+"""Where a small model's turn ends, whatever chat template it was trained on."""
+
+
+def local_plan() -> CallPlan:
+    """The plan of the embedded llama.cpp model (SmolLM2-135M by default)."""
+    return CallPlan(
+        prose=Sampling(
+            temperature=0.7,
+            top_p=0.9,
+            top_k=40,
+            repeat_penalty=1.3,
+            frequency_penalty=0.3,
+            presence_penalty=0.2,
+            stop=SMALL_MODEL_STOPS,
+        ),
+        # Penalties would push a model off the quotes and braces JSON needs again and again.
+        structured=Sampling(top_p=0.9, repeat_penalty=1.0, stop=SMALL_MODEL_STOPS[:2]),
+        stages={
+            TaskType.RESPOND: StagePlan(max_output_tokens=160),
+            TaskType.REFINE: StagePlan(run=False, max_output_tokens=160),
+            TaskType.CRITIQUE: StagePlan(run=False, max_output_tokens=256, max_string_chars=160),
+            TaskType.DECIDE: StagePlan(max_output_tokens=64, max_string_chars=100),
+            TaskType.SUMMARIZE: StagePlan(max_output_tokens=200, max_string_chars=500),
+            TaskType.RATE: StagePlan(max_output_tokens=160, max_string_chars=160),
+            TaskType.CLASSIFY: StagePlan(max_output_tokens=200, max_string_chars=32),
+        },
+        grammar=GrammarLimits(max_string_chars=500, max_array_items=8),
+        cut_repetition=True,
+        offer_tools=False,
+    )
+
+
+def default_plan(provider: ProviderName) -> CallPlan:
+    """The plan ``provider`` runs under unless the settings replace it."""
+    if provider is ProviderName.LOCAL:
+        return local_plan()
+    return CallPlan()
+
+
+def shaped(request: ModelRequest, plan: CallPlan) -> ModelRequest:
+    """``request`` as ``plan`` runs it: capped, sampled, its schema clamped, tools or not."""
+    stage = plan.stage(request.task)
+    update: dict[str, Any] = {}
+    cap = stage.max_output_tokens
+    if cap is not None:
+        update["max_output_tokens"] = min(request.max_output_tokens or cap, cap)
+    if request.sampling is None:
+        update["sampling"] = plan.structured if request.response_schema else plan.prose
+    if request.response_schema is not None and plan.grammar is not None:
+        update["response_schema"] = clamp_schema(
+            request.response_schema, plan.grammar, max_string_chars=stage.max_string_chars
+        )
+    if request.tools and not plan.offer_tools:
+        update["tools"] = []
+    return request.model_copy(update=update) if update else request

@@ -1,0 +1,108 @@
+"""Call plans: each provider's stages capped, sampled, clamped and cut as its plan says."""
+
+from __future__ import annotations
+
+from activities.deliberation.judge import JUDGE_SCHEMA
+from activities.gateway.gateway import REPETITION_CUT, ModelGateway
+from activities.gateway.plans import local_plan, shaped
+from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
+from activities.gateway.registry import ModelRegistry
+from schemas.memory_formation import SummaryReply
+from schemas.models import (
+    CallPlan,
+    ModelBinding,
+    ProviderName,
+    StagePlan,
+    TaskType,
+    ToolSpec,
+)
+from schemas.settings import Settings
+from tests.gateway.conftest import Deltas, request
+
+LOOP = "Hello Sam! I'm glad you came. I'm glad you came. I'm glad you came."
+TOOL = ToolSpec(name="remember", description="Remember something.")
+
+
+def local_registry(provider: ProviderName = ProviderName.SCRIPTED) -> ModelRegistry:
+    binding = ModelBinding(provider=provider, model="small", context_window=8192)
+    return ModelRegistry(bindings=dict.fromkeys(TaskType, binding), plans={provider: local_plan()})
+
+
+def test_the_local_plan_sizes_replies_for_chat_and_verdicts_for_a_yes_or_no() -> None:
+    reply = shaped(request(task=TaskType.RESPOND), local_plan())
+    verdict = shaped(
+        request(task=TaskType.DECIDE, response_schema=JUDGE_SCHEMA, max_output_tokens=300),
+        local_plan(),
+    )
+
+    assert reply.max_output_tokens == 160
+    assert reply.sampling is not None and reply.sampling.repeat_penalty == 1.3
+    assert reply.sampling.temperature == 0.7 and reply.sampling.top_p == 0.9
+    assert reply.sampling.stop
+    assert verdict.max_output_tokens == 64
+    assert verdict.response_schema is not None
+    assert verdict.response_schema["properties"]["reason"]["maxLength"] == 100
+    # Penalties would fight the braces and quotes of JSON.
+    assert verdict.sampling is not None and verdict.sampling.repeat_penalty == 1.0
+
+
+def test_a_request_asking_less_than_the_cap_keeps_its_own_limit() -> None:
+    assert shaped(request(max_output_tokens=40), local_plan()).max_output_tokens == 40
+
+
+def test_schemas_are_clamped_only_for_grammar_constrained_providers() -> None:
+    schema = SummaryReply.model_json_schema()
+    local = shaped(request(task=TaskType.SUMMARIZE, response_schema=schema), local_plan())
+    hosted = shaped(request(task=TaskType.SUMMARIZE, response_schema=schema), CallPlan())
+
+    assert local.response_schema is not None
+    assert local.response_schema["properties"]["summary"]["maxLength"] == 500
+    assert hosted.response_schema == schema
+
+
+def test_the_local_model_is_offered_no_tools() -> None:
+    assert shaped(request(tools=[TOOL]), local_plan()).tools == []
+    assert shaped(request(tools=[TOOL]), CallPlan()).tools == [TOOL]
+
+
+def test_the_plan_says_which_stages_run() -> None:
+    registry = ModelRegistry.from_settings(Settings(provider="local"))
+
+    assert registry.runs(TaskType.RESPOND) and registry.runs(TaskType.DECIDE)
+    assert not registry.runs(TaskType.CRITIQUE) and not registry.runs(TaskType.REFINE)
+    hosted = ModelRegistry.from_settings(Settings(provider="scripted"))
+    assert hosted.runs(TaskType.CRITIQUE)
+
+
+def test_settings_replace_a_providers_plan_whole() -> None:
+    plan = CallPlan(stages={TaskType.CRITIQUE: StagePlan(run=True, max_output_tokens=99)})
+    registry = ModelRegistry.from_settings(
+        Settings(provider="local", call_plans={ProviderName.LOCAL: plan})
+    )
+
+    assert registry.runs(TaskType.CRITIQUE)
+    assert registry.plan(ProviderName.LOCAL) == plan
+
+
+async def test_the_gateway_cuts_a_loop_from_the_reply_and_the_stream() -> None:
+    provider = ScriptedProvider(Script(rules=[ScriptRule(reply=LOOP)]))
+    gateway = ModelGateway(local_registry(), {ProviderName.SCRIPTED: provider})
+    deltas = Deltas()
+
+    response = await gateway.complete(request(), on_delta=deltas)
+
+    assert response.text == "Hello Sam! I'm glad you came."
+    assert response.finish_reason == REPETITION_CUT
+    assert "".join(deltas.pieces).strip() == response.text
+    sent = provider.requests[0]
+    assert sent.max_output_tokens == 160 and sent.sampling is not None
+
+
+async def test_structured_replies_are_never_cut() -> None:
+    reply = '{"speak": true, "reason": "I was asked directly. I was asked directly."}'
+    provider = ScriptedProvider(Script(rules=[ScriptRule(reply=reply)]))
+    gateway = ModelGateway(local_registry(), {ProviderName.SCRIPTED: provider})
+
+    response = await gateway.complete(request(task=TaskType.DECIDE, response_schema=JUDGE_SCHEMA))
+
+    assert response.text == reply
