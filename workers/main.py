@@ -20,6 +20,7 @@ from typing import TypeVar
 from sqlalchemy.exc import OperationalError
 
 from activities.memory.encoders.dimensions import DimensionMismatchError, check_dimensions
+from activities.metering import sdk_metrics
 from activities.scheduling.heartbeats import reconcile_heartbeats
 from schemas.settings import get_settings
 from store.migrate import upgrade
@@ -36,6 +37,9 @@ T = TypeVar("T")
 async def serve() -> None:
     """Run one worker until asked to stop."""
     settings = get_settings()
+    if "prometheus" in settings.meters:
+        # Before any client exists: the SDK's metrics then share the usage counters' endpoint.
+        sdk_metrics.install()
     # `persyn up` starts the worker beside PostgreSQL and Temporal (its imports take longer
     # than they do to start), and a container may start before its database: wait for both.
     deadline = time.monotonic() + settings.worker_startup_wait_seconds

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from activities.metering import sdk_metrics
 from activities.metering.event_log import EventLogMeter
 from activities.metering.hub import UsageMeter
 from activities.metering.ledger import LedgerMeter
@@ -19,7 +20,13 @@ def build_meter(name: MeterName, settings: Settings, db: Database) -> UsageMeter
     if name == "ledger":
         return LedgerMeter(db)
     if name == "prometheus":
-        return PrometheusMeter(host=settings.metrics_host, port=settings.metrics_port)
+        # The worker installed the SDK's buffered runtime first: its metrics share the endpoint.
+        sdk = sdk_metrics.installed()
+        return PrometheusMeter(
+            host=settings.metrics_host,
+            port=settings.metrics_port,
+            collectors=[sdk] if sdk is not None else [],
+        )
     return EventLogMeter(settings.usage_event_log)
 
 

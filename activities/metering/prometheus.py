@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, Counter, start_http_server
+from prometheus_client.registry import Collector
 
 from activities.metering.recent import RecentIds
 from schemas.models import UsageRecord
@@ -76,6 +78,7 @@ class PrometheusMeter:
         host: str = "127.0.0.1",
         port: int | None = 9464,
         limits: LabelLimits | None = None,
+        collectors: Sequence[Collector] = (),
     ) -> None:
         """Build the counters and, unless ``port`` is ``None``, start the scrape endpoint.
 
@@ -83,8 +86,11 @@ class PrometheusMeter:
             host: Interface the endpoint listens on.
             port: Its port (0: any free port; ``None``: no endpoint, e.g. in-process readers).
             limits: Caps on distinct label values.
+            collectors: More metrics served on the same endpoint (the Temporal SDK's).
         """
         self.registry = CollectorRegistry()
+        for collector in collectors:
+            self.registry.register(collector)
         self._labels = _BoundedLabels(limits or LabelLimits())
         self._recent = RecentIds()
         self._records = Counter(
