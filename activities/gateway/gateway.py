@@ -1,8 +1,10 @@
 """The model gateway: the single chokepoint every model call passes through.
 
-It resolves a task type to a provider and model, bounds the call with a timeout, forwards token
-deltas to a sink best effort, and emits exactly one usage record per completed call with the
-attribution bound to the running activity (never passed by call sites).
+It resolves a task type to a provider and model, shapes the request by that provider's call
+plan (length caps, sampling, schemas clamped for grammar-constrained models, tools or not),
+bounds the call with a timeout, forwards token deltas to a sink best effort (never showing a
+sentence the plan's repetition cut removes), and emits exactly one usage record per completed
+call with the attribution bound to the running activity (never passed by call sites).
 """
 
 from __future__ import annotations
@@ -15,13 +17,22 @@ from datetime import UTC, datetime
 
 from activities.gateway.base import DeltaCallback, Provider
 from activities.gateway.errors import ProviderTimeoutError, ProviderUnavailableError
+from activities.gateway.plans import shaped
 from activities.gateway.registry import ModelRegistry
+from activities.gateway.repetition import RepetitionGuard, cut_repetition
 from activities.metering import provider_errors
 from activities.metering.hub import MeterHub
 from activities.metering.pricing import price
 from activities.tracing.model_call import ModelCallSpan
 from schemas.ids import new_ulid
-from schemas.models import ModelBinding, ModelRequest, ModelResponse, ProviderName, UsageRecord
+from schemas.models import (
+    ModelBinding,
+    ModelRequest,
+    ModelResponse,
+    ProviderName,
+    TaskType,
+    UsageRecord,
+)
 from schemas.pricing import PriceTable
 from temporal import attribution
 from temporal.tracing import Tracing
@@ -29,6 +40,8 @@ from temporal.tracing import Tracing
 log = logging.getLogger(__name__)
 
 _DELTA_TIMEOUT_S = 0.25
+REPETITION_CUT = "repetition"
+"""The finish reason of a reply cut where a sentence repeated."""
 
 
 class _BestEffortSink:
@@ -47,6 +60,29 @@ class _BestEffortSink:
             # One failure disables the sink for the rest of the call: presentation only.
             self._broken = True
             log.info("token sink failed; streaming stops for this call", exc_info=True)
+
+
+class _GuardedSink:
+    """Streams a reply through a :class:`RepetitionGuard` and cuts the final text the same way."""
+
+    def __init__(self, sink: _BestEffortSink | None) -> None:
+        self._sink = sink
+        self._guard = RepetitionGuard()
+
+    async def __call__(self, text: str) -> None:
+        shown = self._guard.feed(text)
+        if shown and self._sink is not None:
+            await self._sink(shown)
+
+    async def finish(self, response: ModelResponse) -> ModelResponse:
+        rest = self._guard.finish()
+        if rest and self._sink is not None:
+            await self._sink(rest)
+        kept = cut_repetition(response.text)
+        if kept == response.text:
+            return response
+        log.info("a repeated sentence was cut from a %s reply", response.model)
+        return response.model_copy(update={"text": kept, "finish_reason": REPETITION_CUT})
 
 
 class ModelGateway:
@@ -73,6 +109,10 @@ class ModelGateway:
         """The model that will serve ``request``."""
         return self.registry.binding(request.task)
 
+    def runs(self, task: TaskType) -> bool:
+        """Whether the call plan of the provider serving ``task`` runs that stage at all."""
+        return self.registry.runs(task)
+
     async def complete(
         self, request: ModelRequest, *, on_delta: DeltaCallback | None = None
     ) -> ModelResponse:
@@ -87,7 +127,10 @@ class ModelGateway:
             raise ProviderUnavailableError(
                 f"no {binding.provider.value} provider is configured for {request.task.value}"
             )
+        plan = self.registry.plan(binding.provider)
+        request = shaped(request, plan)
         sink = _BestEffortSink(on_delta) if on_delta is not None else None
+        guard = _GuardedSink(sink) if plan.cut_repetition and not request.response_schema else None
         # Observability hook: the model-call span (Appendix D); a no-op with tracing off.
         with (
             ModelCallSpan(self._tracing, request, binding) as span,
@@ -96,11 +139,15 @@ class ModelGateway:
             started = time.perf_counter()
             try:
                 async with asyncio.timeout(self._timeout):
-                    response = await provider.complete(request, binding, on_delta=sink)
+                    response = await provider.complete(
+                        request, binding, on_delta=guard if guard and sink else sink
+                    )
             except TimeoutError:
                 raise ProviderTimeoutError(
                     f"{binding.provider.value} did not answer within {self._timeout:g}s"
                 ) from None
+            if guard is not None:
+                response = await guard.finish(response)
             latency = (time.perf_counter() - started) * 1000
             record = self._emit(request, binding, response, latency)
             span.finish(response, latency, record)
