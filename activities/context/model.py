@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
+from activities.context.fencing import Provenance, fence, unlabelled
 from schemas.activation import AssembleContextInput
 from schemas.agents import AgentPublic
 from schemas.models import ChatMessage, ModelBinding
@@ -36,6 +37,12 @@ class ContextBlock:
 
     ``stable`` blocks (identity, standing constraints) precede volatile ones so providers can
     cache the prefix. Dialog arrives as ``messages`` instead of system text.
+
+    The items are fenced (:mod:`activities.context.fencing`) and labelled with ``provenance``
+    unless the block is an ``instruction``: text the operator or Persyn itself wrote for the
+    agent (persona, standing constraints, the clock). A source that says nothing is fenced as
+    unverified, so a new source cannot slip outside text in as instructions by omission. The
+    title is Persyn's own framing and stays outside the fence.
     """
 
     source: str
@@ -48,6 +55,10 @@ class ContextBlock:
     """Most of the budget this block may take (fraction of the context window)."""
     messages: list[ChatMessage] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    instruction: bool = False
+    """The items are instructions for the agent, written by the operator or Persyn: unfenced."""
+    provenance: Provenance | None = None
+    """Where the items came from (``None``: unverified, labelled with the source's name)."""
 
     def tokens(self) -> int:
         """Estimated tokens of the block as rendered."""
@@ -56,8 +67,10 @@ class ContextBlock:
         return estimate_tokens(self.render())
 
     def render(self) -> str:
-        """The block as system-instruction text."""
+        """The block as system-instruction text: the title, then the items (fenced if outside)."""
         body = "\n".join(self.items)
+        if not self.instruction:
+            body = fence(body, self.provenance or unlabelled(self.source))
         return f"{self.title}\n{body}" if self.title else body
 
 

@@ -25,6 +25,7 @@ class PersonaSource:
             items=[f"You are {agent.name} (handle: {agent.handle}).", agent.persona],
             stable=True,
             order=0,
+            instruction=True,  # the operator's words
         )
 
 
@@ -37,7 +38,11 @@ class ConstraintsSource:
     async def fetch(self, request: ContextRequest) -> ContextBlock:
         """The standing-constraints text."""
         return ContextBlock(
-            source=self.name, items=[load("standing_constraints.md")], stable=True, order=10
+            source=self.name,
+            items=[load("standing_constraints.md")],
+            stable=True,
+            order=10,
+            instruction=True,
         )
 
 
@@ -50,7 +55,7 @@ class ClockSource:
     async def fetch(self, request: ContextRequest) -> ContextBlock:
         """The date/time line in the agent's time zone."""
         line = friendly_now(request.input.now, request.agent.config.timezone)
-        return ContextBlock(source=self.name, items=[line], order=0)
+        return ContextBlock(source=self.name, items=[line], order=0, instruction=True)
 
 
 def dialog_messages(turns: list[DialogTurn], *, agent_handle: str) -> list[ChatMessage]:

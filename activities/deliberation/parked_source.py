@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
+from activities.context.fencing import PARKED
 from activities.context.model import ContextBlock, ContextRequest, Trim
 from activities.deliberation.calls import clip, fence
 from activities.prompts import load
@@ -74,4 +75,5 @@ class ParkedSource:
             trim=Trim.LAST_FIRST,
             share=0.1,
             extra={"ids": [row.id for row in rows]},
+            provenance=PARKED,
         )

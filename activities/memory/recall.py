@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from activities.context.fencing import MEMORY, fence
 from activities.context.model import ContextBlock, ContextRequest, Trim
 from activities.memory import ranking
 from activities.memory.encoder import Encoder
@@ -125,6 +126,7 @@ class MemoryBlock(ContextBlock):
             order=order,
             trim=Trim.LAST_FIRST,
             share=share,
+            provenance=MEMORY,
         )
         self._surfaced = surfaced
 
@@ -144,14 +146,19 @@ class MemoryBlock(ContextBlock):
         del value
 
     def render(self) -> str:
-        """The header, the trajectory of the records shown, then one line per record."""
+        """The header, then, fenced, the trajectory of the records shown and one line each.
+
+        A summary is the agent's own paraphrase of what people said, so it may carry their
+        words, instructions included: the records are material, never instructions.
+        """
         lines = [load("memory_context.md")]
         if self._surfaced.mode is RecallMode.LEXICAL:
             lines.append("(Matched by wording alone this time: the encoder was unavailable.)")
+        recalled = list(self.items)
         feelings = trajectory(self.shown())
         if feelings:
-            lines.append(f"How you felt in these memories, oldest to newest: {feelings}.")
-        return "\n".join([*lines, *self.items])
+            recalled.insert(0, f"How you felt in these memories, oldest to newest: {feelings}.")
+        return "\n".join([*lines, fence("\n".join(recalled), MEMORY)])
 
 
 class MemoryRecall:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from activities.context.fencing import TOOL_RESULT, fence
 from schemas.models import ChatMessage
 
 BOUND_NOTE = (
@@ -45,11 +46,23 @@ def merge_user_turns(messages: list[ChatMessage]) -> list[ChatMessage]:
     return out
 
 
+def fenced_results(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """``messages`` with every tool result fenced as outside data.
+
+    A result is whatever a web page, a file or another system returned: it may say anything,
+    instructions included, and the model must read it as material.
+    """
+    return [
+        m.model_copy(update={"content": fence(m.content, TOOL_RESULT)}) if m.role == "tool" else m
+        for m in messages
+    ]
+
+
 def exchange(
     prompt: list[ChatMessage], extension: list[ChatMessage], *, final: bool
 ) -> list[ChatMessage]:
     """The messages for one round: the stored prompt's, then the loop's, ready to send."""
-    messages = with_all_results([*prompt, *extension])
+    messages = with_all_results([*prompt, *fenced_results(extension)])
     if final and extension:
         messages.append(ChatMessage(role="user", content=BOUND_NOTE))
     return merge_user_turns(messages)

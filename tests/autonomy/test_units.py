@@ -7,6 +7,7 @@ from fractions import Fraction
 
 import pytest
 
+from activities.context.fencing import TOOL_RESULT, fence
 from activities.scheduling.recurrence import RecurrenceError, check_at, check_cron, check_every
 from activities.tools.builtin.arithmetic import ExpressionError, decimal_text, evaluate
 from activities.tools.builtin.calculate import CalculateTool
@@ -144,5 +145,5 @@ def test_every_call_is_answered_and_the_last_round_says_so() -> None:
     assert messages[0].content == "hi\n\nmy self-assessment"  # consecutive user turns joined
     assert {m.tool_call_id: m.content for m in messages if m.role == "tool"} == {
         "a": UNFINISHED,
-        "b": "ok",
+        "b": fence("ok", TOOL_RESULT),  # a result is outside data: fenced
     }
