@@ -139,8 +139,9 @@ def trace(
     if not spans:
         where = ", ".join(p.name for p in paths if p.exists()) or "no span file yet"
         raise UserError(
-            f"no spans for activation {activation} ({where}): turn tracing on with "
-            "PERSYN_TRACING_EXPORTERS=file, or pass the collector's file with --file"
+            f"no spans for activation {activation} ({where}): the embedded stack traces to "
+            "its span file by default; elsewhere set PERSYN_TRACING_EXPORTERS=file, or pass "
+            "the collector's file with --file"
         )
     nodes = trace_tree(spans, bookkeeping=bookkeeping)
     if as_json:

@@ -185,7 +185,9 @@ class Settings(BaseSettings):
         default=None, description="Operator-maintained prices (TOML). Default: home/prices.toml."
     )
     tracing_exporters: Annotated[list[TraceExporterName], NoDecode] = Field(
-        default_factory=list, description="Span exporters, e.g. 'file,otlp'; empty: tracing off."
+        default_factory=list,
+        description="Span exporters, e.g. 'file,otlp'; empty: tracing off. The embedded stack "
+        "defaults to 'file'.",
     )
     tracing_endpoint: str = Field(
         default="http://127.0.0.1:4318/v1/traces", description="OTLP/HTTP traces endpoint."
@@ -226,6 +228,9 @@ class Settings(BaseSettings):
     def _decide_embedded(self) -> Settings:
         if self.embedded is None:
             object.__setattr__(self, "embedded", self.database_url is None)
+        if self.embedded and "tracing_exporters" not in self.model_fields_set:
+            # The embedded stack traces to its span file, so `persyn trace` works out of the box.
+            object.__setattr__(self, "tracing_exporters", ["file"])
         return self
 
     @property
