@@ -35,6 +35,7 @@ CONTENT_KEYS = frozenset(
         "persyn.tool.result",
         "persyn.input.text",
         "persyn.output.text",
+        "persyn.outcome.reason",
     }
 )
 """Span attributes that carry conversation content (recorded only under ``full``).
@@ -101,9 +102,12 @@ def strip_content(traces: set[str], before: datetime) -> SpanEdit:
             return False
         attributes = span.get("attributes", [])
         kept = [a for a in attributes if a.get("key") not in CONTENT_KEYS]
-        if len(kept) == len(attributes):
+        status = span.get("status", {})
+        # Under ``full`` a failed span's message may quote content; its code stays.
+        if len(kept) == len(attributes) and not status.get("message"):
             return False
         span["attributes"] = kept
+        status.pop("message", None)
         return True
 
     return edit
