@@ -40,7 +40,7 @@ from activities.metering.pricing import load_or_empty
 from activities.runs import RunActivities
 from activities.store import StoreActivities
 from activities.tools.registry import Tool
-from schemas.models import ProviderName
+from schemas.models import ProviderName, TaskType
 from schemas.settings import Settings
 from store.db import Database
 from temporal import tracing
@@ -150,7 +150,11 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
     store = StoreActivities(deps.db)
     context = ContextActivities(assembler)
     decide = DecideActivities(deps.settings.deliberation, deps.guardrails)
-    deliberation = DeliberationActivities(deps.db, deps.settings.deliberation)
+    deliberation = DeliberationActivities(
+        deps.db,
+        deps.settings.deliberation,
+        critique_runs=deps.gateway.runs(TaskType.CRITIQUE),
+    )
     critique = CritiqueActivities(deps.db, deps.gateway, deps.settings.deliberation)
     refine = RefineActivities(deps.db, deps.gateway)
     judge = JudgeActivities(deps.db, deps.gateway)

@@ -25,7 +25,12 @@ MODEL_CALL: dict[str, Any] = {
     "heartbeat_timeout": timedelta(seconds=10),
     "retry_policy": MODEL_RETRY,
 }
-"""A model provider call (regular activity: visible, retried with backoff)."""
+"""A model provider call (regular activity: visible, retried with backoff).
+
+Every model-call activity runs under a bounded policy with a heartbeat, so a worker that dies
+mid-call (a native crash) costs one attempt and never a crash loop; the critic's and the
+judge's calls take fewer attempts than this. ``tests/gateway/test_attempts.py`` checks every
+model call in ``workflows/``."""
 
 DATABASE_RETRY = RetryPolicy(
     initial_interval=timedelta(milliseconds=200),

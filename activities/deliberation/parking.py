@@ -32,9 +32,13 @@ from store.queries.deliberation import (
 class DeliberationActivities:
     """Plans deliberation, parks deferred conclusions and settles each turn."""
 
-    def __init__(self, db: Database, settings: DeliberationSettings) -> None:
+    def __init__(
+        self, db: Database, settings: DeliberationSettings, *, critique_runs: bool = True
+    ) -> None:
         self._db = db
         self._settings = settings
+        # False when the critic's provider plan skips critique (a small local model).
+        self._critique_runs = critique_runs
 
     @activity.defn(name="deliberation.plan")
     async def plan(self, data: DeliberationPlanInput) -> DeliberationPlan:
@@ -42,8 +46,9 @@ class DeliberationActivities:
         async with self._db.session() as session:
             agent = await get_agent(session, handle=data.agent)
         default = agent.config.deliberation if agent is not None else DeliberationMode.OFF
+        mode = self._settings.mode_for(agent=data.agent, channel=data.channel, default=default)
         return DeliberationPlan(
-            mode=self._settings.mode_for(agent=data.agent, channel=data.channel, default=default),
+            mode=mode if self._critique_runs else DeliberationMode.OFF,
             substantive=is_substantive(
                 data.candidate,
                 degraded=data.degraded,
