@@ -1,4 +1,4 @@
-"""``persyn agent create|list|show``."""
+"""``persyn agent create|list|show|shred``."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from schemas.settings import get_settings
 from store.db import Database
 from store.queries.agents import create_agent, get_agent, list_agents
 from temporal import inbox
-from temporal.client import connect
+from temporal.client import connect, keyring
 from temporal.schedules import ensure_maintenance_schedule
 
 app = typer.Typer(help="Create and inspect agents.", no_args_is_help=True)
@@ -136,3 +136,39 @@ def show(
     typer.echo(f"created:     {agent.created_at:%Y-%m-%d %H:%M:%S %Z}")
     typer.echo(f"config:      {agent.config.model_dump_json()}")
     typer.echo(f"persona:\n{agent.persona}")
+
+
+async def _shred(handle: str) -> int:
+    settings = get_settings()
+    db = Database(settings.database_dsn())
+    try:
+        async with db.session() as session:
+            agent = await get_agent(session, handle=handle)
+    finally:
+        await db.aclose()
+    if agent is None:
+        raise UserError(f"there is no agent {handle!r}: see `persyn agent list`")
+    return await keyring(settings).shred(handle)
+
+
+@app.command()
+@friendly_errors
+def shred(
+    handle: Annotated[str, typer.Argument(help="The agent's handle.")],
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Destroy the agent's payload keys: what Temporal's histories hold for it becomes unreadable.
+
+    For an agent being deleted or made to forget everything. Its running workflows cannot be
+    replayed afterwards; its next payloads get a fresh key. Workers forget a cached key within
+    PERSYN_CODEC_KEY_CACHE_SECONDS.
+    """
+    if not yes and not typer.confirm(
+        f"Make every payload Temporal holds for {handle!r} unreadable, for good?"
+    ):
+        raise UserError("nothing shredded")
+    count = run(_shred(handle))
+    typer.echo(
+        f"shredded {count} key{'s' if count != 1 else ''} of {handle}: "
+        "its payloads in Temporal's histories can no longer be read"
+    )

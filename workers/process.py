@@ -20,6 +20,7 @@ from workers import pidfile
 SUPERVISOR = "supervisor"
 WORKER = "worker"
 MODEL_SERVER = "model-server"
+CODEC = "codec"
 TEMPORAL = "temporal"
 
 

@@ -22,15 +22,18 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, pool, text
 
+from schemas.codec import get_codec_settings
 from schemas.settings import Settings
 from store.embedded import EmbeddedPostgres
 from temporal import search_attributes
 from temporal.client import connect
+from temporal.codec_server import codec_endpoint
 from temporal.devserver import DevServer, port_open
 from workers import liveness, pidfile
 from workers.health import ComponentStatus, model_server_status, worker_status
 from workers.model_server import model_server
 from workers.process import (
+    CODEC,
     MODEL_SERVER,
     SUPERVISOR,
     TEMPORAL,
@@ -76,6 +79,9 @@ class EmbeddedStack:
             db_file=self.settings.home / "temporal" / "temporal.db",
             log_file=self.settings.log_dir / "temporal.log",
             namespace=self.settings.temporal_namespace,
+            ui_codec_endpoint=(
+                codec_endpoint(self.settings) if get_codec_settings().enabled else None
+            ),
         )
 
     def postgres(self) -> EmbeddedPostgres:
@@ -192,7 +198,7 @@ class EmbeddedStack:
     def _stop_supervised(self) -> None:
         """Stop the supervisor (it stops its children), and any child a killed one left."""
         pidfile.stop_file(self._pid_file(SUPERVISOR), timeout=SUPERVISOR_STOP_S)
-        for name in (WORKER, MODEL_SERVER):
+        for name in (WORKER, MODEL_SERVER, CODEC):
             pidfile.stop_file(self._pid_file(name), timeout=STOP_GRACE_S[name])
         state_file(self.settings).unlink(missing_ok=True)
 

@@ -29,10 +29,12 @@ from types import FrameType
 
 from pydantic import BaseModel, Field
 
+from schemas.codec import get_codec_settings
 from schemas.settings import Settings, get_settings
 from workers import liveness, pidfile
 from workers.model_server import ModelServerError, model_server, wanted
 from workers.process import (
+    CODEC,
     MODEL_SERVER,
     SUPERVISOR,
     WORKER,
@@ -46,7 +48,7 @@ log = logging.getLogger("persyn.supervisor")
 STABLE_AFTER_S = 60.0
 """A child that ran this long before it died starts the backoff again from the beginning."""
 
-STOP_GRACE_S = {WORKER: 25.0, MODEL_SERVER: 5.0}
+STOP_GRACE_S = {WORKER: 25.0, MODEL_SERVER: 5.0, CODEC: 5.0}
 """How long each child may take to stop on SIGTERM before it is killed."""
 
 _PR_SET_PDEATHSIG = 1
@@ -274,15 +276,30 @@ class Supervisor:
 
 
 def children(settings: Settings) -> list[Child]:
-    """The processes this home's supervisor runs: the worker, and the model server if used."""
+    """The processes this home's supervisor runs.
+
+    The worker; the model server if some task runs on the local model; the payload codec's
+    endpoint if the codec is on.
+    """
     worker = Child(
         name=WORKER,
         launch=lambda: [sys.executable, "-m", "workers.main"],
         log_file=log_file(settings, WORKER),
         state=ChildState(name=WORKER),
     )
+    # The Web UI (and `temporal --codec-endpoint`) reads sealed payloads through it.
+    codec: list[Child] = []
+    if get_codec_settings().enabled:
+        codec.append(
+            Child(
+                name=CODEC,
+                launch=lambda: [sys.executable, "-m", "temporal.codec_server"],
+                log_file=log_file(settings, CODEC),
+                state=ChildState(name=CODEC),
+            )
+        )
     if not wanted(settings):
-        return [worker]
+        return [worker, *codec]
 
     def model_server_command() -> list[str]:
         server = model_server(settings)
@@ -295,7 +312,7 @@ def children(settings: Settings) -> list[Child]:
         log_file=log_file(settings, MODEL_SERVER),
         state=ChildState(name=MODEL_SERVER),
     )
-    return [worker, server]
+    return [worker, server, *codec]
 
 
 def _wait(process: subprocess.Popen[bytes]) -> None:
