@@ -7,6 +7,7 @@ what earlier firings of the same kind did, so a similar reminder learns what wor
 
 from __future__ import annotations
 
+from activities.context.fencing import AUTONOMY_LOG, GOALS, QUICK_FACTS
 from activities.context.model import ContextBlock, ContextRequest, Trim
 from schemas.autonomy import FiringKind
 from schemas.events import Trigger
@@ -42,6 +43,7 @@ class GoalsSource:
             items=items,
             order=40,
             trim=Trim.OLDEST_FIRST,
+            provenance=GOALS,
         )
 
 
@@ -70,6 +72,7 @@ class QuickFactsSource:
             items=items,
             order=45,
             trim=Trim.LAST_FIRST,
+            provenance=QUICK_FACTS,
         )
 
 
@@ -108,4 +111,5 @@ class AutonomyOutcomesSource:
             items=items,
             order=46,
             trim=Trim.LAST_FIRST,
+            provenance=AUTONOMY_LOG,
         )

@@ -13,8 +13,8 @@ import re
 
 from activities.autonomy.sources import QuickFactsSource
 from activities.context.assembler import ContextAssembler
-from activities.context.fencing import MEMORY, TAG, Provenance, fence
-from activities.context.model import ContextBlock, ContextSource
+from activities.context.fencing import MEMORY, QUICK_FACTS, TAG, Provenance, fence
+from activities.context.model import ContextBlock, ContextRequest, ContextSource
 from activities.context.sources import ClockSource, ConstraintsSource, DialogSource, PersonaSource
 from activities.gateway.registry import ModelRegistry
 from activities.memory.encoders.null import NullEncoder
@@ -120,9 +120,7 @@ async def test_a_hostile_memory_reaches_the_stored_prompt_only_inside_its_fence(
     assert rule in outside and prompt.system.index(rule) < prompt.system.index(f"<{TAG} source=")
 
 
-async def test_outside_text_from_a_source_that_says_nothing_is_fenced_as_unverified(
-    db: Database,
-) -> None:
+async def test_a_hostile_quick_fact_is_fenced_as_noted_not_checked(db: Database) -> None:
     agent = await new_agent(db, "fence")
     async with db.session() as session:
         await put_fact(session, agent=agent, subject=ADA, key="note", value=HOSTILE, at=NOW)
@@ -131,7 +129,26 @@ async def test_outside_text_from_a_source_that_says_nothing_is_fenced_as_unverif
     facts = [body for source, body in fenced_blocks(prompt.system) if source == "quick_facts"]
     assert len(facts) == 1 and ATTACK in facts[0]
     assert ATTACK not in outside_fences(prompt.system)
-    assert 'source="quick_facts" from="a context source" trust="unverified"' in prompt.system
+    assert QUICK_FACTS.opening() in prompt.system
+
+
+class Unlabelled:
+    """A source that does not say where its text came from."""
+
+    name = "gossip"
+    required = False
+
+    async def fetch(self, request: ContextRequest) -> ContextBlock:
+        return ContextBlock(source=self.name, title="Heard around:", items=[HOSTILE])
+
+
+async def test_a_source_that_says_nothing_is_fenced_as_unverified(db: Database) -> None:
+    agent = await new_agent(db, "fence")
+    prompt = await assemble(db, agent, [Unlabelled()])
+
+    assert [source for source, _ in fenced_blocks(prompt.system)] == ["gossip"]
+    assert 'source="gossip" from="a context source" trust="unverified"' in prompt.system
+    assert ATTACK not in outside_fences(prompt.system) and "Heard around:" in prompt.system
 
 
 def test_only_declared_instructions_go_unfenced() -> None:
