@@ -194,7 +194,7 @@ _UNCONSOLIDATED = text(
              WHERE f.conversation_id = c.id
              ORDER BY f.turn_last_at DESC NULLS LAST, f.through_turn DESC LIMIT 1) AS after_turn,
            (SELECT t.id FROM dialog_turns AS t
-             WHERE t.conversation_id = c.id ORDER BY t.at DESC, t.id DESC LIMIT 1) AS through_turn
+             WHERE t.conversation_id = c.id ORDER BY t.seq DESC LIMIT 1) AS through_turn
       FROM conversations AS c JOIN channels AS ch ON ch.id = c.channel_id
      WHERE c.id = :conversation
     """

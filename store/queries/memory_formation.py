@@ -46,15 +46,15 @@ class RangeTurn:
 async def range_turns(
     session: AsyncSession, *, conversation_id: str, after_turn: str | None, through_turn: str
 ) -> list[RangeTurn]:
-    """The stored turns after ``after_turn`` up to ``through_turn``, in dialog order."""
+    """The stored turns after ``after_turn`` up to ``through_turn``, in arrival order (``seq``)."""
     rows = await _execute(
         session,
         "SELECT d.id, d.role, d.speaker_name, d.person_id, d.text, d.at FROM dialog_turns d "
         "WHERE d.conversation_id = :c "
-        "AND (d.at, d.id) <= (SELECT t.at, t.id FROM dialog_turns t WHERE t.id = :through) "
+        "AND d.seq <= (SELECT t.seq FROM dialog_turns t WHERE t.id = :through) "
         "AND (CAST(:after AS varchar) IS NULL "
-        "     OR (d.at, d.id) > (SELECT t.at, t.id FROM dialog_turns t WHERE t.id = :after)) "
-        "ORDER BY d.at, d.id LIMIT :n",
+        "     OR d.seq > (SELECT t.seq FROM dialog_turns t WHERE t.id = :after)) "
+        "ORDER BY d.seq LIMIT :n",
         {"c": conversation_id, "after": after_turn, "through": through_turn, "n": MAX_TURNS},
     )
     return [
