@@ -4,6 +4,8 @@ A zero-latency scripted model isolates the gateway's own cost. Three gateways ru
 requests, interleaved in blocks so drift on a shared machine hits all of them alike:
 
 * ``off``: no meters, no price table, no tracer;
+* ``tracing only, metadata``: the embedded stack's default tracing (spans to the span file,
+  content policy ``metadata``) and no meters, to price keeping tracing on by default;
 * ``on, metadata``: Prometheus counters + JSON event log + price table + tracing to the span
   file, content policy ``metadata``;
 * ``on, full``: the same with prompts and replies recorded on spans.
@@ -13,7 +15,11 @@ p99), which is what a reply waits for, and the amortized cost per call of a whol
 including draining the meters' queues and exporting its spans (the background work a call
 causes, paid off the reply's path but on the same machine). ``--dsn`` adds the ledger meter.
 
-Usage: ``python -m bench.metering_overhead [--calls 6000] [--dsn postgresql+psycopg://...]``
+``--turns N`` also prices keeping tracing on for whole turns (``bench.tracing_turns``): two real
+workers, tracing off and on, on a private stack.
+
+Usage: ``python -m bench.metering_overhead [--calls 6000] [--dsn postgresql+psycopg://...]
+[--turns 200]``
 """
 
 from __future__ import annotations
@@ -68,24 +74,29 @@ def request() -> ModelRequest:
     return ModelRequest(task=TaskType.RESPOND, system=system, messages=turns)
 
 
-def settings(home: Path, content: ContentPolicy | None) -> Settings:
+def settings(home: Path, content: ContentPolicy | None, name: str) -> Settings:
     exporters: list[TraceExporterName] = ["file"] if content is not None else []
     return Settings(
         home=home,
         provider="scripted",
         embedded=False,
         tracing_exporters=exporters,
-        tracing_file=home / f"spans-{content}.jsonl",
+        tracing_file=home / f"spans-{name.replace(' ', '').replace(',', '-')}.jsonl",
         tracing_content=content or "metadata",
     )
 
 
-def build(name: str, home: Path, content: ContentPolicy | None, dsn: str | None) -> Config:
-    config = settings(home, content)
+def build(
+    name: str, home: Path, content: ContentPolicy | None, dsn: str | None, *, metered: bool = True
+) -> Config:
+    config = settings(home, content, name)
     registry = ModelRegistry.from_settings(config)
     providers = {ProviderName.SCRIPTED: ScriptedProvider()}
     if content is None:
         return Config(name, ModelGateway(registry, providers))
+    if not metered:
+        traced = tracing.setup(config)
+        return Config(name, ModelGateway(registry, providers, tracing=traced), traced=traced)
     meters: list[UsageMeter] = [
         PrometheusMeter(port=None),
         EventLogMeter(home / f"usage-{content}.jsonl"),
@@ -143,6 +154,7 @@ async def main(calls: int, dsn: str | None) -> str:
         home = Path(tmp)
         configs = [
             build("off", home, None, dsn),
+            build("tracing only, metadata", home, "metadata", dsn, metered=False),
             build("on, metadata", home, "metadata", dsn),
             build("on, full content", home, "full", dsn),
         ]
@@ -173,11 +185,23 @@ def cli() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=6000, help="Calls per configuration.")
     parser.add_argument("--dsn", help="Also meter into this PostgreSQL ledger.")
+    parser.add_argument(
+        "--turns", type=int, default=0, help="Also time whole turns, traced or not."
+    )
     args = parser.parse_args()
     body = asyncio.run(main(args.calls, args.dsn))
+    if args.turns:
+        from bench.tracing_turns import measure
+
+        turns = asyncio.run(measure(args.turns))
+        body += (
+            "\n\nWhole turns, tracing off versus the embedded default (file exporter, metadata), "
+            f"two real workers on one private stack, blocks of 10 interleaved:\n\n{turns}"
+        )
     ledger = "with" if args.dsn else "without"
     command = f"python -m bench.metering_overhead --calls {args.calls}"
     command += " --dsn DSN" if args.dsn else ""
+    command += f" --turns {args.turns}" if args.turns else ""
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     section = (
         f"\n## Metering and tracing overhead per model call ({stamp})\n\n"
