@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from activities.context.fencing import MEMORY
+from activities.context.fencing import fence as fence_material
 from activities.deliberation.calls import clip, fence
 from activities.deliberation.records import ShownRecord, render_records
 from activities.prompts import load
@@ -96,7 +98,10 @@ def critic_system(
     if lens is Lens.CONSTRAINED:
         body = body.replace("{rules}", render_rules(rules))
     if lens is Lens.PROVENANCE:
-        body = body.replace("{records}", render_records(records))
+        # Summaries paraphrase what people said: in the critic's system text too, they are
+        # fenced as material (the "none" note is Persyn's own and stays outside).
+        rendered = render_records(records)
+        body = body.replace("{records}", fence_material(rendered, MEMORY) if records else rendered)
     contract = load("critique/contract.md").replace("{max}", str(max_objections))
     return f"{body}\n\n{contract}"
 

@@ -16,12 +16,15 @@ from activities.context.assembler import ContextAssembler
 from activities.context.fencing import MEMORY, QUICK_FACTS, TAG, Provenance, fence
 from activities.context.model import ContextBlock, ContextRequest, ContextSource
 from activities.context.sources import ClockSource, ConstraintsSource, DialogSource, PersonaSource
+from activities.deliberation.records import ShownRecord
+from activities.deliberation.templates import critic_system
 from activities.gateway.registry import ModelRegistry
 from activities.memory.encoders.null import NullEncoder
 from activities.memory.recall import MemoryRecall
 from activities.prompts import load
 from activities.tools.rounds import exchange
 from schemas.activation import AssembleContextInput
+from schemas.deliberation import Lens
 from schemas.events import ChannelRef
 from schemas.ids import new_ulid
 from schemas.memory import MemorySettings
@@ -167,3 +170,13 @@ def test_tool_results_are_fenced_as_outside_data() -> None:
     result = next(m for m in sent if m.role == "tool")
     assert fenced_blocks(result.content) and fenced_blocks(result.content)[0][0] == "tool"
     assert result.content.count(f"</{TAG}>") == 1 and ATTACK in result.content
+
+
+def test_the_provenance_critic_reads_the_records_fenced_in_its_system_text() -> None:
+    record = ShownRecord(id=new_ulid(), summary=HOSTILE, band="strong", score=0.9)
+    system = critic_system(Lens.PROVENANCE, max_objections=3, rules=[], records=[record])
+    assert [source for source, _ in fenced_blocks(system)] == ["memory"]
+    assert ATTACK in fenced_blocks(system)[0][1] and ATTACK not in outside_fences(system)
+    # With no records, Persyn's own note says so, unfenced.
+    empty = critic_system(Lens.PROVENANCE, max_objections=3, rules=[], records=[])
+    assert fenced_blocks(empty) == [] and "(none: no memory was retrieved" in empty
