@@ -67,7 +67,11 @@ class AgentWorkflow:
 
     # -- messages -----------------------------------------------------------------------------
 
-    @workflow.update(name=names.SUBMIT)
+    @workflow.update(
+        name=names.SUBMIT,
+        description="Submit an InboundEvent; waits and returns its Receipt with the completion "
+        "marker (the event ID is the idempotency key).",
+    )
     async def submit(self, data: SubmitEventInput) -> Receipt:
         """Queue an event and wait for its completion marker."""
         event_id = data.event.event_id
@@ -82,17 +86,26 @@ class AgentWorkflow:
     def _validate_submit(self, data: SubmitEventInput) -> None:
         self._validate(data.event)
 
-    @workflow.signal(name=names.DELIVER)
+    @workflow.signal(
+        name=names.DELIVER,
+        description="Queue an InboundEvent without waiting; poll the marker query for its outcome.",
+    )
     def deliver(self, data: SubmitEventInput) -> None:
         """Queue an event without waiting (integrators poll the ``marker`` query)."""
         self._enqueue(data.event)
 
-    @workflow.signal(name=names.ACTIVATION_FINISHED)
+    @workflow.signal(
+        name=names.ACTIVATION_FINISHED,
+        description="Internal: an activation's completion marker; releases the agent's lock.",
+    )
     def activation_finished(self, data: ActivationFinished) -> None:
         """An activation left the critical section."""
         self._state.markers[data.marker.event_id] = data.marker
 
-    @workflow.signal(name=names.CONVERSATION_CLOSED)
+    @workflow.signal(
+        name=names.CONVERSATION_CLOSED,
+        description="Internal: a conversation closed when idle; its next input opens a new one.",
+    )
     def conversation_closed(self, data: ConversationClosed) -> None:
         """A conversation closed; an event it never took goes to a fresh conversation."""
         current = self._state.open.get(data.channel_key)
@@ -107,14 +120,20 @@ class AgentWorkflow:
             self._state.queue.insert(0, flight.event)
             self._state.in_flight = None
 
-    @workflow.query(name=names.MARKER)
+    @workflow.query(
+        name=names.MARKER,
+        description="How an event ended (its completion marker), or whether it is still pending.",
+    )
     def marker(self, data: MarkerQuery) -> MarkerAnswer:
         """The completion marker of an event, or whether it is still pending."""
         found = self._state.markers.get(data.event_id)
         pending = found is None and self._known(data.event_id)
         return MarkerAnswer(marker=found, pending=pending)
 
-    @workflow.query(name=names.STATUS)
+    @workflow.query(
+        name=names.STATUS,
+        description="Queue length, the event being answered, open conversations, events handled.",
+    )
     def status(self, _: AgentStatusQuery) -> AgentStatus:
         """Queue length, the event in the critical section and open conversations."""
         flight = self._state.in_flight
@@ -273,6 +292,7 @@ class AgentWorkflow:
             await workflow.wait_condition(
                 lambda: event_id in self._state.markers or self._state.in_flight is None,
                 timeout=ACTIVATION_DEADLINE,
+                timeout_summary="activation deadline: past it the turn is recorded as failed",
             )
         except TimeoutError:
             self._state.markers[event_id] = self._marker(
@@ -305,7 +325,9 @@ class AgentWorkflow:
                 non_retryable=True,
             )
         while True:
+            # Continue-as-new cannot carry the start's summary (SDK 1.35): the details name the run.
             workflow.set_current_details(
+                f"inbox and lock of agent {data.handle}: "
                 f"{len(self._state.queue)} queued, {self._state.handled} handled, "
                 f"{len(self._state.open)} open conversations"
             )

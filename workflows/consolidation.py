@@ -155,5 +155,5 @@ class ConsolidationWorkflow:
             )
             if pending.running == 0 or workflow.now() >= deadline:
                 return
-            await workflow.sleep(delay)
+            await workflow.sleep(delay, summary="wait for earlier memories to form")
             delay = min(delay * 2, _LONGEST_POLL)

@@ -53,14 +53,20 @@ class ConversationWorkflow:
             self._state.pending.append(data.first)
         self._closing = False
 
-    @workflow.signal(name=names.INBOUND)
+    @workflow.signal(
+        name=names.INBOUND,
+        description="Internal: the agent hands this conversation its next input (an InboundTurn).",
+    )
     def inbound(self, turn: InboundTurn) -> None:
         """Queue an input (ignored once closing: the agent re-routes it)."""
         if self._closing or self._seen(turn.event.event_id):
             return
         self._state.pending.append(turn)
 
-    @workflow.query(name=names.WINDOW)
+    @workflow.query(
+        name=names.WINDOW,
+        description="The verbatim dialog window, the participants and the inputs still pending.",
+    )
     def window(self, _: WindowQuery) -> WindowAnswer:
         """The verbatim window and who took part."""
         return WindowAnswer(
@@ -70,7 +76,10 @@ class ConversationWorkflow:
             pending=len(self._state.pending),
         )
 
-    @workflow.signal(name=names.FORGET_TURNS)
+    @workflow.signal(
+        name=names.FORGET_TURNS,
+        description="Internal: drop window turns older than a moment (dialog retention ran).",
+    )
     def forget_turns(self, data: ForgetTurns) -> None:
         """Drop the window's turns said before ``data.before`` (dialog retention ran)."""
         self._state.window = [t for t in self._state.window if t.at >= data.before]
@@ -111,7 +120,9 @@ class ConversationWorkflow:
             )
             try:
                 await workflow.wait_condition(
-                    lambda: bool(self._state.pending), timeout=timedelta(seconds=data.idle_seconds)
+                    lambda: bool(self._state.pending),
+                    timeout=timedelta(seconds=data.idle_seconds),
+                    timeout_summary="idle timeout: the conversation closes without new input",
                 )
             except TimeoutError:
                 break

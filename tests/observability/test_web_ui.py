@@ -1,0 +1,64 @@
+"""What the Web UI shows comes from Temporal: summaries, handler descriptions, timer summaries.
+
+Each check reads what the UI itself reads: ``describe`` (the static summary), the built-in
+``__temporal_workflow_metadata`` query (handler descriptions and current details) and the
+history's timer events (timer summaries).
+"""
+
+from __future__ import annotations
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.sdk.v1 import WorkflowMetadata
+from temporalio.client import WorkflowHandle
+from temporalio.converter import DataConverter
+
+from temporal import names
+from tests.harness import Harness
+
+METADATA_QUERY = "__temporal_workflow_metadata"
+
+
+async def metadata(handle: WorkflowHandle[object, object]) -> WorkflowMetadata:
+    answer: WorkflowMetadata = await handle.query(METADATA_QUERY, result_type=WorkflowMetadata)
+    return answer
+
+
+async def timer_summaries(handle: WorkflowHandle[object, object]) -> list[str]:
+    summaries = []
+    async for event in handle.fetch_history_events():
+        if event.event_type == EventType.EVENT_TYPE_TIMER_STARTED:
+            payload = event.user_metadata.summary
+            summaries.append(DataConverter.default.payload_converter.from_payloads([payload])[0])
+    return summaries
+
+
+def undescribed(meta: WorkflowMetadata) -> list[str]:
+    definition = meta.definition
+    handlers = [
+        *definition.signal_definitions,
+        *definition.query_definitions,
+        *definition.update_definitions,
+    ]
+    return [h.name for h in handlers if not h.name.startswith("__") and not h.description]
+
+
+async def test_every_handler_and_the_agents_timer_explain_themselves(harness: Harness) -> None:
+    agent = await harness.create_agent()
+    receipt = await harness.say(agent.handle, "hello")  # update-with-start
+    assert receipt.marker is not None and receipt.marker.conversation_id is not None
+    inbox = harness.client.get_workflow_handle(names.agent_workflow_id(agent.handle))
+    conversation = harness.client.get_workflow_handle(
+        names.conversation_workflow_id(receipt.marker.conversation_id)
+    )
+
+    described = await inbox.describe()
+    assert await described.static_summary() == f"inbox and lock of agent {agent.handle}"
+
+    agent_meta = await metadata(inbox)
+    assert undescribed(agent_meta) == []
+    assert {s.name for s in agent_meta.definition.update_definitions} == {names.SUBMIT}
+    assert agent_meta.current_details.startswith(f"inbox and lock of agent {agent.handle}: ")
+    assert undescribed(await metadata(conversation)) == []
+
+    assert any(s.startswith("activation deadline") for s in await timer_summaries(inbox))
+    assert any(s.startswith("idle timeout") for s in await timer_summaries(conversation))
