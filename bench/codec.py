@@ -57,7 +57,8 @@ async def _block(side: Side, process: psutil.Process, n: int) -> None:
             side.client, handle=side.handle, event=make_event(f"message {i}"), task_queue=side.queue
         )
         side.latencies_ms.append((time.perf_counter() - started) * 1000)
-        assert receipt.marker is not None and receipt.marker.outcome is Outcome.SPOKE
+        marker = receipt.marker
+        assert marker is not None and marker.outcome is Outcome.SPOKE, (side.name, marker)
     side.cpu_s += sum(process.cpu_times()[:2]) - cpu_before
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 from collections.abc import Sequence
 
@@ -17,7 +16,7 @@ from schemas.codec import get_codec_settings
 from schemas.settings import Settings
 from temporal import tracing
 from temporal.attribution import AttributionInterceptor
-from temporal.codec import AgentPayloadCodec
+from temporal.codec import AgentPayloadCodec, SealingDataConverter
 from temporal.keyring import Keyring, keyring_for, master_key, opened_keyrings
 from temporal.trace_interceptor import TurnTracingInterceptor
 
@@ -59,9 +58,7 @@ def data_converter(settings: Settings, *, codec: bool | None = None) -> DataConv
     """
     if not (get_codec_settings().enabled if codec is None else codec):
         return pydantic_data_converter
-    return dataclasses.replace(
-        pydantic_data_converter, payload_codec=AgentPayloadCodec(keyring(settings))
-    )
+    return sealing(AgentPayloadCodec(keyring(settings)))
 
 
 def replay_data_converter() -> DataConverter:
@@ -72,7 +69,16 @@ def replay_data_converter() -> DataConverter:
     opened = opened_keyrings()
     if not opened:
         return pydantic_data_converter
-    return dataclasses.replace(pydantic_data_converter, payload_codec=AgentPayloadCodec(opened[0]))
+    return sealing(AgentPayloadCodec(opened[0]))
+
+
+def sealing(codec: AgentPayloadCodec) -> DataConverter:
+    """The pydantic converter with ``codec``."""
+    return SealingDataConverter(
+        payload_converter_class=pydantic_data_converter.payload_converter_class,
+        failure_converter_class=pydantic_data_converter.failure_converter_class,
+        payload_codec=codec,
+    )
 
 
 def _tls(settings: Settings) -> TLSConfig | bool:

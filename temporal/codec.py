@@ -24,11 +24,17 @@ import re
 import secrets
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Self
 
 from cryptography.exceptions import InvalidTag
 from temporalio.api.common.v1 import Payload
-from temporalio.converter import PayloadCodec, SerializationContext, WithSerializationContext
+from temporalio.converter import (
+    DataConverter,
+    PayloadCodec,
+    SerializationContext,
+    WithSerializationContext,
+)
 
 from temporal.keyring import DataKey, Keyring, ShreddedKeyError
 
@@ -163,3 +169,27 @@ def unseal(key: DataKey, payload: Payload) -> Payload:
     opened = Payload()
     opened.ParseFromString(plain)
     return opened
+
+
+@dataclass(frozen=True)
+class SealingDataConverter(DataConverter):
+    """A data converter that keeps the copies it makes for each serialization context.
+
+    The worker asks for a copy per payload sequence it visits (several passes over every
+    activation and completion). With a context-aware codec each copy is a new converter, and
+    building one costs about as much as sealing a payload; kept, a repeat costs a lookup.
+    """
+
+    _copies: dict[SerializationContext, DataConverter] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def with_context(self, context: SerializationContext) -> Self:
+        """This converter for ``context``, made once per context."""
+        found = self._copies.get(context)
+        if found is None:
+            found = super().with_context(context)
+            if len(self._copies) >= 4096:  # contexts are per workflow and activity: bounded
+                self._copies.clear()
+            self._copies[context] = found
+        return found  # type: ignore[return-value]

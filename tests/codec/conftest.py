@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
@@ -12,8 +11,8 @@ from store.db import Database
 from store.embedded import EmbeddedPostgres
 from store.queries.agents import create_agent
 from temporal.codec import AgentPayloadCodec
-from temporal.keyring import Keyring
-from tests.harness import unique
+from temporal.keyring import Keyring, master_key
+from tests.harness import Stack, unique
 
 NewAgent = Callable[[], Awaitable[str]]
 
@@ -26,8 +25,9 @@ async def codec_db(postgres: EmbeddedPostgres) -> AsyncIterator[Database]:
 
 
 @pytest.fixture(scope="session")
-def master() -> bytes:
-    return secrets.token_bytes(32)
+def master(stack: Stack) -> bytes:
+    """The master key every client of the session uses (one deployment has one)."""
+    return master_key(stack.home, None)
 
 
 @pytest.fixture
