@@ -147,9 +147,15 @@ def _handler(server: CodecServer) -> type[BaseHTTPRequestHandler]:
             if path not in ("/encode", "/decode"):
                 self._error(HTTPStatus.NOT_FOUND, "POST /encode or /decode")
                 return
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > _MAX_BODY:
-                self._error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"at most {_MAX_BODY} bytes")
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                length = -1
+            if not 0 <= length <= _MAX_BODY:
+                self._error(
+                    HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                    f"send a Content-Length of at most {_MAX_BODY}",
+                )
                 return
             try:
                 payloads = json_format.Parse(self.rfile.read(length), Payloads()).payloads

@@ -4,6 +4,7 @@ UI's origin, shredded payloads shown as a placeholder, a bad request answered in
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,20 @@ async def test_a_bad_request_gets_one_line_that_says_what_to_send(
     response = await post(server, path, content)
     assert response.status_code == status
     assert says in response.json()["error"]
+
+
+@pytest.mark.parametrize("length", [str(64 * 2**20), "-5", "lots"])
+def test_a_body_too_large_or_unsized_is_refused_before_it_is_read(
+    server: CodecServer, length: str
+) -> None:
+    # A raw request: HTTP clients refuse to send a Content-Length the body does not have.
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as conn:
+        conn.sendall(
+            f"POST /decode HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n{{}}".encode()
+        )
+        reply = conn.makefile("rb").read().decode()
+    assert reply.startswith("HTTP/1.0 413") or reply.startswith("HTTP/1.1 413")
+    assert "send a Content-Length of at most" in reply
 
 
 async def test_the_dev_server_points_its_web_ui_at_the_endpoint(tmp_path: Path) -> None:
