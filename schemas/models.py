@@ -141,8 +141,15 @@ class StagePlan(Wire):
 
     run: bool = Field(
         default=True,
-        description="False: the stage is skipped on this provider where skipping is safe "
-        "(critique and refinement); other stages always run.",
+        description="False: the stage is skipped on this provider where skipping is safe: "
+        "critique and refinement do not run, the decide step follows its rule (addressed: "
+        "speak); other stages always run.",
+    )
+    max_input_tokens: int | None = Field(
+        default=None,
+        gt=0,
+        description="Cap on the prompt assembled for this stage (a small model reads a short "
+        "prompt faster and better); the binding's context window shrinks to it.",
     )
     max_output_tokens: int | None = Field(
         default=None, gt=0, description="Cap on the reply's tokens (the request may ask less)."
@@ -170,6 +177,10 @@ class CallPlan(Wire):
     )
     cut_repetition: bool = Field(
         default=False, description="Cut a free-text reply where a sentence repeats."
+    )
+    end_on_sentence: bool = Field(
+        default=False,
+        description="A free-text reply stopped by its token cap ends at its last full sentence.",
     )
     offer_tools: bool = Field(default=True, description="False: tools are never advertised.")
 

@@ -107,6 +107,10 @@ class JudgeActivities:
         Raises:
             ApplicationError: A provider failure; the workflow falls back after retries.
         """
+        if not self._gateway.runs(TaskType.DECIDE):
+            # The provider's call plan skips the judgment (a small local model, whose verdicts
+            # silenced replies to people who had asked something): the rule decides.
+            return fallback_verdict(addressed=data.event.addressed)
         response = await complete(self._gateway, await self.request(data))
         verdict = parse_verdict(response.text)
         if verdict is None:

@@ -19,13 +19,14 @@ from activities.gateway.base import DeltaCallback, Provider
 from activities.gateway.errors import ProviderTimeoutError, ProviderUnavailableError
 from activities.gateway.plans import shaped
 from activities.gateway.registry import ModelRegistry
-from activities.gateway.repetition import RepetitionGuard, cut_repetition
+from activities.gateway.repetition import RepetitionGuard, cut_repetition, last_full_sentence
 from activities.metering import provider_errors
 from activities.metering.hub import MeterHub
 from activities.metering.pricing import price
 from activities.tracing.model_call import ModelCallSpan
 from schemas.ids import new_ulid
 from schemas.models import (
+    CallPlan,
     ModelBinding,
     ModelRequest,
     ModelResponse,
@@ -74,15 +75,23 @@ class _GuardedSink:
         if shown and self._sink is not None:
             await self._sink(shown)
 
-    async def finish(self, response: ModelResponse) -> ModelResponse:
+    async def finish(self) -> None:
         rest = self._guard.finish()
         if rest and self._sink is not None:
             await self._sink(rest)
-        kept = cut_repetition(response.text)
-        if kept == response.text:
-            return response
+
+
+def _tidied(response: ModelResponse, plan: CallPlan) -> ModelResponse:
+    """A free-text reply as the plan keeps it: no repeated sentence, no unfinished one."""
+    text, finish = response.text, response.finish_reason
+    if plan.cut_repetition and (kept := cut_repetition(text)) != text:
         log.info("a repeated sentence was cut from a %s reply", response.model)
-        return response.model_copy(update={"text": kept, "finish_reason": REPETITION_CUT})
+        text, finish = kept, REPETITION_CUT
+    if plan.end_on_sentence and finish == "length":
+        text = last_full_sentence(text)
+    if text == response.text:
+        return response
+    return response.model_copy(update={"text": text, "finish_reason": finish})
 
 
 class ModelGateway:
@@ -130,7 +139,8 @@ class ModelGateway:
         plan = self.registry.plan(binding.provider)
         request = shaped(request, plan)
         sink = _BestEffortSink(on_delta) if on_delta is not None else None
-        guard = _GuardedSink(sink) if plan.cut_repetition and not request.response_schema else None
+        free_text = request.response_schema is None
+        guard = _GuardedSink(sink) if plan.cut_repetition and free_text and sink else None
         # Observability hook: the model-call span (Appendix D); a no-op with tracing off.
         with (
             ModelCallSpan(self._tracing, request, binding) as span,
@@ -139,15 +149,15 @@ class ModelGateway:
             started = time.perf_counter()
             try:
                 async with asyncio.timeout(self._timeout):
-                    response = await provider.complete(
-                        request, binding, on_delta=guard if guard and sink else sink
-                    )
+                    response = await provider.complete(request, binding, on_delta=guard or sink)
             except TimeoutError:
                 raise ProviderTimeoutError(
                     f"{binding.provider.value} did not answer within {self._timeout:g}s"
                 ) from None
             if guard is not None:
-                response = await guard.finish(response)
+                await guard.finish()
+            if free_text:
+                response = _tidied(response, plan)
             latency = (time.perf_counter() - started) * 1000
             record = self._emit(request, binding, response, latency)
             span.finish(response, latency, record)

@@ -3,9 +3,11 @@
 A hosted model takes the pipeline as written. A small CPU model does not: long generations
 cost seconds per hundred tokens, it loops without repetition penalties, and its grammar
 compiler has limits. Its plan samples with penalties and stop sequences, caps every stage's
-length (a reply sized for chat, a yes/no verdict in a few tokens), clamps every schema, cuts
-repeated sentences, offers no tools (it cannot use them) and skips critique and refinement
-(a 135M-parameter critic adds latency, not judgment). ``PERSYN_CALL_PLANS`` (or
+length (a reply sized for chat, read from a short prompt; a yes/no verdict in a few tokens),
+clamps every schema, cuts repeated sentences, ends a capped reply on a full sentence, offers no
+tools (it cannot use them) and skips critique, refinement and the decide judgment (a
+135M-parameter critic or judge adds latency, not judgment; the decide rule answers whoever
+addressed the agent). ``PERSYN_CALL_PLANS`` (or
 ``[call_plans.<provider>]`` in ``persyn.toml``) replaces a provider's plan whole; see
 ``docs/models.md``.
 """
@@ -44,16 +46,18 @@ def local_plan() -> CallPlan:
         # Penalties would push a model off the quotes and braces JSON needs again and again.
         structured=Sampling(top_p=0.9, repeat_penalty=1.0, stop=SMALL_MODEL_STOPS[:2]),
         stages={
-            TaskType.RESPOND: StagePlan(max_output_tokens=160),
+            TaskType.RESPOND: StagePlan(max_output_tokens=160, max_input_tokens=1536),
             TaskType.REFINE: StagePlan(run=False, max_output_tokens=160),
             TaskType.CRITIQUE: StagePlan(run=False, max_output_tokens=256, max_string_chars=160),
-            TaskType.DECIDE: StagePlan(max_output_tokens=64, max_string_chars=100),
+            # Measured: SmolLM2's verdicts silenced 2 of 6 replies to direct questions.
+            TaskType.DECIDE: StagePlan(run=False, max_output_tokens=64, max_string_chars=100),
             TaskType.SUMMARIZE: StagePlan(max_output_tokens=200, max_string_chars=500),
             TaskType.RATE: StagePlan(max_output_tokens=160, max_string_chars=160),
             TaskType.CLASSIFY: StagePlan(max_output_tokens=200, max_string_chars=32),
         },
         grammar=GrammarLimits(max_string_chars=500, max_array_items=8),
         cut_repetition=True,
+        end_on_sentence=True,
         offer_tools=False,
     )
 

@@ -105,4 +105,21 @@ class ModelRegistry:
         bindings.update(settings.models)
         plans = {name: default_plan(name) for name in {b.provider for b in bindings.values()}}
         plans.update(settings.call_plans)
-        return cls(bindings=bindings, plans=plans)
+        return cls(bindings=_fitted(bindings, plans), plans=plans)
+
+
+def _fitted(
+    bindings: dict[TaskType, ModelBinding], plans: dict[ProviderName, CallPlan]
+) -> dict[TaskType, ModelBinding]:
+    """Bindings whose window a plan's prompt cap narrows: prompts are assembled to fit it."""
+    fitted = dict(bindings)
+    for task, binding in bindings.items():
+        stage = plans[binding.provider].stage(task)
+        if stage.max_input_tokens is None:
+            continue
+        output = stage.max_output_tokens or binding.max_output_tokens
+        window = min(binding.context_window, stage.max_input_tokens + output)
+        fitted[task] = binding.model_copy(
+            update={"context_window": window, "max_output_tokens": output}
+        )
+    return fitted

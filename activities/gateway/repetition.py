@@ -103,3 +103,12 @@ class RepetitionGuard:
         if partial and any(e.startswith(partial) for e in earlier):
             return start  # might become a repeat: hold it back
         return len(self.text)
+
+
+def last_full_sentence(text: str) -> str:
+    """``text`` up to its last finished sentence (all of it if none has finished)."""
+    ends = list(_SENTENCE_END.finditer(text.rstrip() + " "))
+    if not ends:
+        return text
+    kept = text[: ends[-1].start()].rstrip()
+    return kept or text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from activities.deliberation.judge import JUDGE_SCHEMA
 from activities.gateway.gateway import REPETITION_CUT, ModelGateway
 from activities.gateway.plans import local_plan, shaped
@@ -11,6 +13,7 @@ from schemas.memory_formation import SummaryReply
 from schemas.models import (
     CallPlan,
     ModelBinding,
+    ModelResponse,
     ProviderName,
     StagePlan,
     TaskType,
@@ -68,8 +71,9 @@ def test_the_local_model_is_offered_no_tools() -> None:
 def test_the_plan_says_which_stages_run() -> None:
     registry = ModelRegistry.from_settings(Settings(provider="local"))
 
-    assert registry.runs(TaskType.RESPOND) and registry.runs(TaskType.DECIDE)
+    assert registry.runs(TaskType.RESPOND) and registry.runs(TaskType.SUMMARIZE)
     assert not registry.runs(TaskType.CRITIQUE) and not registry.runs(TaskType.REFINE)
+    assert not registry.runs(TaskType.DECIDE)
     hosted = ModelRegistry.from_settings(Settings(provider="scripted"))
     assert hosted.runs(TaskType.CRITIQUE)
 
@@ -106,3 +110,27 @@ async def test_structured_replies_are_never_cut() -> None:
     response = await gateway.complete(request(task=TaskType.DECIDE, response_schema=JUDGE_SCHEMA))
 
     assert response.text == reply
+
+
+def test_the_reply_prompt_is_assembled_to_the_plans_input_cap() -> None:
+    registry = ModelRegistry.from_settings(Settings(provider="local"))
+    respond = registry.binding(TaskType.RESPOND)
+
+    assert respond.context_window == 1536 + 160
+    assert respond.max_output_tokens == 160
+    # Memory formation reads whole chunks of dialog: its window stays the model's.
+    assert registry.binding(TaskType.SUMMARIZE).context_window == 8192
+
+
+async def test_a_reply_stopped_by_its_cap_ends_on_its_last_full_sentence() -> None:
+    class Capped(ScriptedProvider):
+        async def complete(self, *args: Any, **kwargs: Any) -> ModelResponse:
+            response = await super().complete(*args, **kwargs)
+            return response.model_copy(update={"finish_reason": "length"})
+
+    provider = Capped(Script(rules=[ScriptRule(reply="Tide pools are small worlds. Crabs hide")]))
+    gateway = ModelGateway(local_registry(), {ProviderName.SCRIPTED: provider})
+
+    response = await gateway.complete(request())
+
+    assert response.text == "Tide pools are small worlds."

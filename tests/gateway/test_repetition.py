@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import re
 
-from activities.gateway.repetition import RepetitionGuard, cut_repetition, repeated_sentence
+from activities.gateway.repetition import (
+    RepetitionGuard,
+    cut_repetition,
+    last_full_sentence,
+    repeated_sentence,
+)
 
 LOOP = (
     "Hello Sam, welcome to the team! I'm glad to have you on board. "
@@ -70,3 +75,9 @@ def test_a_clean_stream_shows_everything() -> None:
 
     assert shown == text
     assert not guard.stopped
+
+
+def test_an_unfinished_sentence_is_dropped_and_a_finished_reply_kept() -> None:
+    assert last_full_sentence("Crabs hide. Anemones close at") == "Crabs hide."
+    assert last_full_sentence("Crabs hide. Anemones close!") == "Crabs hide. Anemones close!"
+    assert last_full_sentence("no sentence has ended yet") == "no sentence has ended yet"
