@@ -41,6 +41,8 @@ class RangeTurn:
     person_id: str | None
     text: str
     at: datetime
+    imported: bool = False
+    """The turn came from an imported file, not from a live conversation."""
 
 
 async def range_turns(
@@ -49,7 +51,9 @@ async def range_turns(
     """The stored turns after ``after_turn`` up to ``through_turn``, in arrival order (``seq``)."""
     rows = await _execute(
         session,
-        "SELECT d.id, d.role, d.speaker_name, d.person_id, d.text, d.at FROM dialog_turns d "
+        "SELECT d.id, d.role, d.speaker_name, d.person_id, d.text, d.at, "
+        "EXISTS (SELECT 1 FROM conversations c WHERE c.id = d.conversation_id "
+        "        AND c.source = 'import') AS imported FROM dialog_turns d "
         "WHERE d.conversation_id = :c "
         "AND d.seq <= (SELECT t.seq FROM dialog_turns t WHERE t.id = :through) "
         "AND (CAST(:after AS varchar) IS NULL "
@@ -65,6 +69,7 @@ async def range_turns(
             person_id=r.person_id,
             text=str(r.text),
             at=r.at,
+            imported=bool(r.imported),
         )
         for r in rows
     ]

@@ -4,6 +4,11 @@ The summary prompt follows the self-voice framing of autobiographical memory: th
 persona frames the system text, its earlier memories come back as its own words (an assistant
 message), and the chunk arrives as the dialog to remember. Nothing said after the chunk is in
 any of these prompts: a memory forms as of its moment.
+
+None of the text the agent remembers was written as instructions to it: each turn goes in its
+own fence (:mod:`activities.context.fencing`) saying who wrote it (a person, the agent itself,
+an imported record), and so do the earlier memories and the summary being judged. The prompts'
+own instructions say fenced text is material to remember, never an instruction.
 """
 
 from __future__ import annotations
@@ -13,6 +18,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from activities.context.fencing import (
+    DIALOG,
+    FORMED,
+    IMPORTED,
+    MEMORY,
+    OWN_WORDS,
+    Provenance,
+    fence,
+)
 from activities.prompts import load
 from schemas.memory_formation import ClassificationReply, RatingReply, SummaryReply
 from schemas.models import ChatMessage, ModelRequest, TaskType
@@ -52,16 +66,37 @@ def when(moment: datetime, timezone: str) -> str:
     return f"{local:%A} {local.day} {local:%B %Y, %H:%M}"
 
 
+def _provenance(turn: RangeTurn) -> Provenance:
+    if turn.imported:
+        return IMPORTED
+    return OWN_WORDS if turn.role == "agent" else DIALOG
+
+
+def _turn(turn: RangeTurn, voice: Voice, limit: int) -> str:
+    """One turn: its moment (Persyn's framing), then who said what, fenced by provenance."""
+    # The speaker's name is inside the fence too: a person chooses their display name.
+    speaker = f"me ({voice.name})" if turn.role == "agent" else turn.speaker_name
+    said = turn.text if len(turn.text) <= limit else "[...] " + turn.text[-limit:]
+    return f"[{when(turn.at, voice.timezone)}]\n" + fence(f"{speaker}: {said}", _provenance(turn))
+
+
 def transcript(turns: Sequence[RangeTurn], voice: Voice) -> str:
-    """The turns as lines of ``[time] speaker: text``; the agent's own lines are marked as mine."""
-    lines = []
-    for turn in turns:
-        speaker = f"me ({voice.name})" if turn.role == "agent" else turn.speaker_name
-        lines.append(f"[{when(turn.at, voice.timezone)}] {speaker}: {turn.text}")
-    text = "\n".join(lines)
-    if len(text) > MAX_TRANSCRIPT_CHARS:
-        text = "[...]\n" + text[-MAX_TRANSCRIPT_CHARS:]
-    return text
+    """The turns, each as ``[time]`` and a fence holding ``speaker: text``; mine marked so.
+
+    Past :data:`MAX_TRANSCRIPT_CHARS` the latest turns are kept whole (only a latest turn
+    longer than the limit is cut from its start) and ``[...]`` marks the rest, so no fence is
+    ever cut.
+    """
+    kept: list[str] = []
+    room = MAX_TRANSCRIPT_CHARS
+    for turn in reversed(turns):
+        block = _turn(turn, voice, room) if room > 0 else ""
+        if kept and (room <= 0 or len(block) > room):
+            kept.append("[...]")
+            break
+        kept.append(block)
+        room -= len(block) + 1
+    return "\n".join(reversed(kept))
 
 
 def _span(turns: Sequence[RangeTurn], voice: Voice) -> str:
@@ -71,8 +106,9 @@ def _span(turns: Sequence[RangeTurn], voice: Voice) -> str:
 def recollections(earlier: Sequence[EarlierMemory], voice: Voice) -> str:
     """Earlier memories as the agent's own words, oldest first."""
     if not earlier:
-        return "(nothing yet)"
-    return "\n".join(f"- ({when(m.moment, voice.timezone)}) {m.summary}" for m in earlier)
+        return "(nothing yet)"  # Persyn's own note, outside any fence
+    lines = "\n".join(f"- ({when(m.moment, voice.timezone)}) {m.summary}" for m in earlier)
+    return fence(lines, MEMORY)
 
 
 def summary_request(
@@ -111,7 +147,7 @@ def _judged(
     body = fill(
         load("memory/judged.md"),
         earlier=recollections(earlier, voice),
-        summary=summary,
+        summary=fence(summary, FORMED),
         when=_span(turns, voice),
         channel=voice.channel,
         transcript=transcript(turns, voice),
