@@ -1,4 +1,8 @@
-"""Shared plumbing of the deliberation activities: stored prompts, model calls, fenced text."""
+"""Shared plumbing of the deliberation activities: stored prompts, model calls, clipped text.
+
+Text handed to a critic, the refiner or the judge is fenced with the one fence of the project
+(:mod:`activities.context.fencing`), labelled with where it came from.
+"""
 
 from __future__ import annotations
 
@@ -87,16 +91,6 @@ async def token_stream(
     finally:
         with contextlib.suppress(Exception):
             await sink.__aexit__(None, None, None)
-
-
-def fence(tag: str, text: str) -> str:
-    """``text`` between ``<tag>`` lines, with any copy of the tags inside neutralised.
-
-    Model output and people's messages are data here; a ``</tag>`` inside them must not end
-    the block early and pass what follows off as instructions.
-    """
-    safe = re.sub(rf"<\s*/?\s*{re.escape(tag)}\s*>", f"[{tag}]", text, flags=re.IGNORECASE)
-    return f"<{tag}>\n{safe.strip()}\n</{tag}>"
 
 
 def clip(text: str, limit: int) -> str:

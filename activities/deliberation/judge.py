@@ -14,7 +14,8 @@ from typing import Any
 
 from temporalio import activity
 
-from activities.deliberation.calls import clip, complete, fence, find_json
+from activities.context.fencing import CANDIDATE, CONVERSATION, fence
+from activities.deliberation.calls import clip, complete, find_json
 from activities.gateway.gateway import ModelGateway
 from activities.prompts import load
 from schemas.deliberation import JudgeInput, SpeakBasis, Verdict, fallback_verdict
@@ -86,8 +87,8 @@ class JudgeActivities:
             [
                 situation,
                 "The conversation, most recent last:\n"
-                + fence("conversation", _transcript(turns, data, name)),
-                f"{name}'s draft reply:\n" + fence("draft", clip(data.candidate, DRAFT_CHARS)),
+                + fence(_transcript(turns, data, name), CONVERSATION),
+                f"{name}'s draft reply:\n" + fence(clip(data.candidate, DRAFT_CHARS), CANDIDATE),
             ]
         )
         system = load("deliberation/decide.md").replace("{persona}", persona)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from activities.context.fencing import PARKED
+from activities.context.fencing import PARKED, neutralise
 from activities.context.model import ContextBlock, ContextRequest, Trim
-from activities.deliberation.calls import clip, fence
+from activities.deliberation.calls import clip
 from activities.prompts import load
 from schemas.deliberation import DeliberationSettings, Objection
 from schemas.models import TaskType
@@ -26,7 +26,11 @@ POINTS = 3
 
 
 def render_conclusion(row: ParkedConclusionRow) -> str:
-    """One parked conclusion as a note in the prompt (deterministic: consumption checks it)."""
+    """One parked conclusion as a note in the prompt (deterministic: consumption checks it).
+
+    The block fences every note together as the agent's second thoughts; a note is made inert
+    here already, so the text consumption looks for is exactly what the prompt holds.
+    """
     objections: list[Objection] = []
     for item in row.objections[:POINTS]:
         try:
@@ -36,10 +40,13 @@ def render_conclusion(row: ParkedConclusionRow) -> str:
     points = "; ".join(
         f"{o.type.replace('_', ' ')}: {clip(o.explanation, 240)}" for o in objections
     )
-    lines = [f"You said: {clip(row.candidate, 300)}", f"On reflection: {points or 'see below'}."]
+    lines = [
+        f"- You said: {clip(row.candidate, 300)}",
+        f"  On reflection: {points or 'see below'}.",
+    ]
     if row.refined:
-        lines.append(f"What you would say now: {clip(row.refined, 600)}")
-    return fence("note", "\n".join(lines))
+        lines.append(f"  What you would say now: {clip(row.refined, 600)}")
+    return neutralise("\n".join(lines))
 
 
 class ParkedSource:

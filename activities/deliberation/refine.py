@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from temporalio import activity
 
-from activities.deliberation.calls import clip, complete, fence, stored_prompt, token_stream
+from activities.context.fencing import DRAFT, MEMORY, OBJECTIONS, fence
+from activities.deliberation.calls import clip, complete, stored_prompt, token_stream
 from activities.deliberation.records import records_in_context, render_records
 from activities.gateway.gateway import ModelGateway
 from activities.prompts import load
@@ -44,12 +45,14 @@ class RefineActivities:
         """The refiner's request for ``data``."""
         row = await stored_prompt(self._db, data.prompt_id)
         records = records_in_context(row.extra, row.system)
+        # Persyn's own "(none ...)" note stays outside the fence, as for the critics.
+        shown = fence(render_records(records), MEMORY) if records else render_records(records)
         revision = "\n\n".join(
             [
                 load("deliberation/refine.md"),
-                "Your draft:\n" + fence("draft", clip(data.candidate, DRAFT_CHARS)),
-                "The objections:\n" + fence("objections", render_objections(data.objections)),
-                "The records you were shown:\n" + fence("records", render_records(records)),
+                "Your draft:\n" + fence(clip(data.candidate, DRAFT_CHARS), DRAFT),
+                "The objections:\n" + fence(render_objections(data.objections), OBJECTIONS),
+                "The records you were shown:\n" + shown,
             ]
         )
         return ModelRequest(

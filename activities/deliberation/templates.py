@@ -17,9 +17,8 @@ from typing import Any
 
 import yaml
 
-from activities.context.fencing import MEMORY
-from activities.context.fencing import fence as fence_material
-from activities.deliberation.calls import clip, fence
+from activities.context.fencing import CANDIDATE, CONVERSATION, MEMORY, fence
+from activities.deliberation.calls import clip
 from activities.deliberation.records import ShownRecord, render_records
 from activities.prompts import load
 from schemas.deliberation import Lens
@@ -101,7 +100,7 @@ def critic_system(
         # Summaries paraphrase what people said: in the critic's system text too, they are
         # fenced as material (the "none" note is Persyn's own and stays outside).
         rendered = render_records(records)
-        body = body.replace("{records}", fence_material(rendered, MEMORY) if records else rendered)
+        body = body.replace("{records}", fence(rendered, MEMORY) if records else rendered)
     contract = load("critique/contract.md").replace("{max}", str(max_objections))
     return f"{body}\n\n{contract}"
 
@@ -112,8 +111,9 @@ def critic_message(dialog: list[ChatMessage], candidate: str) -> ChatMessage:
         f"{'Agent' if m.role == 'assistant' else 'Person'}: {clip(m.content, MESSAGE_CHARS)}"
         for m in dialog[-DIALOG_MESSAGES:]
     ]
-    conversation = fence("conversation", "\n".join(lines) or "(no earlier messages)")
-    reply = fence("candidate", clip(candidate, CANDIDATE_CHARS))
+    # Persyn's own note when there is nothing earlier stays outside the fence.
+    conversation = fence("\n".join(lines), CONVERSATION) if lines else "(no earlier messages)"
+    reply = fence(clip(candidate, CANDIDATE_CHARS), CANDIDATE)
     return ChatMessage(
         role="user",
         content=f"The conversation so far, most recent last:\n{conversation}\n\n"

@@ -99,7 +99,11 @@ async def test_unaddressed_traffic_gets_an_engagement_decision(
     rules = [
         ScriptRule(task="respond", match="Friday", reply="Careful: the office is closed Friday."),
         ScriptRule(task="respond", reply="Sounds good."),
-        ScriptRule(task="decide", match=r"<draft>\s*Careful", reply=verdict(True, "It matters.")),
+        ScriptRule(
+            task="decide",
+            match=r'source="candidate".*>\s*Careful',
+            reply=verdict(True, "It matters."),
+        ),
         ScriptRule(task="decide", reply=verdict(False, "Ben already said it.")),
     ]
     async with worker(client, stack, rules=rules) as harness:
