@@ -19,7 +19,9 @@ import psycopg
 import typer
 
 from activities.channels.stream import libpq_dsn, stream_channel
-from cli.common import UserError, friendly_errors, run
+from cli import delivery
+from cli.common import UserError, echo_err, friendly_errors, run
+from cli.console import Console
 from schemas.events import ChannelRef, InboundEvent, Outcome, Receipt, Speaker
 from schemas.ids import check_handle, check_ulid, new_ulid
 from schemas.settings import Settings, get_settings
@@ -27,8 +29,8 @@ from store.db import Database
 from store.queries.agents import get_agent
 from store.queries.runtime import OUTBOX_CHANNEL
 from store.tables import OutboxRow
-from temporal import inbox
 from temporal.client import connect
+from workers.health import serving
 
 AgentOpt = Annotated[str, typer.Option("--agent", "-a", help="The agent's handle.")]
 AsOpt = Annotated[
@@ -75,8 +77,10 @@ def render(receipt: Receipt, name: str) -> str:
 
 async def _send(settings: Settings, handle: str, event: InboundEvent) -> tuple[Receipt, str]:
     name = await _agent_name(settings, handle)
-    client = await connect(settings)
-    receipt = await inbox.submit(client, handle=handle, event=event, task_queue=settings.task_queue)
+    # Named before Temporal sees it: whatever happens next, resending this ID is safe.
+    echo_err(f"event-id {event.event_id}")
+    client = await delivery.connect_for(settings, event.event_id)
+    receipt = await delivery.submit(client, settings, handle=handle, event=event)
     return receipt, name
 
 
@@ -125,37 +129,6 @@ def send(
         raise typer.Exit(EXIT_CODES[receipt.marker.outcome])
 
 
-class _Console:
-    """Draws the chat: committed lines, a transient streamed draft, unprompted messages."""
-
-    def __init__(self, name: str, *, live: bool) -> None:
-        self.name = name
-        self.live = live
-        self.draft = ""
-
-    def delta(self, text: str) -> None:
-        if not self.live:
-            return
-        if not self.draft:
-            sys.stdout.write(f"\x1b[2m{self.name}… ")
-        self.draft += text
-        sys.stdout.write(text)
-        sys.stdout.flush()
-
-    def withdraw_draft(self) -> None:
-        # The draft is presentation only: clear it before the committed outcome is printed.
-        if self.live and self.draft:
-            sys.stdout.write("\x1b[0m\r\x1b[2K")
-            lines = (len(self.name) + 2 + len(self.draft)) // 80
-            sys.stdout.write("\x1b[1A\x1b[2K" * lines)
-            sys.stdout.flush()
-        self.draft = ""
-
-    def commit(self, line: str) -> None:
-        self.withdraw_draft()
-        print(line, flush=True)
-
-
 async def _listen(
     dsn: str, channels: list[str], on_message: dict[str, object], stop: asyncio.Event
 ) -> None:
@@ -183,7 +156,7 @@ async def _listen(
 async def _chat(settings: Settings, handle: str, speaker: Speaker, channel: str) -> None:
     name = await _agent_name(settings, handle)
     client = await connect(settings)
-    console = _Console(name, live=sys.stdout.isatty())
+    console = Console(name, live=sys.stdout.isatty())
     channel_key = f"terminal:{channel}"
     db = Database(settings.database_dsn())
 
@@ -203,6 +176,8 @@ async def _chat(settings: Settings, handle: str, speaker: Speaker, channel: str)
         _listen(settings.database_dsn(), [OUTBOX_CHANNEL], {OUTBOX_CHANNEL: on_outbox}, stop_outbox)
     )
     print(f"talking with {name} as {speaker.speaker_id} on terminal:{channel} (Ctrl-D to leave)")
+    if not await serving(settings, client):
+        console.commit(f"[{delivery.no_worker(settings)}; messages wait until a worker serves]")
     try:
         while True:
             try:
@@ -240,8 +215,12 @@ async def _chat(settings: Settings, handle: str, speaker: Speaker, channel: str)
                 )
             )
             try:
-                receipt = await inbox.submit(
-                    client, handle=handle, event=event, task_queue=settings.task_queue
+                receipt = await delivery.submit(
+                    client,
+                    settings,
+                    handle=handle,
+                    event=event,
+                    on_no_worker=lambda line: console.commit(f"[{line}; the message waits]"),
                 )
             except Exception as err:  # shown, then the chat goes on
                 console.commit(f"[error: {str(err).splitlines()[0]}]")
@@ -258,7 +237,7 @@ async def _chat(settings: Settings, handle: str, speaker: Speaker, channel: str)
         await db.aclose()
 
 
-async def _show_unprompted(db: Database, message_id: str, console: _Console) -> None:
+async def _show_unprompted(db: Database, message_id: str, console: Console) -> None:
     """Print an outbox message if the agent sent it on its own (replies are already shown)."""
     async with db.session() as session:
         row = await session.get(OutboxRow, message_id)
