@@ -44,7 +44,8 @@ RUN if [ -n "$PERSYN_EXTRAS" ]; then \
 
 # A fixed UID so volume ownership and Kubernetes runAsUser agree across rebuilds.
 RUN groupadd --system --gid 10001 persyn \
-    && useradd --system --uid 10001 --gid persyn --create-home --home-dir /home/persyn persyn
+    && useradd --system --uid 10001 --gid persyn --create-home --home-dir /home/persyn persyn \
+    && install -d -o persyn -g persyn -m 0700 /var/lib/persyn-codec
 
 COPY --from=build /opt/persyn /opt/persyn
 COPY deploy/worker-healthcheck.sh /usr/local/bin/persyn-worker-healthcheck

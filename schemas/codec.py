@@ -8,6 +8,7 @@ them at import time.
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -23,9 +24,13 @@ class CodecSettings(BaseSettings):
     )
     master_key: SecretStr | None = Field(
         default=None,
-        description="Base64 of 32 bytes that wrap every agent's data key. Default: a key file "
-        "created on first use under the Persyn home (mode 0600). Every process of one "
-        "deployment needs the same master key.",
+        description="Base64 of 32 bytes that wrap every agent's data key. Default: the key "
+        "file. Every process of one deployment needs the same master key.",
+    )
+    master_key_file: Path | None = Field(
+        default=None,
+        description="Where the master key is kept when it is not given: created on first use "
+        "(mode 0600). Default: codec-master.key under the Persyn home.",
     )
     port: int = Field(
         default=8234, ge=1, le=65535, description="Port of the codec endpoint `persyn up` runs."

@@ -17,7 +17,13 @@ from schemas.settings import Settings
 from temporal import tracing
 from temporal.attribution import AttributionInterceptor
 from temporal.codec import AgentPayloadCodec, SealingDataConverter
-from temporal.keyring import Keyring, keyring_for, master_key, opened_keyrings
+from temporal.keyring import (
+    MASTER_KEY_FILE,
+    Keyring,
+    keyring_for,
+    master_key,
+    opened_keyrings,
+)
 from temporal.trace_interceptor import TurnTracingInterceptor
 
 
@@ -42,9 +48,10 @@ def keyring(settings: Settings) -> Keyring:
     """This process's keyring for the deployment ``settings`` describe."""
     codec = get_codec_settings()
     configured = codec.master_key.get_secret_value() if codec.master_key else None
+    path = codec.master_key_file or settings.home / MASTER_KEY_FILE
     return keyring_for(
         settings.database_dsn(),
-        master_key(settings.home, configured),
+        master_key(path, configured),
         cache_seconds=codec.key_cache_seconds,
     )
 

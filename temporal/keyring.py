@@ -32,7 +32,7 @@ from store.queries.codec_keys import active_key, add_key, get_key, shred_keys
 from store.tables.codec_keys import STACK_SCOPE, CodecKeyRow
 
 MASTER_KEY_FILE = "codec-master.key"
-"""The master key's file under the Persyn home, unless ``PERSYN_CODEC_MASTER_KEY`` is set."""
+"""The master key's file under the Persyn home, unless configured otherwise."""
 
 _NONCE = 12
 
@@ -60,30 +60,35 @@ class DataKey:
     aead: AESGCM
 
 
-def master_key(home: Path, configured: str | None) -> bytes:
-    """The deployment's master key: ``configured`` (base64), or the key file under ``home``.
+def master_key(path: Path, configured: str | None) -> bytes:
+    """The deployment's master key: ``configured`` (base64), or the key file at ``path``.
 
     The file is created on first use with mode 0600. Every process of one deployment must see
-    the same key: several hosts share it through ``PERSYN_CODEC_MASTER_KEY``.
+    the same key: several hosts share it through ``PERSYN_CODEC_MASTER_KEY`` or a shared file.
 
     Raises:
         KeyringError: The configured value or the file is not the base64 of 32 bytes.
     """
     if configured is not None:
         return _decode_master(configured, "PERSYN_CODEC_MASTER_KEY")
-    path = home / MASTER_KEY_FILE
     try:
         return _decode_master(path.read_text(encoding="ascii").strip(), str(path))
     except FileNotFoundError:
         pass
-    home.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     fresh = base64.b64encode(secrets.token_bytes(32)).decode("ascii")
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another process created it first: use theirs
-        return _decode_master(path.read_text(encoding="ascii").strip(), str(path))
+    # Written whole under another name, then linked into place: a process starting beside
+    # this one sees no file or a complete one, and the first link wins.
+    partial = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="ascii") as file:
         file.write(fresh + "\n")
+    try:
+        os.link(partial, path)
+    except FileExistsError:
+        return _decode_master(path.read_text(encoding="ascii").strip(), str(path))
+    finally:
+        partial.unlink()
     return base64.b64decode(fresh)
 
 

@@ -11,7 +11,7 @@ from store.db import Database
 from store.embedded import EmbeddedPostgres
 from store.queries.agents import create_agent
 from temporal.codec import AgentPayloadCodec
-from temporal.keyring import Keyring, master_key
+from temporal.keyring import MASTER_KEY_FILE, Keyring, master_key
 from tests.harness import Stack, unique
 
 NewAgent = Callable[[], Awaitable[str]]
@@ -27,7 +27,7 @@ async def codec_db(postgres: EmbeddedPostgres) -> AsyncIterator[Database]:
 @pytest.fixture(scope="session")
 def master(stack: Stack) -> bytes:
     """The master key every client of the session uses (one deployment has one)."""
-    return master_key(stack.home, None)
+    return master_key(stack.home / MASTER_KEY_FILE, None)
 
 
 @pytest.fixture

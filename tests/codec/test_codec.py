@@ -145,17 +145,18 @@ async def test_an_altered_payload_is_refused(codec: AgentPayloadCodec, new_agent
 
 
 def test_the_master_key_file_is_created_once_readable_by_its_owner_only(tmp_path: Path) -> None:
-    first = master_key(tmp_path, None)
-    assert master_key(tmp_path, None) == first and len(first) == 32
-    assert stat.S_IMODE((tmp_path / MASTER_KEY_FILE).stat().st_mode) == 0o600
+    path = tmp_path / "keys" / MASTER_KEY_FILE
+    first = master_key(path, None)
+    assert master_key(path, None) == first and len(first) == 32
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
     configured = base64.b64encode(b"k" * 32).decode()
-    assert master_key(tmp_path, configured) == b"k" * 32
+    assert master_key(path, configured) == b"k" * 32
 
 
 @pytest.mark.parametrize("value", ["", "not base64!", base64.b64encode(b"short").decode()])
 def test_a_malformed_master_key_is_refused_naming_the_setting(tmp_path: Path, value: str) -> None:
     with pytest.raises(KeyringError, match="PERSYN_CODEC_MASTER_KEY must be the base64 of 32"):
-        master_key(tmp_path, value)
+        master_key(tmp_path / MASTER_KEY_FILE, value)
 
 
 async def test_another_master_key_cannot_unwrap_the_data_keys(

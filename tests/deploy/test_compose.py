@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from schemas.codec import CodecSettings
 from schemas.settings import Settings
 from temporal.devserver import LOW_LATENCY_CONFIG
 from temporal.names import SEARCH_ATTRIBUTES
@@ -134,6 +135,7 @@ def test_worker_environment_points_at_the_stack(services: dict[str, dict[str, An
     assert match["db"] == environment(services["postgres"])["POSTGRES_DB"]
     # Every PERSYN_* name the file sets is a real setting (a typo would be silently ignored).
     fields = {f"PERSYN_{name.upper()}" for name in Settings.model_fields} | {"PERSYN_LOG_LEVEL"}
+    fields |= {f"PERSYN_CODEC_{name.upper()}" for name in CodecSettings.model_fields}
     assert {key for key in env if key.startswith("PERSYN_")} <= fields
 
 
