@@ -55,7 +55,12 @@ class PayloadShreddedError(ValueError):
 
 
 class _Scopes:
-    """Which agent each workflow ID belongs to, as learned from its payloads (bounded)."""
+    """Which agent each workflow ID belongs to, as learned from its payloads (bounded).
+
+    The first answer stays: a workflow's first payload is its start input, written by Persyn
+    for the agent it runs for, and a later payload (a signal from any client) cannot move the
+    workflow under another agent's key.
+    """
 
     def __init__(self, capacity: int = 50_000) -> None:
         self._agents: OrderedDict[str, str] = OrderedDict()
@@ -65,7 +70,7 @@ class _Scopes:
         return self._agents.get(workflow_id)
 
     def learn(self, workflow_id: str, agent: str) -> None:
-        if self._agents.get(workflow_id) == agent:
+        if workflow_id in self._agents:
             return
         self._agents[workflow_id] = agent
         if len(self._agents) > self._capacity:

@@ -119,6 +119,18 @@ async def test_the_agent_comes_from_the_workflow_or_the_payload_and_is_remembere
     assert result.metadata[KEY_ID] == own
 
 
+async def test_a_later_payload_cannot_move_a_workflow_under_another_agents_key(
+    codec: AgentPayloadCodec, keyring: Keyring, new_agent: NewAgent
+) -> None:
+    owner, other = await new_agent(), await new_agent()
+    conversation = of_workflow(codec, "conversation/01JCODEC00000000000000003")
+    [start] = await conversation.encode([plain(f'{{"agent":"{owner}"}}')])
+    # A signal from some client naming another agent is sealed for the workflow's own agent.
+    [forged] = await conversation.encode([plain(f'{{"agent":"{other}","text":"hi"}}')])
+    own = (await keyring.for_agent(owner)).id.encode()
+    assert start.metadata[KEY_ID] == own and forged.metadata[KEY_ID] == own
+
+
 async def test_payloads_of_no_known_agent_use_the_shared_key(
     codec: AgentPayloadCodec, keyring: Keyring
 ) -> None:
