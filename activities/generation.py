@@ -21,11 +21,12 @@ from activities.gateway.errors import ProviderError, to_application_error
 from activities.gateway.gateway import ModelGateway
 from activities.tools import rounds
 from activities.tools.registry import ToolRegistry
-from schemas.activation import GenerateInput, Generation, PromptRef, StreamTarget
+from schemas.activation import DraftRef, GenerateInput, Generation, PromptRef, StreamTarget
 from schemas.ids import new_ulid
 from schemas.models import ChatMessage, ModelRequest, ModelResponse, ToolCall
 from schemas.tools import RespondInput, ToolCallRef, ToolGeneration
 from store.db import Database
+from store.queries.drafts import save_draft
 from store.queries.runtime import load_prompt
 from store.queries.tool_calls import load_extension, save_round
 from store.tables.columns import utcnow
@@ -137,8 +138,23 @@ class GenerationActivities:
         if calls or paused:
             assert data.agent is not None
             refs = await self._save_round(data, activation_id, response, calls)
+        text, draft = response.text.strip(), None
+        if data.draft and data.agent is not None:
+            # The answer stays in PostgreSQL; the activation's history carries its ID.
+            draft = DraftRef(draft_id=new_ulid(), chars=len(text))
+            async with self._db.session() as session:
+                await save_draft(
+                    session,
+                    draft_id=draft.draft_id,
+                    agent=data.agent,
+                    activation_id=activation_id,
+                    text=text,
+                    created_at=utcnow(),
+                )
+            text = ""
         return ToolGeneration(
-            text=response.text.strip(),
+            text=text,
+            draft=draft,
             model=response.model,
             provider=response.provider.value,
             finish_reason=response.finish_reason,

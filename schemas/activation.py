@@ -104,12 +104,29 @@ class Generation(Wire):
     usage: TokenUsage = Field(default_factory=TokenUsage)
 
 
+class DraftRef(Wire):
+    """A reply draft stored in PostgreSQL (``drafts``); history carries its ID and size only."""
+
+    draft_id: Ulid
+    chars: int = Field(ge=0)
+
+
 class Draft(Wire):
-    """A candidate response moving through the pipeline."""
+    """A candidate response moving through the pipeline.
+
+    With ``ref`` set the text stays in PostgreSQL and ``text`` is empty: each step passes the
+    reference and its activity loads the text. Activations recorded before drafts carry text.
+    """
 
     text: str
     degraded: bool = Field(default=False, description="The safe fallback, not a generation.")
     model: str | None = None
+    ref: DraftRef | None = None
+
+    @property
+    def draft_id(self) -> str | None:
+        """The stored draft's ID, if the text stays in PostgreSQL."""
+        return self.ref.draft_id if self.ref is not None else None
 
 
 class Decision(Wire):
@@ -129,7 +146,10 @@ class TransmitInput(Wire):
     conversation_id: Ulid
     channel: ChannelRef
     turn_id: Ulid
-    text: str
+    text: str = ""
+    draft_id: Ulid | None = Field(
+        default=None, description="The reply's stored draft (then ``text`` is empty)."
+    )
     at: datetime
 
 

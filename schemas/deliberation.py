@@ -123,7 +123,12 @@ class CritiqueInput(Wire):
     """Input of the critique activity: the stored prompt and the candidate it produced."""
 
     prompt_id: Ulid
-    candidate: str
+    candidate: str = ""
+    draft_id: Ulid | None = Field(
+        default=None,
+        description="The candidate's stored draft (then ``candidate`` is empty); inputs "
+        "recorded before drafts carry the text instead.",
+    )
     lens: Lens
 
 
@@ -140,7 +145,12 @@ class RefineInput(Wire):
     """Input of the refine activity."""
 
     prompt_id: Ulid
-    candidate: str
+    candidate: str = ""
+    draft_id: Ulid | None = Field(
+        default=None,
+        description="The candidate's stored draft (then ``candidate`` is empty); inputs "
+        "recorded before drafts carry the text instead.",
+    )
     objections: list[Objection]
     stream: StreamTarget | None = None
 
@@ -168,7 +178,12 @@ class DeliberationPlanInput(Wire):
 
     agent: AgentHandle
     channel: ChannelRef
-    candidate: str
+    candidate: str = ""
+    draft_id: Ulid | None = Field(
+        default=None,
+        description="The candidate's stored draft (then ``candidate`` is empty); inputs "
+        "recorded before drafts carry the text instead.",
+    )
     degraded: bool = False
 
 
@@ -190,7 +205,12 @@ class DeliberationInput(Wire):
     conversation_id: Ulid
     event_id: Ulid
     prompt_id: Ulid
-    candidate: str
+    candidate: str = ""
+    draft_id: Ulid | None = Field(
+        default=None,
+        description="The candidate's stored draft (then ``candidate`` is empty); inputs "
+        "recorded before drafts carry the text instead.",
+    )
     lens: Lens | None = None
     provenance: bool = True
     stream: StreamTarget | None = None
@@ -211,7 +231,12 @@ class ParkInput(Wire):
     channel_key: str
     activation_id: Ulid
     conversation_id: Ulid
-    candidate: str
+    candidate: str = ""
+    draft_id: Ulid | None = Field(
+        default=None,
+        description="The candidate's stored draft (then ``candidate`` is empty); inputs "
+        "recorded before drafts carry the text instead.",
+    )
     objections: list[Objection]
     refined: str | None = None
     at: datetime
@@ -258,7 +283,12 @@ class ScreenInput(Wire):
     agent: AgentHandle
     channel: ChannelRef
     event: InboundEvent
-    candidate: str
+    candidate: str = ""
+    draft_id: Ulid | None = Field(
+        default=None,
+        description="The candidate's stored draft (then ``candidate`` is empty); inputs "
+        "recorded before drafts carry the text instead.",
+    )
     degraded: bool = False
 
 
@@ -273,7 +303,12 @@ class JudgeInput(Wire):
 
     agent: AgentHandle
     event: InboundEvent
-    candidate: str
+    candidate: str = ""
+    draft_id: Ulid | None = Field(
+        default=None,
+        description="The candidate's stored draft (then ``candidate`` is empty); inputs "
+        "recorded before drafts carry the text instead.",
+    )
     window_turn_ids: list[Ulid] = Field(default_factory=list)
     participants: int = 1
 

@@ -36,6 +36,7 @@ from schemas.conversation import (
     WindowQuery,
 )
 from schemas.deliberation import DeliberationInput, DeliberationResult
+from schemas.erasure import ForgetTurns
 from schemas.events import MarkerAnswer, MarkerQuery, Receipt, SubmitEventInput, Wire
 from schemas.memory_formation import (
     ConsolidationInput,
@@ -209,6 +210,15 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         None,
         "persyn",
         "Sent by the agent to route an input to an open conversation.",
+    ),
+    HandlerSpec(
+        "ConversationWorkflow",
+        "signal",
+        names.FORGET_TURNS,
+        ForgetTurns,
+        None,
+        "persyn",
+        "Sent by dialog retention: drop the window's turns said before the cutoff.",
     ),
 )
 """Every handler a Persyn workflow registers; ``caller="persyn"`` ones are internal."""

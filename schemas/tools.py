@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from schemas.activation import GenerateInput, Generation, PromptRef
+from schemas.activation import DraftRef, GenerateInput, Generation, PromptRef
 from schemas.events import ChannelRef, Trigger, Wire
 from schemas.ids import AgentHandle, Ulid
 
@@ -47,6 +47,10 @@ class RespondInput(GenerateInput):
         description="'offer' the registry's tools; 'final': still advertised, but the model "
         "must answer in words (the loop's bound is reached).",
     )
+    draft: bool = Field(
+        default=False,
+        description="Store the answer in ``drafts`` and return its reference, not its text.",
+    )
 
 
 class ToolCallRef(Wire):
@@ -67,6 +71,9 @@ class ToolGeneration(Generation):
         default=False, description="A provider-run tool paused the turn: send it again."
     )
     max_rounds: int = Field(default=0, ge=0, description="The configured bound on tool rounds.")
+    draft: DraftRef | None = Field(
+        default=None, description="The stored answer, when asked for (``text`` is then empty)."
+    )
 
 
 class InvokeToolInput(Wire):

@@ -149,7 +149,7 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
     assembler = ContextAssembler(deps.db, deps.gateway.registry, sources)
     store = StoreActivities(deps.db)
     context = ContextActivities(assembler)
-    decide = DecideActivities(deps.settings.deliberation, deps.guardrails)
+    decide = DecideActivities(deps.settings.deliberation, deps.guardrails, db=deps.db)
     deliberation = DeliberationActivities(
         deps.db,
         deps.settings.deliberation,

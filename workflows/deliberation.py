@@ -55,11 +55,11 @@ DELIBERATION_DEADLINE = timedelta(hours=6)
 by then."""
 
 
-async def _critique(prompt_id: str, candidate: str, lens: Lens) -> Critique:
+async def _critique(prompt_id: str, candidate: str, draft_id: str | None, lens: Lens) -> Critique:
     try:
         critique: Critique = await workflow.execute_activity_method(
             CritiqueActivities.critique,
-            CritiqueInput(prompt_id=prompt_id, candidate=candidate, lens=lens),
+            CritiqueInput(prompt_id=prompt_id, candidate=candidate, draft_id=draft_id, lens=lens),
             # The lens is in the ID so a replay that drew another lens fails loudly.
             activity_id=f"critique-{lens.value}",
             summary=f"{lens.value} critique",
@@ -78,8 +78,12 @@ async def critique_and_refine(
     lens: Lens | None,
     provenance: bool,
     stream: StreamTarget | None,
+    draft_id: str | None = None,
 ) -> Deliberated:
     """Critique ``candidate`` (provenance gate plus ``lens``, concurrently), then refine it.
+
+    With ``draft_id`` the candidate stays in PostgreSQL (``candidate`` is empty) and each
+    activity loads it; only a refinement's new text comes back through history.
 
     Never raises for a model's failure: a critic that fails contributes nothing, and a refiner
     that fails leaves the candidate as it was.
@@ -87,7 +91,9 @@ async def critique_and_refine(
     lenses = [*([Lens.PROVENANCE] if provenance else []), *([lens] if lens else [])]
     if not lenses:
         return Deliberated(text=candidate)
-    critiques = await asyncio.gather(*(_critique(prompt_id, candidate, lens) for lens in lenses))
+    critiques = await asyncio.gather(
+        *(_critique(prompt_id, candidate, draft_id, lens) for lens in lenses)
+    )
     objections = [objection for critique in critiques for objection in critique.objections]
     failed = [c.lens for c in critiques if c.status is CritiqueStatus.FAILED]
     concluded = Deliberated(text=candidate, lenses=lenses, objections=objections, failed=failed)
@@ -97,7 +103,11 @@ async def critique_and_refine(
         refinement = await workflow.execute_activity_method(
             RefineActivities.refine,
             RefineInput(
-                prompt_id=prompt_id, candidate=candidate, objections=objections, stream=stream
+                prompt_id=prompt_id,
+                candidate=candidate,
+                draft_id=draft_id,
+                objections=objections,
+                stream=stream,
             ),
             activity_id="refine",
             summary=f"refine against {len(objections)} objection(s)",
@@ -131,6 +141,7 @@ class DeliberationWorkflow:
             lens=data.lens,
             provenance=data.provenance,
             stream=data.stream,
+            draft_id=data.draft_id,
         )
         if not deliberated.objections:
             return DeliberationResult(deliberated=deliberated)
@@ -145,6 +156,7 @@ class DeliberationWorkflow:
                     activation_id=data.activation_id,
                     conversation_id=data.conversation_id,
                     candidate=data.candidate,
+                    draft_id=data.draft_id,
                     objections=deliberated.objections,
                     refined=deliberated.text if deliberated.refined else None,
                     at=workflow.now(),

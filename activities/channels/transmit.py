@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from temporalio import activity
 
+from activities.drafts import load_draft
 from schemas.activation import Transmission, TransmitInput
 from schemas.dialog import DialogTurn, Role
 from store.db import Database
@@ -20,13 +21,14 @@ class ChannelActivities:
     @activity.defn(name="channels.transmit")
     async def transmit(self, data: TransmitInput) -> Transmission:
         """Record the reply turn and queue it for the channel; a retry sends nothing twice."""
+        text = data.text if data.draft_id is None else await load_draft(self._db, data.draft_id)
         turn = DialogTurn(
             turn_id=data.turn_id,
             conversation_id=data.conversation_id,
             role=Role.AGENT,
             speaker_id=data.agent,
             speaker_name=data.agent_name,
-            text=data.text,
+            text=text,
             at=data.at,
         )
         async with self._db.session() as session:
@@ -38,7 +40,7 @@ class ChannelActivities:
                 agent=data.agent,
                 channel_key=data.channel.key,
                 conversation_id=data.conversation_id,
-                text_=data.text,
+                text_=text,
                 created_at=data.at,
             )
         return Transmission(turn=turn, duplicate=not inserted)

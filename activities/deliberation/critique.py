@@ -14,6 +14,7 @@ from activities.deliberation.calls import clip, complete, stored_prompt
 from activities.deliberation.objections import CRITIQUE_SCHEMA, CriticOutputError, parse_objections
 from activities.deliberation.records import records_in_context
 from activities.deliberation.templates import critic_message, critic_system, load_rules
+from activities.drafts import with_candidate
 from activities.gateway.gateway import ModelGateway
 from schemas.deliberation import (
     Critique,
@@ -62,6 +63,7 @@ class CritiqueActivities:
         Raises:
             ApplicationError: A provider failure (transient ones are retried by Temporal).
         """
+        data = await with_candidate(self._db, data)
         request = await self.request(data)
         problem = "no attempt was made"
         for _ in range(self._settings.critic_attempts):

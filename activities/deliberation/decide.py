@@ -14,6 +14,7 @@ from temporalio import activity
 
 from activities.deliberation.guardrails import GuardrailCheck, first_veto
 from activities.deliberation.substance import is_substantive
+from activities.drafts import with_candidate
 from schemas.deliberation import (
     ADDRESSED,
     NOT_ADDRESSED,
@@ -24,6 +25,7 @@ from schemas.deliberation import (
     SpeakBasis,
     Verdict,
 )
+from store.db import Database
 
 
 class DecideActivities:
@@ -33,13 +35,17 @@ class DecideActivities:
         self,
         settings: DeliberationSettings | None = None,
         guardrails: Sequence[GuardrailCheck] = (),
+        *,
+        db: Database | None = None,
     ) -> None:
         self._settings = settings or DeliberationSettings()
         self._guardrails = list(guardrails)
+        self._db = db  # reads the candidate's draft when the input carries its reference
 
     @activity.defn(name="deliberation.screen")
     async def screen(self, data: ScreenInput) -> Screening:
         """A verdict from rules and guardrails, or none: then the decide model judges."""
+        data = await with_candidate(self._db, data)
         addressed = data.event.addressed
         if not data.candidate.strip():
             return _verdict(False, NOTHING_TO_ADD, SpeakBasis.RULE)

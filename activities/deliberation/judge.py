@@ -16,6 +16,7 @@ from temporalio import activity
 
 from activities.context.fencing import CANDIDATE, CONVERSATION, fence
 from activities.deliberation.calls import clip, complete, find_json
+from activities.drafts import with_candidate
 from activities.gateway.gateway import ModelGateway
 from activities.prompts import load
 from schemas.deliberation import JudgeInput, SpeakBasis, Verdict, fallback_verdict
@@ -112,6 +113,7 @@ class JudgeActivities:
             # The provider's call plan skips the judgment (a small local model, whose verdicts
             # silenced replies to people who had asked something): the rule decides.
             return fallback_verdict(addressed=data.event.addressed)
+        data = await with_candidate(self._db, data)
         response = await complete(self._gateway, await self.request(data))
         verdict = parse_verdict(response.text)
         if verdict is None:

@@ -9,6 +9,7 @@ from temporalio import activity
 from activities.deliberation.calls import stored_prompt
 from activities.deliberation.parked_source import SOURCE, render_conclusion
 from activities.deliberation.substance import is_substantive
+from activities.drafts import with_candidate
 from schemas.agents import DeliberationMode
 from schemas.deliberation import (
     DeliberationPlan,
@@ -43,6 +44,7 @@ class DeliberationActivities:
     @activity.defn(name="deliberation.plan")
     async def plan(self, data: DeliberationPlanInput) -> DeliberationPlan:
         """The mode on this channel, whether the candidate is substantive, the lens pool."""
+        data = await with_candidate(self._db, data)
         async with self._db.session() as session:
             agent = await get_agent(session, handle=data.agent)
         default = agent.config.deliberation if agent is not None else DeliberationMode.OFF
@@ -61,6 +63,7 @@ class DeliberationActivities:
     @activity.defn(name="deliberation.park")
     async def park(self, data: ParkInput) -> Parked:
         """Park a deferred conclusion for the next turn on the channel (once per activation)."""
+        data = await with_candidate(self._db, data)
         async with self._db.session() as session:
             inserted = await park_conclusion(
                 session,

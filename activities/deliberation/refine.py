@@ -14,6 +14,7 @@ from temporalio import activity
 from activities.context.fencing import DRAFT, MEMORY, OBJECTIONS, fence
 from activities.deliberation.calls import clip, complete, stored_prompt, token_stream
 from activities.deliberation.records import records_in_context, render_records
+from activities.drafts import with_candidate
 from activities.gateway.gateway import ModelGateway
 from activities.prompts import load
 from schemas.deliberation import Objection, RefineInput, Refinement
@@ -68,11 +69,14 @@ class RefineActivities:
         Raises:
             ApplicationError: A provider failure (transient ones are retried by Temporal).
         """
+        data = await with_candidate(self._db, data)
         request = await self.request(data)
         async with token_stream(self._db.dsn, data.stream) as on_delta:
             response = await complete(self._gateway, request, on_delta=on_delta)
         text = response.text.strip()
         if not text:
-            # An empty revision would turn an answer into silence by accident: keep the draft.
-            return Refinement(text=data.candidate, changed=False, model=response.model)
+            # An empty revision would turn an answer into silence by accident: keep the draft
+            # (by reference when it came as one, so its text stays out of history).
+            kept = "" if data.draft_id is not None else data.candidate
+            return Refinement(text=kept, changed=False, model=response.model)
         return Refinement(text=text, changed=text != data.candidate.strip(), model=response.model)

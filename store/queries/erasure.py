@@ -26,6 +26,7 @@ MIN_REDACT_CHARS = 12
 
 TEXT_COPIES: tuple[tuple[str, str], ...] = (
     ("prompts", "system"),
+    ("drafts", "text"),
     ("tool_calls", "raw_arguments"),
     ("tool_calls", "result"),
     ("autonomy_log", "assessment"),
@@ -120,6 +121,7 @@ class DialogErasure:
     activations: int = 0
     tool_calls: int = 0
     parked: int = 0
+    drafts: int = 0
 
 
 _OWN_ACTIVATIONS = (
@@ -139,8 +141,8 @@ async def erase_dialog(session: AsyncSession, *, agent: str, before: datetime) -
     """Remove the agent's dialog said before ``before`` and every copy of it; commits.
 
     Turns are deleted; so are the prompts assembled from them (with their tool-loop messages),
-    the outbox rows and completion markers of that time, and parked deliberation. Activation
-    outcomes and tool calls stay as metadata, their text emptied.
+    the reply drafts, outbox rows and completion markers of that time, and parked
+    deliberation. Activation outcomes and tool calls stay as metadata, their text emptied.
     """
     p = {"a": agent, "before": before}
     done = DialogErasure()
@@ -174,6 +176,9 @@ async def erase_dialog(session: AsyncSession, *, agent: str, before: datetime) -
     )
     done.parked = await _count(
         session, "DELETE FROM parked_conclusions WHERE agent = :a AND created_at < :before", p
+    )
+    done.drafts = await _count(
+        session, "DELETE FROM drafts WHERE agent = :a AND created_at < :before", p
     )
     await session.commit()
     return done

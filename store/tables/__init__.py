@@ -16,7 +16,13 @@ from store.tables.dialog import Conversation, DialogSearchStats, DialogSearchTer
 from store.tables.ledger import UsageRow
 from store.tables.memory import MemoryRecord
 from store.tables.memory_audit import MemoryAudit, MemoryFormation  # noqa: F401  (registers them)
-from store.tables.runtime import ActivationRow, MarkerRow, OutboxRow, PromptRow
+from store.tables.runtime import (
+    ActivationRow,
+    DraftRow,  # noqa: F401  (registers it)
+    MarkerRow,
+    OutboxRow,
+    PromptRow,
+)
 
 __all__ = [
     "ActivationRow",

@@ -1,4 +1,4 @@
-"""Run-time records: stored prompts, activations, completion markers and the outbox."""
+"""Run-time records: stored prompts, reply drafts, activations, completion markers, the outbox."""
 
 from __future__ import annotations
 
@@ -25,6 +25,19 @@ class PromptRow(SQLModel, table=True):
     extra: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSONB, nullable=False))
     token_estimate: int
     created_at: datetime = Field(sa_column=tstz(index=True))
+
+
+class DraftRow(SQLModel, table=True):
+    """A candidate reply (or its refinement); workflow history carries only its ID."""
+
+    __tablename__ = "drafts"
+    __table_args__ = (Index("ix_drafts_agent_created", "agent", "created_at"),)
+
+    id: str = Field(sa_column=ulid_pk())
+    agent: str = Field(sa_column=Column(String(32), nullable=False))
+    activation_id: str | None = Field(default=None, sa_column=ulid_col(nullable=True))
+    text: str = Field(sa_column=Column(Text, nullable=False))
+    created_at: datetime = Field(sa_column=tstz())
 
 
 class ActivationRow(SQLModel, table=True):

@@ -67,7 +67,8 @@ async def windows_holding(client: Client, conversation_ids: list[str], needle: s
     return found
 
 
-def _payloads(message: Message) -> Iterator[Payload]:
+def payloads_of(message: Message) -> Iterator[Payload]:
+    """Every payload inside ``message`` (a history event), however deeply nested."""
     for field, value in message.ListFields():
         if field.message_type is None:
             continue
@@ -83,7 +84,7 @@ def _payloads(message: Message) -> Iterator[Payload]:
             if isinstance(item, Payload):
                 yield item
             else:
-                yield from _payloads(item)
+                yield from payloads_of(item)
 
 
 async def histories_holding(client: Client, agent: str, needle: str) -> tuple[int, list[str]]:
@@ -98,7 +99,7 @@ async def histories_holding(client: Client, agent: str, needle: str) -> tuple[in
         runs += 1
         handle = client.get_workflow_handle(execution.id, run_id=execution.run_id)
         history = await handle.fetch_history()
-        payloads = [p for event in history.events for p in _payloads(event)]
+        payloads = [p for event in history.events for p in payloads_of(event)]
         if codec is not None and payloads:
             payloads = await codec.decode(payloads)
         if any(needle.encode() in p.data for p in payloads):

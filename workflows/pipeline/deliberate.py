@@ -80,6 +80,7 @@ async def deliberate(data: ActivationInput, prompt: PromptRef, draft: Draft) -> 
                 agent=data.agent,
                 channel=data.channel,
                 candidate=draft.text,
+                draft_id=draft.draft_id,
                 degraded=draft.degraded,
             ),
             summary="plan deliberation",
@@ -99,12 +100,16 @@ async def deliberate(data: ActivationInput, prompt: PromptRef, draft: Draft) -> 
     concluded = await critique_and_refine(
         prompt_id=prompt.prompt_id,
         candidate=draft.text,
+        draft_id=draft.draft_id,
         lens=turn.lens,
         provenance=plan.provenance,
         stream=_revise_stream(data),
     )
     turn.objections, turn.refined = len(concluded.objections), concluded.refined
-    return draft.model_copy(update={"text": concluded.text}) if concluded.refined else draft
+    if not concluded.refined:
+        return draft
+    # The refinement is a new text: it goes on as text, the stored draft no longer applies.
+    return draft.model_copy(update={"text": concluded.text, "ref": None})
 
 
 def _revise_stream(data: ActivationInput) -> StreamTarget | None:
@@ -170,6 +175,7 @@ async def _start_deferred(
                 event_id=data.event.event_id,
                 prompt_id=prompt.prompt_id,
                 candidate=draft.text,
+                draft_id=draft.draft_id,
                 lens=lens,
                 provenance=plan.provenance,
                 stream=_revise_stream(data),

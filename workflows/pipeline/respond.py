@@ -58,6 +58,10 @@ TOOL_CALL: dict[str, Any] = {
 
 SELF_ASSESSMENT: dict[str, Any] = {**MODEL_CALL, "start_to_close_timeout": timedelta(minutes=3)}
 
+PATCH_DRAFTS = "reply-draft-by-reference"
+"""From this change the reply is stored as a draft and later steps get its ``DraftRef``;
+activations recorded before it carry the reply's text through history."""
+
 
 async def respond(data: ActivationInput, prompt: PromptRef) -> Draft:
     """The candidate reply, or the fallback if generation keeps failing."""
@@ -78,6 +82,8 @@ async def _tool_loop(data: ActivationInput, prompt: PromptRef) -> Draft:
         participants=data.participants,
         trigger=event.trigger,
     )
+    # Once per activation, before its first generation: replay of older histories says no.
+    drafts = workflow.patched(PATCH_DRAFTS)
     round_, bound = 0, None
     while True:
         allow = bound is None or round_ < bound
@@ -90,6 +96,7 @@ async def _tool_loop(data: ActivationInput, prompt: PromptRef) -> Draft:
                     agent=data.agent,
                     round=round_,
                     tools="offer" if allow else "final",
+                    draft=drafts,
                 ),
                 summary=f"generate a reply for {data.person_name}"
                 + (f" (round {round_ + 1})" if round_ else ""),
@@ -100,7 +107,7 @@ async def _tool_loop(data: ActivationInput, prompt: PromptRef) -> Draft:
             return Draft(text=FALLBACK_REPLY, degraded=True)
         bound = generation.max_rounds if bound is None else bound
         if not allow or not (generation.tool_calls or generation.paused):
-            return Draft(text=generation.text, model=generation.model)
+            return Draft(text=generation.text, model=generation.model, ref=generation.draft)
         # Calls past the bound are not run: the last round tells the model they did not
         # finish. A paused provider-run tool is resumed by simply sending the turn again.
         if generation.tool_calls and round_ < bound:

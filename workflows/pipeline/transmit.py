@@ -48,6 +48,7 @@ async def transmit(data: ActivationInput, draft: Draft) -> DialogTurn:
             channel=data.channel,
             turn_id=ulid_from_parts(workflow.now(), workflow.random().getrandbits(80)),
             text=draft.text,
+            draft_id=draft.draft_id,
             at=workflow.now(),
         ),
         summary="transmit the reply",
