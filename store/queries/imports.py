@@ -45,6 +45,21 @@ async def existing_turns(session: AsyncSession, *, turn_ids: Sequence[str]) -> s
     return {str(r.id) for r in rows}
 
 
+async def imported_conversations(
+    session: AsyncSession, *, conversation_ids: Sequence[str]
+) -> set[str]:
+    """Which of these conversations were imported from a file rather than lived."""
+    connection = await session.connection()
+    rows = await connection.execute(
+        text(
+            "SELECT id FROM conversations WHERE id = ANY(CAST(:ids AS text[])) "
+            "AND source = 'import'"
+        ),
+        {"ids": list(conversation_ids)},
+    )
+    return {str(r.id) for r in rows}
+
+
 async def write_conversation(
     session: AsyncSession,
     *,

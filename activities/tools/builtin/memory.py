@@ -3,6 +3,10 @@
 Both keep to the conversation's memory compartment (its channel and channel group; on the
 agent's own self channels, all of its dialog), and remember harder also checks the record's
 sensitivity against who is present, exactly as recall does.
+
+Both hand back other people's words. The tool loop fences every result as outside data
+(:mod:`activities.tools.rounds`); inside it, each result says what it is and each turn who
+wrote it and whether it was imported, so the model can weigh it and never takes it as orders.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field, ValidationError
 
+from activities.context.fencing import DIALOG, IMPORTED, PAST_DIALOG
 from activities.memory.encoder import Encoder
 from activities.memory.remember import RememberHarderError, remember_harder
 from activities.memory.search.service import DialogSearch
@@ -21,6 +26,8 @@ from activities.tools.registry import Tool, ToolError, ToolInput, ToolRun
 from schemas.autonomy import SELF_SERVICE, GoalPublic, GoalStatus
 from schemas.ids import InvalidIdError, new_ulid
 from schemas.memory import Sensitivity
+from schemas.recall import RememberHarderResult
+from store.queries.imports import imported_conversations
 from store.queries.memory import NewRecord, insert_record
 from store.queries.people import ensure_channel
 from store.queries.recall import memory_channels
@@ -31,13 +38,23 @@ log = logging.getLogger(__name__)
 TEXT_CHARS = 600
 """Longest turn text a search hit shows (the model can remember harder for the rest)."""
 
+PROVENANCE = f"{PAST_DIALOG.origin}: {PAST_DIALOG.trust}"
+"""What a dialog result is, told to the model at the head of the result."""
+
+
+def said_by(role: str) -> str:
+    """Who wrote a stored turn, in words the model reads."""
+    return "you" if role == "agent" else "a person"
+
 
 class Hit(BaseModel):
-    """A turn that matched."""
+    """A turn that matched, with who said it and where it came from."""
 
     turn_id: str
     conversation_id: str
     channel: str
+    source: str = Field(description="dialog (lived), or imported (from another record).")
+    said_by: str
     speaker: str
     at: datetime
     text: str
@@ -47,8 +64,16 @@ class Hit(BaseModel):
 class Hits(BaseModel):
     """Search results, best first."""
 
+    provenance: str = PROVENANCE
     hits: list[Hit]
     note: str | None = None
+
+
+class RememberedDialog(RememberHarderResult):
+    """Remember harder's result as the model reads it: what it is, then the record and turns."""
+
+    provenance: str = PROVENANCE
+    source: str = Field(description="dialog (lived), or imported (from another record).")
 
 
 class SearchMemoryInput(ToolInput):
@@ -101,11 +126,17 @@ class SearchMemory(Tool):
             )
         except (SearchInputError, ValidationError, ValueError) as err:
             raise ToolError(str(err).splitlines()[0]) from None
+        async with self._deps.db.session() as session:
+            imported = await imported_conversations(
+                session, conversation_ids=list({h.conversation_id for h in found})
+            )
         hits = [
             Hit(
                 turn_id=h.turn_id,
                 conversation_id=h.conversation_id,
                 channel=h.channel,
+                source=(IMPORTED if h.conversation_id in imported else DIALOG).source,
+                said_by=said_by(h.role),
                 speaker=h.speaker_name,
                 at=h.at,
                 text=h.text if len(h.text) <= TEXT_CHARS else h.text[:TEXT_CHARS] + "...",
@@ -137,11 +168,11 @@ class RememberHarder(Tool):
         self._deps = deps
 
     async def run(self, call: ToolRun, args: RememberHarderInput) -> BaseModel:
-        """The record and its turns, fenced like recall."""
+        """The record and its turns, under the same fences as recall, saying what they are."""
         context = call.context
         own = context.channel.service == SELF_SERVICE
         try:
-            return await remember_harder(
+            found = await remember_harder(
                 self._deps.db,
                 agent=context.agent,
                 record_id=args.memory_id,
@@ -151,6 +182,13 @@ class RememberHarder(Tool):
             )
         except (RememberHarderError, InvalidIdError) as err:
             raise ToolError(str(err)) from None
+        conversation = found.record.conversation_id
+        async with self._deps.db.session() as session:
+            imported = await imported_conversations(
+                session, conversation_ids=[conversation] if conversation else []
+            )
+        source = (IMPORTED if imported else DIALOG).source
+        return RememberedDialog(**dict(found), source=source)
 
 
 class GoalOutcomes:
