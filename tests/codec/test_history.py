@@ -5,20 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import gc
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client, WorkflowHistory
+from temporalio.client import Client, WorkflowHistory, WorkflowUpdateRPCTimeoutOrCancelledError
 from temporalio.worker import Replayer
 
 from schemas.events import Outcome
 from temporal import names
-from temporal.client import connect, replay_data_converter, replay_interceptors
+from temporal.client import connect, keyring, replay_data_converter, replay_interceptors
 from temporal.codec import ENCODING
-from tests.harness import Stack, replayer, running_worker
+from tests.harness import Stack, replayer, running_worker, until
 from workers.build import WORKFLOWS
 from workers.runner import workflow_runner
 
@@ -75,6 +76,37 @@ async def test_history_holds_ciphertext_that_the_codec_opens(
     # A replayer configured as the workers are replays the sealed histories.
     for history in histories.values():
         await replayer().replay_workflow(history)
+
+
+async def test_a_shredded_agents_run_fails_its_task_while_the_worker_serves_others(
+    sealed_client: Client, stack: Stack
+) -> None:
+    async with running_worker(sealed_client, stack) as first:
+        shredded, kept = await first.create_agent(), await first.create_agent()
+        for agent in (shredded, kept):
+            assert (await first.say(agent.handle, "hello")).marker is not None
+    await keyring(stack.settings()).shred(shredded.handle)
+    agent_run = sealed_client.get_workflow_handle(names.agent_workflow_id(shredded.handle))
+    # A new worker has no run cached: it must replay each history, and cannot read the
+    # shredded agent's.
+    async with running_worker(sealed_client, stack, task_queue=first.task_queue) as fresh:
+        pending = asyncio.create_task(fresh.say(shredded.handle, "are you there?"))
+        failures: list[str] = []
+
+        async def task_failed() -> bool:
+            async for e in agent_run.fetch_history_events():
+                if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED:
+                    failures.append(e.workflow_task_failed_event_attributes.failure.message)
+            return bool(failures)
+
+        await until(task_failed, timeout=60)
+        assert f"payload shredded: the key of agent '{shredded.handle}'" in failures[0]
+        receipt = await fresh.say(kept.handle, "still there?")
+        assert receipt.marker is not None and receipt.marker.outcome is Outcome.SPOKE
+        pending.cancel()
+        with contextlib.suppress(asyncio.CancelledError, WorkflowUpdateRPCTimeoutOrCancelledError):
+            await pending
+        await agent_run.terminate(reason="its key was shredded")
 
 
 @pytest.mark.parametrize("path", RECORDED, ids=[p.stem for p in RECORDED])
