@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from pydantic import Field
+from pydantic import AwareDatetime, Field
 
 from schemas.dialog import DialogTurn
 from schemas.events import ChannelRef, CompletionMarker, InboundEvent, Wire
@@ -59,7 +57,7 @@ class AssembleContextInput(Wire):
     person_id: Ulid
     participants: list[Ulid] = Field(default_factory=list)
     window_turn_ids: list[Ulid] = Field(default_factory=list)
-    now: datetime
+    now: AwareDatetime
     task: TaskType = TaskType.RESPOND
 
 
@@ -150,7 +148,7 @@ class TransmitInput(Wire):
     draft_id: Ulid | None = Field(
         default=None, description="The reply's stored draft (then ``text`` is empty)."
     )
-    at: datetime
+    at: AwareDatetime
 
 
 class Transmission(Wire):

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import StrEnum
 
-from pydantic import Field
+from pydantic import AwareDatetime, Field
 
 from schemas.events import CompletionMarker, InboundEvent, Name, Wire
 from schemas.ids import AgentHandle, Ulid
@@ -44,7 +43,7 @@ class AgentPublic(Wire):
     name: str
     persona: str
     config: AgentConfig
-    created_at: datetime
+    created_at: AwareDatetime
 
 
 class OpenConversation(Wire):
@@ -52,7 +51,7 @@ class OpenConversation(Wire):
 
     conversation_id: Ulid
     channel_key: str
-    opened_at: datetime
+    opened_at: AwareDatetime
 
 
 class InFlight(Wire):
@@ -60,7 +59,11 @@ class InFlight(Wire):
 
     event: InboundEvent
     conversation_id: Ulid
-    dispatched_at: datetime
+    dispatched_at: AwareDatetime
+    activation_id: Ulid | None = Field(
+        default=None,
+        description="The activation the agent assigned; only its completion is accepted.",
+    )
 
 
 class AgentState(Wire):
@@ -74,6 +77,16 @@ class AgentState(Wire):
     )
     markers: dict[str, CompletionMarker] = Field(
         default_factory=dict, description="Recent completion markers by event ID (they expire)."
+    )
+    refused: dict[str, CompletionMarker] = Field(
+        default_factory=dict,
+        description="Failed markers of delivered events that did not validate, by event ID; "
+        "a valid event with the same ID replaces one.",
+    )
+    digests: dict[str, str] = Field(
+        default_factory=dict,
+        description="Fingerprint of each event ID taken (kept as long as its marker), so an "
+        "ID reused for a different event is refused as a conflict.",
     )
     handled: int = 0
     since_continued: int = 0
@@ -93,7 +106,7 @@ class AgentWorkflowInput(Wire):
 
 
 class AgentStatusQuery(Wire):
-    """Input of the ``status`` query."""
+    """Input of the ``status`` query; optional (send no input, or ``{}``)."""
 
 
 class AgentStatus(Wire):

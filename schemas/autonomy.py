@@ -7,12 +7,11 @@ redeploy can never resurrect what was cancelled or deleted.
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from schemas.events import Wire
+from schemas.events import ChannelRef, ImpulseInput, InboundEvent, Speaker, Trigger, Wire
 from schemas.ids import AgentHandle, Ulid
 
 SELF_SERVICE = "self"
@@ -23,6 +22,28 @@ REFLECTION_CHANNEL = "reflection"
 
 REMINDER_CHANNEL = "reminders"
 """Where reminders fire: the objectives the agent set for itself."""
+
+
+def impulse_channel(trigger: Trigger) -> ChannelRef:
+    """The agent's own channel for an impulse: reflection for heartbeats, else reminders."""
+    name = REFLECTION_CHANNEL if trigger is Trigger.HEARTBEAT else REMINDER_CHANNEL
+    return ChannelRef(service=SELF_SERVICE, channel=name)
+
+
+def impulse_event(impulse: ImpulseInput) -> InboundEvent:
+    """The event an impulse becomes: on the agent's own channel, spoken by its inner voice.
+
+    Built by the agent workflow (the only place an internal trigger is set), so neither the
+    channel nor the trigger of a self-initiated activation is ever chosen by a client.
+    """
+    return InboundEvent(
+        event_id=impulse.event_id,
+        channel=impulse_channel(impulse.trigger),
+        speaker=Speaker(speaker_id="self", display_name="Inner voice"),
+        text=impulse.text,
+        trigger=impulse.trigger,
+        sent_at=impulse.at,
+    )
 
 
 class AutonomySettings(BaseModel):
@@ -82,13 +103,13 @@ class ReminderPublic(Wire):
     objective: str
     kind: ReminderKind
     status: ReminderStatus
-    at: datetime | None = Field(default=None, description="When a one-shot reminder fires.")
+    at: AwareDatetime | None = Field(default=None, description="When a one-shot reminder fires.")
     recurrence: Recurrence | None = None
-    created_at: datetime
-    updated_at: datetime
+    created_at: AwareDatetime
+    updated_at: AwareDatetime
     fired: int = 0
-    last_fired_at: datetime | None = None
-    next_fire_at: datetime | None = None
+    last_fired_at: AwareDatetime | None = None
+    next_fire_at: AwareDatetime | None = None
 
 
 class HeartbeatState(StrEnum):
@@ -104,9 +125,9 @@ class HeartbeatRecord(Wire):
     agent: AgentHandle
     state: HeartbeatState
     interval_minutes: float
-    bootstrapped_at: datetime
-    deleted_at: datetime | None = None
-    restored_at: datetime | None = None
+    bootstrapped_at: AwareDatetime
+    deleted_at: AwareDatetime | None = None
+    restored_at: AwareDatetime | None = None
 
 
 class HeartbeatStatus(Wire):
@@ -115,8 +136,8 @@ class HeartbeatStatus(Wire):
     record: HeartbeatRecord | None
     scheduled: bool = False
     paused: bool = False
-    next_fire_at: datetime | None = None
-    recent_fires: list[datetime] = Field(default_factory=list)
+    next_fire_at: AwareDatetime | None = None
+    recent_fires: list[AwareDatetime] = Field(default_factory=list)
 
 
 class GoalStatus(StrEnum):
@@ -140,8 +161,8 @@ class GoalPublic(Wire):
     goal_id: Ulid
     description: str
     status: GoalStatus
-    created_at: datetime
-    updated_at: datetime
+    created_at: AwareDatetime
+    updated_at: AwareDatetime
     note: str | None = Field(default=None, description="Latest progress note or outcome.")
 
 
@@ -151,7 +172,7 @@ class QuickFact(Wire):
     subject: str
     key: str
     value: str
-    updated_at: datetime
+    updated_at: AwareDatetime
 
 
 class FiringKind(StrEnum):
@@ -193,7 +214,7 @@ class ClaimFiringInput(Wire):
     agent: AgentHandle
     reminder_id: Ulid | None = None
     event_id: Ulid
-    fired_at: datetime
+    fired_at: AwareDatetime
 
 
 class DeliverImpulseInput(Wire):
@@ -203,7 +224,7 @@ class DeliverImpulseInput(Wire):
     agent: AgentHandle
     event_id: Ulid
     text: str
-    at: datetime
+    at: AwareDatetime
 
 
 class RetireReminderInput(Wire):
@@ -217,7 +238,7 @@ class AutonomyEntry(Wire):
     """One self-initiated activation and what came of it (introspection)."""
 
     kind: FiringKind
-    fired_at: datetime
+    fired_at: AwareDatetime
     event_id: Ulid
     reminder_id: Ulid | None = None
     objective: str | None = None

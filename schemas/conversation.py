@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from pydantic import Field
+from pydantic import AwareDatetime, Field
 
 from schemas.dialog import DialogTurn
 from schemas.events import ChannelRef, InboundEvent, Wire
@@ -17,6 +15,11 @@ class InboundTurn(Wire):
     event: InboundEvent
     person_id: Ulid
     person_name: str
+    activation_id: Ulid | None = Field(
+        default=None,
+        description="The ID the agent assigned to this input's activation (its completion must "
+        "carry it); older turns leave it to the conversation.",
+    )
 
 
 class ConversationState(Wire):
@@ -26,7 +29,7 @@ class ConversationState(Wire):
     pending: list[InboundTurn] = Field(default_factory=list)
     participants: list[Ulid] = Field(default_factory=list)
     turns: int = 0
-    last_activity: datetime | None = None
+    last_activity: AwareDatetime | None = None
     opened: bool = False
     # Memory formation: where consolidation has got to, and how much was said since.
     consolidated_through: Ulid | None = Field(
@@ -60,7 +63,7 @@ class ConversationClosed(Wire):
 
     conversation_id: Ulid
     channel_key: str
-    closed_at: datetime
+    closed_at: AwareDatetime
     reason: str
 
 

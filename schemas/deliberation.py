@@ -7,11 +7,10 @@ PostgreSQL for the agent's next turn on the channel. No I/O here.
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
 from schemas.activation import StreamTarget
 from schemas.agents import DeliberationMode
@@ -239,7 +238,7 @@ class ParkInput(Wire):
     )
     objections: list[Objection]
     refined: str | None = None
-    at: datetime
+    at: AwareDatetime
 
 
 class Parked(Wire):
@@ -327,7 +326,7 @@ class SettleInput(Wire):
     lenses: list[Lens] = Field(default_factory=list)
     objections: int = 0
     refined: bool = False
-    at: datetime
+    at: AwareDatetime
 
 
 class Settled(Wire):

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import StrEnum
 
-from pydantic import Field
+from pydantic import AwareDatetime, Field
 
 from schemas.events import Wire
 from schemas.ids import Ulid
@@ -27,4 +26,4 @@ class DialogTurn(Wire):
     speaker_id: str = Field(description="The person's ID, or the agent's handle.")
     speaker_name: str
     text: str
-    at: datetime
+    at: AwareDatetime

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+import hashlib
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    WithJsonSchema,
+)
 
 from schemas.ids import AgentHandle, ConversationId, Ulid
 from schemas.text import MessageText
 
-Name = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
+Name = Annotated[
+    str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True, pattern=r"\S")
+]
 
 
 class Wire(BaseModel):
@@ -29,7 +38,13 @@ class Modality(StrEnum):
 
 
 class Trigger(StrEnum):
-    """What started an activation."""
+    """What started an activation.
+
+    Clients may only send ``message``: the agent refuses any other value in ``submit`` and
+    ``deliver``. Heartbeats and reminders enter through the internal ``impulse`` signal, which
+    the agent turns into an event on its own channel. The field stays in ``InboundEvent`` so
+    recorded histories, whose events carry it, still decode.
+    """
 
     MESSAGE = "message"
     REMINDER = "reminder"
@@ -75,20 +90,53 @@ class InboundEvent(Wire):
     addressed: bool = Field(
         default=True, description="Whether the message was addressed to the agent."
     )
-    trigger: Trigger = Trigger.MESSAGE
+    trigger: Annotated[
+        Trigger,
+        # Published as clients may send it; the agent refuses any other value from them.
+        WithJsonSchema({"type": "string", "enum": [Trigger.MESSAGE.value]}),
+    ] = Field(
+        default=Trigger.MESSAGE,
+        description="Only 'message' from clients: the agent sets the others on its own impulses.",
+    )
     conversation_id: ConversationId | None = Field(
         default=None, description="Continue this open conversation instead of the channel's."
     )
-    sent_at: datetime | None = None
+    sent_at: AwareDatetime | None = Field(
+        default=None, description="When it was said: ISO 8601 with a time zone."
+    )
     stream: bool = Field(
         default=False, description="Stream token deltas over LISTEN/NOTIFY (presentation only)."
     )
+
+
+def event_digest(event: InboundEvent) -> str:
+    """A fingerprint of what an event says, to tell a retry from a reused event ID.
+
+    Computed on the validated event (text already normalised), leaving out ``stream``, which
+    only changes how the reply is presented.
+    """
+    canonical = event.model_dump_json(exclude={"stream"})
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
 
 
 class SubmitEventInput(Wire):
     """Input of the ``submit`` update and the ``deliver`` signal of ``AgentWorkflow``."""
 
     event: InboundEvent
+
+
+class ImpulseInput(Wire):
+    """Input of the internal ``impulse`` signal: a heartbeat's or reminder's firing.
+
+    Sent only by the deliver activity of the schedule-started workflows. The agent turns it
+    into an event on its own channel for that trigger, spoken by its inner voice, so an
+    internal trigger never rides on an event a client chose.
+    """
+
+    event_id: Ulid
+    trigger: Literal[Trigger.HEARTBEAT, Trigger.REMINDER]
+    text: MessageText
+    at: AwareDatetime
 
 
 class ReceiptStatus(StrEnum):
@@ -127,8 +175,8 @@ class CompletionMarker(Wire):
         default=None, description="Why the agent stayed silent, failed or degraded."
     )
     degraded: bool = Field(default=False, description="The reply is the safe fallback.")
-    completed_at: datetime
-    expires_at: datetime
+    completed_at: AwareDatetime
+    expires_at: AwareDatetime
 
 
 class Receipt(Wire):

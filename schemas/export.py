@@ -9,6 +9,12 @@ the model every update, signal and query takes and returns (see docs/integration
 
 The handler table here is declarative; tests check it against the workflow definitions, so it
 cannot drift from what the workers actually register.
+
+The schemas carry every rule the workers enforce that JSON Schema can state: text lengths and
+forbidden characters (:mod:`schemas.text`), ID patterns (:mod:`schemas.ids`), and time zones (a
+``date-time`` the workers require to be timezone-aware gets a pattern that demands an offset).
+:func:`export_public` writes only what an integrator needs: the public handlers' models and
+the agent workflow's start input.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
 from pydantic_settings import BaseSettings
 
 import schemas
@@ -37,7 +45,16 @@ from schemas.conversation import (
 )
 from schemas.deliberation import DeliberationInput, DeliberationResult
 from schemas.erasure import ForgetTurns
-from schemas.events import MarkerAnswer, MarkerQuery, Receipt, SubmitEventInput, Wire
+from schemas.events import (
+    CompletionMarker,
+    ImpulseInput,
+    InboundEvent,
+    MarkerAnswer,
+    MarkerQuery,
+    Receipt,
+    SubmitEventInput,
+    Wire,
+)
 from schemas.memory_formation import (
     ConsolidationInput,
     ConsolidationResult,
@@ -48,6 +65,9 @@ from temporal import names
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 INDEX_FILE = "index.json"
+
+AWARE_DATE_TIME = r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})$"
+"""An ISO 8601 date-time with its offset: the workers refuse one without a time zone."""
 
 HandlerKind = Literal["update", "signal", "query"]
 Caller = Literal["integrator", "persyn"]
@@ -187,6 +207,15 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         "AgentWorkflow",
         "signal",
+        names.IMPULSE,
+        ImpulseInput,
+        None,
+        "persyn",
+        "Sent by the heartbeat and reminder firings: an impulse on the agent's own channel.",
+    ),
+    HandlerSpec(
+        "AgentWorkflow",
+        "signal",
         names.ACTIVATION_FINISHED,
         ActivationFinished,
         None,
@@ -223,6 +252,36 @@ HANDLERS: tuple[HandlerSpec, ...] = (
 )
 """Every handler a Persyn workflow registers; ``caller="persyn"`` ones are internal."""
 
+PUBLIC_MODELS: tuple[type[BaseModel], ...] = (
+    AgentWorkflowInput,
+    InboundEvent,
+    CompletionMarker,
+    *dict.fromkeys(
+        model
+        for spec in HANDLERS
+        if spec.caller == "integrator"
+        for model in (spec.input, spec.result)
+        if model is not None
+    ),
+)
+"""The integrator bundle: the public handlers' models, the event and marker they carry, and
+the agent workflow's input (for update-with-start)."""
+
+
+class PersynJsonSchema(GenerateJsonSchema):
+    """Pydantic's generator, plus the rules it leaves out that the workers enforce."""
+
+    def datetime_schema(self, schema: core_schema.DatetimeSchema) -> JsonSchemaValue:
+        """A ``date-time``; one the workers require to be timezone-aware demands an offset."""
+        generated = super().datetime_schema(schema)
+        if schema.get("tz_constraint") == "aware":
+            generated = {
+                **generated,
+                "pattern": AWARE_DATE_TIME,
+                "description": "ISO 8601 with a time zone, e.g. 2026-05-01T09:30:00Z",
+            }
+        return generated
+
 
 def wire_models() -> dict[str, type[BaseModel]]:
     """Every pydantic model defined in the ``schemas`` package, by class name.
@@ -256,7 +315,7 @@ def model_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The self-contained JSON Schema of one model (nested models under ``$defs``)."""
     return {
         "$schema": JSON_SCHEMA_DIALECT,
-        **model.model_json_schema(),
+        **model.model_json_schema(schema_generator=PersynJsonSchema),
     }
 
 
@@ -268,8 +327,15 @@ def _summary(model: type[BaseModel]) -> str:
     return (inspect.getdoc(model) or "").split("\n\n")[0].replace("\n", " ")
 
 
-def index(models: dict[str, type[BaseModel]]) -> dict[str, Any]:
-    """What ``index.json`` holds: workflows, handlers, search attributes and model files."""
+def index(models: dict[str, type[BaseModel]], *, public: bool = False) -> dict[str, Any]:
+    """What ``index.json`` holds: workflows, handlers, search attributes and model files.
+
+    Args:
+        models: The models whose files are written beside the index.
+        public: List only the agent workflow and the handlers integrators call.
+    """
+    workflows = [w for w in WORKFLOWS if not public or w.type_name == "AgentWorkflow"]
+    handlers = [h for h in HANDLERS if not public or h.caller == "integrator"]
     return {
         "description": "Persyn's wire contract: drive an agent with any Temporal client.",
         "payload_encoding": "json/plain",
@@ -286,7 +352,7 @@ def index(models: dict[str, type[BaseModel]]) -> dict[str, Any]:
                 "result": _name(spec.result),
                 "description": spec.description,
             }
-            for spec in WORKFLOWS
+            for spec in workflows
         ],
         "handlers": [
             {
@@ -298,7 +364,7 @@ def index(models: dict[str, type[BaseModel]]) -> dict[str, Any]:
                 "caller": spec.caller,
                 "description": spec.description,
             }
-            for spec in HANDLERS
+            for spec in handlers
         ],
         "models": {
             name: {"file": f"{name}.json", "module": model.__module__, "summary": _summary(model)}
@@ -330,4 +396,23 @@ def export_schemas(directory: Path) -> list[Path]:
         for name, model in models.items()
     ]
     written.append(_write_json(directory / INDEX_FILE, index(models)))
+    return written
+
+
+def export_public(directory: Path) -> list[Path]:
+    """Write the integrator bundle alone: :data:`PUBLIC_MODELS` and an index of what they serve.
+
+    Args:
+        directory: Where to write (created if missing).
+
+    Returns:
+        The files written: the model schemas by name, then the index.
+    """
+    models = {model.__name__: model for model in sorted(PUBLIC_MODELS, key=lambda m: m.__name__)}
+    directory.mkdir(parents=True, exist_ok=True)
+    written = [
+        _write_json(directory / f"{name}.json", model_schema(model))
+        for name, model in models.items()
+    ]
+    written.append(_write_json(directory / INDEX_FILE, index(models, public=True)))
     return written

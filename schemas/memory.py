@@ -10,10 +10,9 @@ Sensitivity is checked against everyone present when a record could be surfaced:
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from schemas.events import Wire
 from schemas.ids import Ulid
@@ -64,8 +63,8 @@ class MemoryRecordPublic(Wire):
     participants: list[str] = Field(default_factory=list)
     turn_first: str | None = None
     turn_last: str | None = None
-    created_at: datetime
-    forgotten_at: datetime | None = None
+    created_at: AwareDatetime
+    forgotten_at: AwareDatetime | None = None
 
 
 class MemorySettings(BaseModel):

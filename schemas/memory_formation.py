@@ -10,10 +10,9 @@ the rest are workflow and activity inputs and results.
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, Field
+from pydantic import AwareDatetime, BaseModel, Field
 
 from schemas.events import ChannelRef, Wire
 from schemas.ids import AgentHandle, Ulid
@@ -230,7 +229,7 @@ class CullInput(Wire):
     """Delete the agent's low-rated old memories (thresholds come from settings)."""
 
     agent: AgentHandle
-    now: datetime
+    now: AwareDatetime
     dry_run: bool = False
     actor: str = Field(default="maintenance", min_length=1, max_length=200)
     show: int = Field(default=50, ge=0, le=100_000, description="Records listed in the result.")
@@ -241,7 +240,7 @@ class CulledMemory(Wire):
 
     record_id: Ulid
     importance: int
-    created_at: datetime
+    created_at: AwareDatetime
     summary: str
 
 
@@ -250,7 +249,7 @@ class CullResult(Wire):
 
     agent: AgentHandle
     below: int
-    cutoff: datetime
+    cutoff: AwareDatetime
     dry_run: bool
     count: int
     records: list[CulledMemory] = Field(default_factory=list)
@@ -260,7 +259,7 @@ class PurgeInput(Wire):
     """Drop raw dialog past its retention window and expired completion markers."""
 
     agent: AgentHandle
-    now: datetime
+    now: AwareDatetime
 
 
 class PurgeResult(Wire):
@@ -319,7 +318,7 @@ class MemoryAuditEntry(Wire):
     derived: list[str] = Field(
         default_factory=list, description="Records derived from it at the time (kept)."
     )
-    at: datetime
+    at: AwareDatetime
 
 
 class MemoryDetail(Wire):

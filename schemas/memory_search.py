@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Self
 
-from pydantic import AfterValidator, Field, StringConstraints, model_validator
+from pydantic import AfterValidator, AwareDatetime, Field, StringConstraints, model_validator
 
 from schemas.events import Wire
 from schemas.ids import AgentHandle, Ulid
@@ -132,7 +132,7 @@ class DialogHit(Wire):
     speaker_id: str
     speaker_name: str
     text: str
-    at: datetime
+    at: AwareDatetime
     tags: list[str] = Field(default_factory=list)
     source_ref: str | None = Field(
         default=None, description="The key the turn had in an imported file (e.g. D1:3)."

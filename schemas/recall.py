@@ -7,10 +7,9 @@ provenance critic reads what was actually in front of the model.
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import StrEnum
 
-from pydantic import Field
+from pydantic import AwareDatetime, Field
 
 from schemas.dialog import DialogTurn
 from schemas.events import ChannelRef, Wire
@@ -45,7 +44,7 @@ class RetrievedMemory(Wire):
     summary: str
     band: ScoreBand
     score: float = Field(ge=0, le=1, description="Normalised relevance to this input.")
-    created_at: datetime
+    created_at: AwareDatetime
     emotion: str | None = None
     signals: RelevanceSignals = Field(default_factory=RelevanceSignals)
 

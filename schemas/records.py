@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from pydantic import AwareDatetime
 
 from schemas.dialog import DialogTurn
 from schemas.events import ChannelRef, Speaker, Wire
@@ -15,7 +15,7 @@ class ResolveSpeakerInput(Wire):
     agent: AgentHandle
     channel: ChannelRef
     speaker: Speaker
-    seen_at: datetime
+    seen_at: AwareDatetime
 
 
 class ResolvedSpeaker(Wire):
@@ -48,7 +48,7 @@ class OpenConversationInput(Wire):
     conversation_id: Ulid
     agent: AgentHandle
     channel: ChannelRef
-    opened_at: datetime
+    opened_at: AwareDatetime
 
 
 class RecordTurnInput(Wire):
@@ -63,7 +63,7 @@ class CloseConversationInput(Wire):
     """Record a conversation's closing."""
 
     conversation_id: Ulid
-    closed_at: datetime
+    closed_at: AwareDatetime
     reason: str
     turns: int
     participants: list[Ulid]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Annotated
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, WithJsonSchema
 
 MAX_MESSAGE_CHARS = 32_000
 """Largest inbound message accepted (about 8k tokens): bigger inputs belong in a file tool."""
@@ -72,10 +72,37 @@ def _persona(value: str) -> str:
     return clean_text(value, what="persona", max_chars=MAX_PERSONA_CHARS)
 
 
-MessageText = Annotated[str, AfterValidator(_message)]
+NO_CONTROL_CHARACTERS = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]*$"
+"""JSON Schema pattern (ECMA-262) refusing the control characters :func:`clean_text` refuses."""
+
+
+def text_json_schema(*, what: str, max_chars: int) -> WithJsonSchema:
+    """The published JSON Schema of text validated by :func:`clean_text`, with every rule in it."""
+    return WithJsonSchema(
+        {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": max_chars,
+            "pattern": NO_CONTROL_CHARACTERS,
+            "description": f"The {what}: 1-{max_chars:,} characters after trimming surrounding "
+            "whitespace; valid UTF-8; no NUL or other control characters except tab, line feed "
+            "and carriage return.",
+        }
+    )
+
+
+MessageText = Annotated[
+    str,
+    AfterValidator(_message),
+    text_json_schema(what="message", max_chars=MAX_MESSAGE_CHARS),
+]
 """An inbound message's text, validated by :func:`clean_text`."""
 
-PersonaText = Annotated[str, AfterValidator(_persona)]
+PersonaText = Annotated[
+    str,
+    AfterValidator(_persona),
+    text_json_schema(what="persona", max_chars=MAX_PERSONA_CHARS),
+]
 """A seed persona, validated by :func:`clean_text`."""
 
 

@@ -6,10 +6,9 @@ message list live in PostgreSQL (``tool_calls`` and ``prompt_extensions``).
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import AwareDatetime, Field
 
 from schemas.activation import DraftRef, GenerateInput, Generation, PromptRef
 from schemas.events import ChannelRef, Trigger, Wire
@@ -101,8 +100,8 @@ class ToolCallRecord(Wire):
     arguments: dict[str, Any] = Field(default_factory=dict)
     result: str | None = None
     is_error: bool = False
-    created_at: datetime
-    finished_at: datetime | None = None
+    created_at: AwareDatetime
+    finished_at: AwareDatetime | None = None
 
 
 class SelfAssessInput(Wire):
@@ -112,6 +111,11 @@ class SelfAssessInput(Wire):
     agent: AgentHandle
     activation_id: Ulid
     event_id: Ulid
+    participants: list[Ulid] | None = Field(
+        default=None,
+        description="Everyone present in the beat's conversation: the memories it reads are "
+        "fenced by sensitivity against them, like any recall.",
+    )
 
 
 class SelfAssessment(Wire):

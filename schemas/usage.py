@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import StrEnum
 
-from pydantic import Field
+from pydantic import AwareDatetime, Field
 
 from schemas.events import Wire
 
@@ -26,8 +25,8 @@ class UsageDimension(StrEnum):
 class UsageQuery(Wire):
     """Which records a report covers (``since`` inclusive, ``until`` exclusive) and how."""
 
-    since: datetime
-    until: datetime
+    since: AwareDatetime
+    until: AwareDatetime
     by: list[UsageDimension] = Field(default_factory=list)
     agent: str | None = None
     channel: str | None = None

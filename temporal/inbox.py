@@ -8,15 +8,32 @@ from __future__ import annotations
 
 from typing import Any
 
+from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.api.workflowservice.v1 import (
+    DeleteWorkflowExecutionRequest,
+    DescribeTaskQueueRequest,
+)
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError
 
 from schemas.agents import AgentWorkflowInput
-from schemas.events import InboundEvent, MarkerAnswer, MarkerQuery, Receipt, SubmitEventInput
+from schemas.events import (
+    ImpulseInput,
+    InboundEvent,
+    MarkerAnswer,
+    MarkerQuery,
+    Receipt,
+    SubmitEventInput,
+    event_digest,
+)
 from temporal import names
+
+UNKNOWN_AGENT = "UnknownAgent"
+"""The error type the agent workflow refuses a handle with no agent record with."""
 
 
 class SubmitRejectedError(RuntimeError):
@@ -37,26 +54,56 @@ def _agent_start(handle: str, task_queue: str) -> dict[str, Any]:
 async def submit(client: Client, *, handle: str, event: InboundEvent, task_queue: str) -> Receipt:
     """Send ``event`` to ``agent/{handle}`` (starting the workflow if needed); wait for the receipt.
 
-    The event ID is also the update ID, so a retried submission is answered, not repeated.
+    The update ID is :func:`update_id`, so a retried submission is answered, not repeated,
+    and an event ID reused for a different event reaches the agent, which refuses it. A run
+    this call started for a handle with no agent is deleted, so no empty run is left behind.
 
     Raises:
         SubmitRejectedError: The agent refused the event.
     """
+    start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
+        "AgentWorkflow", AgentWorkflowInput(handle=handle), **_agent_start(handle, task_queue)
+    )
     try:
         receipt: Receipt = await client.execute_update_with_start_workflow(
             names.SUBMIT,
             SubmitEventInput(event=event),
-            start_workflow_operation=WithStartWorkflowOperation(
-                "AgentWorkflow",
-                AgentWorkflowInput(handle=handle),
-                **_agent_start(handle, task_queue),
-            ),
-            id=event.event_id,
+            start_workflow_operation=start,
+            id=update_id(event),
             result_type=Receipt,
         )
     except WorkflowUpdateFailedError as err:
-        raise SubmitRejectedError(str(err.cause or err)) from err
+        cause = err.cause
+        if isinstance(cause, ApplicationError) and cause.type == UNKNOWN_AGENT:
+            await _delete_ghost(client, start)
+        raise SubmitRejectedError(str(cause or err)) from err
     return receipt
+
+
+def update_id(event: InboundEvent) -> str:
+    """The update ID of a submission: the event ID plus a fingerprint of what it says.
+
+    Temporal answers a repeated update ID from its first result without reading the payload.
+    With the fingerprint in the ID, a true retry is still answered by Temporal, and an event
+    ID reused for different content reaches the agent, which refuses it as a conflict.
+    """
+    return f"{event.event_id}-{event_digest(event)[:12]}"
+
+
+async def _delete_ghost(client: Client, start: WithStartWorkflowOperation[Any, Any]) -> None:
+    """Delete the run started for a handle that names no agent (it did nothing)."""
+    try:
+        handle = await start.workflow_handle()
+        await client.workflow_service.delete_workflow_execution(
+            DeleteWorkflowExecutionRequest(
+                namespace=client.namespace,
+                workflow_execution=WorkflowExecution(
+                    workflow_id=handle.id, run_id=handle.result_run_id or ""
+                ),
+            )
+        )
+    except RPCError:
+        pass  # best effort: the run completed on its own and holds nothing
 
 
 async def deliver(client: Client, *, handle: str, event: InboundEvent, task_queue: str) -> None:
@@ -66,6 +113,21 @@ async def deliver(client: Client, *, handle: str, event: InboundEvent, task_queu
         AgentWorkflowInput(handle=handle),
         start_signal=names.DELIVER,
         start_signal_args=[SubmitEventInput(event=event)],
+        **_agent_start(handle, task_queue),
+    )
+
+
+async def impulse(client: Client, *, handle: str, impulse: ImpulseInput, task_queue: str) -> None:
+    """Internal: queue a heartbeat or reminder firing (signal-with-start on ``impulse``).
+
+    Only the schedule-started workflows' deliver activity calls this; clients use
+    :func:`submit` or :func:`deliver`, which cannot carry an internal trigger.
+    """
+    await client.start_workflow(
+        "AgentWorkflow",
+        AgentWorkflowInput(handle=handle),
+        start_signal=names.IMPULSE,
+        start_signal_args=[impulse],
         **_agent_start(handle, task_queue),
     )
 

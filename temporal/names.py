@@ -79,6 +79,8 @@ def search_attributes(
 # Handler names (signals, updates, queries), referenced by symbol on both sides.
 SUBMIT = "submit"
 DELIVER = "deliver"
+IMPULSE = "impulse"
+"""Internal: a heartbeat or reminder firing for the agent (never sent by clients)."""
 ACTIVATION_FINISHED = "activation_finished"
 CONVERSATION_CLOSED = "conversation_closed"
 INBOUND = "inbound"

@@ -14,7 +14,9 @@ as new, carrying its whole state, when Temporal suggests it and every handler ha
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
@@ -29,9 +31,11 @@ from schemas.agents import (
     InFlight,
     OpenConversation,
 )
+from schemas.autonomy import SELF_SERVICE, impulse_event
 from schemas.conversation import ConversationClosed, ConversationInput, InboundTurn
 from schemas.events import (
     CompletionMarker,
+    ImpulseInput,
     InboundEvent,
     MarkerAnswer,
     MarkerQuery,
@@ -39,10 +43,13 @@ from schemas.events import (
     Receipt,
     ReceiptStatus,
     SubmitEventInput,
+    Trigger,
+    event_digest,
 )
-from schemas.ids import ulid_from_parts
+from schemas.ids import is_ulid, ulid_from_parts
 from schemas.records import AgentLookupInput, AgentProfile, ResolveSpeakerInput
 from temporal import attribution, names
+from workflows import handlers
 from workflows.conversation import ConversationWorkflow
 from workflows.policies import DATABASE
 
@@ -54,6 +61,19 @@ ACTIVATION_DEADLINE = timedelta(minutes=20)
 
 MAX_MARKERS = 2000
 
+UNKNOWN_AGENT = "UnknownAgent"
+"""``ApplicationError.type`` when the handle names no agent."""
+
+EVENT_ID_CONFLICT = "EventIdConflict"
+"""``ApplicationError.type`` when an event ID already names a different event."""
+
+# Behaviour added to running agents; histories recorded before each replay the old path.
+PATCH_CLIENT_TRIGGER = "client-trigger-refused"
+PATCH_REFUSED = "refused-deliver-marker"
+PATCH_COMPLETION_CHECK = "completion-in-flight-only"
+PATCH_ACTIVATION_ID = "agent-names-activation"
+PATCH_UNKNOWN_COMPLETES = "unknown-agent-completes"
+
 
 @workflow.defn(name="AgentWorkflow")
 class AgentWorkflow:
@@ -64,14 +84,22 @@ class AgentWorkflow:
         self._state = data.state or AgentState(handle=data.handle)
         self._profile: AgentProfile | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        # The event being dispatched and the activation ID it was given: set before the event
+        # is routed, so a completion that outruns the routing signal is still recognised.
+        self._dispatching: tuple[str, str | None] | None = None
 
     # -- messages -----------------------------------------------------------------------------
+    # Every handler takes its payloads raw and validates them itself (workflows/handlers.py):
+    # nothing a client sends can fail a workflow task. Public: submit, deliver, marker, status.
+    # Internal (Persyn's own workflows and activities): impulse, activation_finished,
+    # conversation_closed.
 
     @workflow.update(
         name=names.SUBMIT,
         description="Submit an InboundEvent; waits and returns its Receipt with the completion "
         "marker (the event ID is the idempotency key).",
     )
+    @handlers.guarded_update(SubmitEventInput)
     async def submit(self, data: SubmitEventInput) -> Receipt:
         """Queue an event and wait for its completion marker."""
         event_id = data.event.event_id
@@ -83,31 +111,78 @@ class AgentWorkflow:
         return self._receipt(event_id)
 
     @submit.validator
+    @handlers.guarded_validator(SubmitEventInput, handler=names.SUBMIT)
     def _validate_submit(self, data: SubmitEventInput) -> None:
         self._validate(data.event)
+        refusal = self._refusal(data.event)
+        if refusal is not None:
+            raise handlers.invalid(names.SUBMIT, refusal)
+        conflict = self._conflict(data.event)
+        if conflict is not None:
+            raise ApplicationError(conflict, type=EVENT_ID_CONFLICT, non_retryable=True)
+
+    def _refuse(self, payloads: Sequence[Any], reason: str) -> None:
+        """A delivered event that does not validate: its marker says why, if it has an ID."""
+        first = payloads[0] if len(payloads) == 1 else None
+        event = first.get("event") if isinstance(first, dict) else None
+        event_id = event.get("event_id") if isinstance(event, dict) else None
+        if isinstance(event_id, str) and is_ulid(event_id) and workflow.patched(PATCH_REFUSED):
+            self._refused(event_id, reason)
 
     @workflow.signal(
         name=names.DELIVER,
         description="Queue an InboundEvent without waiting; poll the marker query for its outcome.",
     )
+    @handlers.guarded_signal(SubmitEventInput, on_invalid=_refuse)
     def deliver(self, data: SubmitEventInput) -> None:
         """Queue an event without waiting (integrators poll the ``marker`` query)."""
-        self._enqueue(data.event)
+        event = data.event
+        refusal = self._refusal(event)
+        if refusal is not None and workflow.patched(PATCH_CLIENT_TRIGGER):
+            self._refused(event.event_id, f"invalid deliver input: {refusal}")
+            return
+        conflict = self._conflict(event)
+        if conflict is not None:
+            workflow.logger.warning("dropped a deliver: %s", conflict)
+            return
+        self._enqueue(event)
+
+    @workflow.signal(
+        name=names.IMPULSE,
+        description="Internal: a heartbeat or reminder firing, run on the agent's own channel.",
+    )
+    @handlers.guarded_signal(ImpulseInput)
+    def impulse(self, data: ImpulseInput) -> None:
+        """Internal: a heartbeat or reminder firing, run on the agent's own channel."""
+        self._enqueue(impulse_event(data))
 
     @workflow.signal(
         name=names.ACTIVATION_FINISHED,
         description="Internal: an activation's completion marker; releases the agent's lock.",
     )
+    @handlers.guarded_signal(ActivationFinished)
     def activation_finished(self, data: ActivationFinished) -> None:
-        """An activation left the critical section."""
-        self._state.markers[data.marker.event_id] = data.marker
+        """Internal: the activation in flight left the critical section.
+
+        Accepted once, and only for the event and activation in flight: anything else (a late
+        or repeated completion, or one forged by another client) is dropped with a warning.
+        """
+        marker = data.marker
+        problem = self._completion_problem(marker)
+        if problem is not None and workflow.patched(PATCH_COMPLETION_CHECK):
+            workflow.logger.warning(
+                "dropped a completion for event %s: %s", marker.event_id, problem
+            )
+            return
+        self._state.markers[marker.event_id] = marker
 
     @workflow.signal(
         name=names.CONVERSATION_CLOSED,
         description="Internal: a conversation closed when idle; its next input opens a new one.",
     )
+    @handlers.guarded_signal(ConversationClosed)
     def conversation_closed(self, data: ConversationClosed) -> None:
-        """A conversation closed; an event it never took goes to a fresh conversation."""
+        """Internal: a conversation closed; an event it never took goes to a fresh one."""
         current = self._state.open.get(data.channel_key)
         if current is not None and current.conversation_id == data.conversation_id:
             del self._state.open[data.channel_key]
@@ -124,9 +199,10 @@ class AgentWorkflow:
         name=names.MARKER,
         description="How an event ended (its completion marker), or whether it is still pending.",
     )
+    @handlers.guarded_query(MarkerQuery)
     def marker(self, data: MarkerQuery) -> MarkerAnswer:
         """The completion marker of an event, or whether it is still pending."""
-        found = self._state.markers.get(data.event_id)
+        found = self._state.markers.get(data.event_id) or self._state.refused.get(data.event_id)
         pending = found is None and self._known(data.event_id)
         return MarkerAnswer(marker=found, pending=pending)
 
@@ -134,6 +210,7 @@ class AgentWorkflow:
         name=names.STATUS,
         description="Queue length, the event being answered, open conversations, events handled.",
     )
+    @handlers.guarded_query(AgentStatusQuery, optional=True)
     def status(self, _: AgentStatusQuery) -> AgentStatus:
         """Queue length, the event in the critical section and open conversations."""
         flight = self._state.in_flight
@@ -149,7 +226,66 @@ class AgentWorkflow:
 
     def _validate(self, event: InboundEvent) -> None:
         if self._profile is not None and not self._profile.exists:
-            raise ApplicationError(f"there is no agent {self._state.handle!r}: create it first")
+            raise ApplicationError(
+                f"there is no agent {self._state.handle!r}: create it with `persyn agent create`",
+                type=UNKNOWN_AGENT,
+                non_retryable=True,
+            )
+
+    @staticmethod
+    def _refusal(event: InboundEvent) -> str | None:
+        """Why a client's event is refused: internal triggers and channels are the agent's own."""
+        if event.trigger is not Trigger.MESSAGE:
+            return (
+                f"event.trigger: {event.trigger.value!r} is set by the agent itself; "
+                "send 'message' or leave the field out"
+            )
+        if event.channel.service == SELF_SERVICE:
+            return (
+                f"event.channel.service: {SELF_SERVICE!r} is the agent's own service; "
+                "name your surface (web, slack, ...)"
+            )
+        return None
+
+    def _conflict(self, event: InboundEvent) -> str | None:
+        """Why an event reuses a known event ID for something else (an idempotency conflict)."""
+        known = self._state.digests.get(event.event_id)
+        if known is None or known == event_digest(event):
+            return None
+        return (
+            f"event_id {event.event_id} was already used for a different event: "
+            "give each new event a new ID (reuse an ID only to retry the same event)"
+        )
+
+    def _refused(self, event_id: str, reason: str) -> None:
+        if event_id in self._state.markers or self._known(event_id):
+            return  # the ID already names a valid event: leave its marker alone
+        now = workflow.now()
+        self._state.refused[event_id] = CompletionMarker(
+            event_id=event_id,
+            outcome=Outcome.FAILED,
+            reason=reason[:1000],
+            completed_at=now,
+            expires_at=now + timedelta(hours=1),
+        )
+
+    def _completion_problem(self, marker: CompletionMarker) -> str | None:
+        """Why a completion is not the one the agent waits for (``None`` when it is)."""
+        if marker.event_id in self._state.markers:
+            return "the event is already complete"
+        expected = self._dispatching
+        if expected is None or expected[0] != marker.event_id:
+            return "no activation for this event is in flight"
+        if expected[1] is not None and marker.activation_id != expected[1]:
+            return f"it names activation {marker.activation_id}, not the one in flight"
+        flight = self._state.in_flight
+        if (
+            expected[1] is None
+            and flight is not None
+            and marker.conversation_id != flight.conversation_id
+        ):
+            return "it names another conversation"
+        return None
 
     def _known(self, event_id: str) -> bool:
         flight = self._state.in_flight
@@ -160,6 +296,8 @@ class AgentWorkflow:
     def _enqueue(self, event: InboundEvent) -> None:
         if event.event_id in self._state.markers or self._known(event.event_id):
             return  # a duplicate: the first submission's marker answers it
+        self._state.refused.pop(event.event_id, None)
+        self._state.digests[event.event_id] = event_digest(event)
         self._state.queue.append(event)
 
     def _receipt(self, event_id: str) -> Receipt:
@@ -190,6 +328,11 @@ class AgentWorkflow:
             del self._state.markers[key]
         while len(self._state.markers) > MAX_MARKERS:
             del self._state.markers[next(iter(self._state.markers))]
+        for key in [k for k, m in self._state.refused.items() if m.expires_at <= now]:
+            del self._state.refused[key]
+        for key in [k for k in self._state.digests if k not in self._state.markers]:
+            if not self._known(key):
+                del self._state.digests[key]
 
     def _time_to_continue(self, data: AgentWorkflowInput) -> bool:
         if workflow.info().is_continue_as_new_suggested():
@@ -267,6 +410,12 @@ class AgentWorkflow:
             )
 
     async def _process(self, event: InboundEvent) -> None:
+        try:
+            await self._dispatch(event)
+        finally:
+            self._dispatching = None
+
+    async def _dispatch(self, event: InboundEvent) -> None:
         resolved = await workflow.execute_local_activity_method(
             StoreActivities.resolve_speaker,
             ResolveSpeakerInput(
@@ -278,14 +427,23 @@ class AgentWorkflow:
             summary="resolve the speaker",
             **DATABASE,
         )
+        # The agent names the activation, so it can tell its completion from any other.
+        activation_id = self._new_id() if workflow.patched(PATCH_ACTIVATION_ID) else None
+        self._dispatching = (event.event_id, activation_id)
         turn = InboundTurn(
-            event=event, person_id=resolved.person_id, person_name=resolved.person_name
+            event=event,
+            person_id=resolved.person_id,
+            person_name=resolved.person_name,
+            activation_id=activation_id,
         )
         conversation_id = await self._route(turn)
         if conversation_id is None:
             return
         self._state.in_flight = InFlight(
-            event=event, conversation_id=conversation_id, dispatched_at=workflow.now()
+            event=event,
+            conversation_id=conversation_id,
+            dispatched_at=workflow.now(),
+            activation_id=activation_id,
         )
         event_id = event.event_id
         try:
@@ -317,11 +475,16 @@ class AgentWorkflow:
         )
         self._profile = profile
         if not profile.exists:
-            # Let waiting updates fail with the clear message before the run ends.
+            # Let waiting updates fail with the clear message before the run ends. The run
+            # itself completes: it did what it could, and a FAILED run would sit in the Web UI
+            # as if something had broken.
             await workflow.wait_condition(workflow.all_handlers_finished)
+            if workflow.patched(PATCH_UNKNOWN_COMPLETES):
+                workflow.set_current_details(f"there is no agent {data.handle!r}")
+                return
             raise ApplicationError(
                 f"there is no agent {data.handle!r}: create it with `persyn agent create`",
-                type="UnknownAgent",
+                type=UNKNOWN_AGENT,
                 non_retryable=True,
             )
         while True:

@@ -32,7 +32,7 @@ from schemas.events import CompletionMarker, Outcome
 from schemas.ids import ulid_from_parts
 from schemas.records import CloseConversationInput, OpenConversationInput, RecordTurnInput
 from temporal import attribution, names
-from workflows import conversation_hooks
+from workflows import conversation_hooks, handlers
 from workflows.activation import MARKER_TTL, ActivationWorkflow
 from workflows.pipeline import termination
 from workflows.policies import DATABASE
@@ -57,6 +57,7 @@ class ConversationWorkflow:
         name=names.INBOUND,
         description="Internal: the agent hands this conversation its next input (an InboundTurn).",
     )
+    @handlers.guarded_signal(InboundTurn)
     def inbound(self, turn: InboundTurn) -> None:
         """Queue an input (ignored once closing: the agent re-routes it)."""
         if self._closing or self._seen(turn.event.event_id):
@@ -67,6 +68,7 @@ class ConversationWorkflow:
         name=names.WINDOW,
         description="The verbatim dialog window, the participants and the inputs still pending.",
     )
+    @handlers.guarded_query(WindowQuery, optional=True)
     def window(self, _: WindowQuery) -> WindowAnswer:
         """The verbatim window and who took part."""
         return WindowAnswer(
@@ -80,6 +82,7 @@ class ConversationWorkflow:
         name=names.FORGET_TURNS,
         description="Internal: drop window turns older than a moment (dialog retention ran).",
     )
+    @handlers.guarded_signal(ForgetTurns)
     def forget_turns(self, data: ForgetTurns) -> None:
         """Drop the window's turns said before ``data.before`` (dialog retention ran)."""
         self._state.window = [t for t in self._state.window if t.at >= data.before]
@@ -154,7 +157,9 @@ class ConversationWorkflow:
         self._remember(person_turn)
         if turn.person_id not in self._state.participants:
             self._state.participants.append(turn.person_id)
-        activation_id = ulid_from_parts(workflow.now(), workflow.random().getrandbits(80))
+        activation_id = turn.activation_id or ulid_from_parts(
+            workflow.now(), workflow.random().getrandbits(80)
+        )
         try:
             result: ActivationResult = await workflow.execute_child_workflow(
                 ActivationWorkflow.run,

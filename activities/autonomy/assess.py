@@ -94,7 +94,10 @@ class AssessActivities:
         """
         async with self._db.session() as session:
             memories = await recent_memories(
-                session, agent=data.agent, limit=self._settings.heartbeat_memories
+                session,
+                agent=data.agent,
+                limit=self._settings.heartbeat_memories,
+                present=data.participants or [],
             )
             goals = await list_goals(session, agent=data.agent)
             earlier = await recent_autonomy(session, agent=data.agent, limit=6)

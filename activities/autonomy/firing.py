@@ -2,8 +2,10 @@
 
 ``claim`` decides (once per firing, by the impulse's event ID) whether the firing is delivered:
 a reminder that was cancelled meanwhile, or an agent whose heartbeat was deleted (asleep), is
-logged and skipped. ``deliver`` puts the impulse in ``agent/{handle}`` with signal-with-start,
-idempotent by event ID. ``retire`` removes a fired one-shot reminder's schedule.
+logged and skipped. ``deliver`` puts the impulse in ``agent/{handle}`` through the internal
+``impulse`` signal (signal-with-start, idempotent by event ID); the agent builds the event on
+its own channel, so the trigger is never a field a client could set. ``retire`` removes a
+fired one-shot reminder's schedule.
 """
 
 from __future__ import annotations
@@ -14,9 +16,6 @@ from temporalio import activity
 from temporalio.client import Client
 
 from schemas.autonomy import (
-    REFLECTION_CHANNEL,
-    REMINDER_CHANNEL,
-    SELF_SERVICE,
     ClaimFiringInput,
     DeliverImpulseInput,
     Firing,
@@ -25,8 +24,9 @@ from schemas.autonomy import (
     ReminderKind,
     ReminderStatus,
     RetireReminderInput,
+    impulse_channel,
 )
-from schemas.events import ChannelRef, InboundEvent, Speaker, Trigger
+from schemas.events import ChannelRef, ImpulseInput, Trigger
 from schemas.records import Done
 from store.db import Database
 from store.queries.autonomy import claim_firing, get_heartbeat, get_reminder, save_reminder
@@ -35,9 +35,6 @@ from temporal import inbox, schedules_autonomy
 
 log = logging.getLogger(__name__)
 
-INNER_VOICE = Speaker(speaker_id="self", display_name="Inner voice")
-"""Who speaks a self-initiated impulse: the agent itself, on its own channel."""
-
 HEARTBEAT_TEXT = (
     "Heartbeat. Look back over what has happened lately, weigh the self-assessment below, "
     "then act on it with your tools: update or retire goals, pursue an open goal, set a "
@@ -45,10 +42,14 @@ HEARTBEAT_TEXT = (
 )
 
 
+def trigger_of(kind: FiringKind) -> Trigger:
+    """The trigger an impulse of this kind carries into its activation."""
+    return Trigger.HEARTBEAT if kind is FiringKind.HEARTBEAT else Trigger.REMINDER
+
+
 def self_channel(kind: FiringKind) -> ChannelRef:
     """The agent's own channel for this kind of firing."""
-    name = REFLECTION_CHANNEL if kind is FiringKind.HEARTBEAT else REMINDER_CHANNEL
-    return ChannelRef(service=SELF_SERVICE, channel=name)
+    return impulse_channel(trigger_of(kind))
 
 
 class FiringActivities:
@@ -106,19 +107,13 @@ class FiringActivities:
     @activity.defn(name="autonomy.deliver_impulse")
     async def deliver(self, data: DeliverImpulseInput) -> Done:
         """Put the impulse in the agent's inbox (signal-with-start; the event ID dedupes)."""
-        trigger = Trigger.HEARTBEAT if data.kind is FiringKind.HEARTBEAT else Trigger.REMINDER
-        event = InboundEvent(
-            event_id=data.event_id,
-            channel=self_channel(data.kind),
-            speaker=INNER_VOICE,
-            text=data.text,
-            trigger=trigger,
-            sent_at=data.at,
+        impulse = ImpulseInput(
+            event_id=data.event_id, trigger=trigger_of(data.kind), text=data.text, at=data.at
         )
-        await inbox.deliver(
+        await inbox.impulse(
             self._require_client(),
             handle=data.agent,
-            event=event,
+            impulse=impulse,
             task_queue=activity.info().task_queue,
         )
         return Done()

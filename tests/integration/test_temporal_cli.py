@@ -240,8 +240,8 @@ async def test_a_non_ulid_conversation_id_is_rejected_naming_the_field(
     assert receipt["marker"]["text"] == "still there?"
 
 
-async def test_a_malformed_deliver_is_dropped_not_queued(harness: Harness, stack: Stack) -> None:
-    """Signals cannot answer, so a payload the worker cannot decode is dropped (validate first)."""
+async def test_a_malformed_deliver_is_refused_in_its_marker(harness: Harness, stack: Stack) -> None:
+    """Signals cannot answer, so a refused event's marker says why (naming the field)."""
     handle = await running_agent(harness)
     bad = event_json("lost", conversation_id="yesterdays-chat")
     good = event_json("kept")
@@ -282,5 +282,9 @@ async def test_a_malformed_deliver_is_dropped_not_queued(harness: Harness, stack
         return found
 
     assert (await eventually(good_marker, what="the valid event's marker"))["text"] == "kept"
-    # Signals are handled in order, so the malformed one was seen first, and left no trace.
-    assert await marker(bad) == {"marker": None, "pending": False}
+    # Signals are handled in order, so the malformed one was seen first: refused, not queued.
+    refused = await marker(bad)
+    assert refused["pending"] is False
+    assert refused["marker"]["outcome"] == "failed"
+    assert "event.conversation_id" in refused["marker"]["reason"]
+    assert "'yesterdays-chat' is not a ULID" in refused["marker"]["reason"]

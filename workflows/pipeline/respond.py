@@ -9,7 +9,10 @@ returns its error to the model; a round that keeps failing degrades the whole re
 safe fallback instead of failing the activation.
 
 Heartbeats first run a self-assessment (a counter-perspective over recent memories) inside this
-activation, so its model call is attributed to the self-reflection conversation.
+activation, so its model call is attributed to the self-reflection conversation. It runs only
+there, on the agent's own reflection channel: its material reads across channels, so it must
+never land in a conversation someone else is part of, and the memories it reads are fenced by
+sensitivity against the participants present, like any recall.
 
 A turn without tool calls has the same history as before the tool loop existed (one
 ``generation.generate`` activity whose input and result only gained defaulted fields), so
@@ -27,6 +30,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 from schemas.activation import FALLBACK_REPLY, ActivationInput, Draft, PromptRef, StreamTarget
+from schemas.autonomy import impulse_channel
 from schemas.events import Trigger
 from schemas.tools import (
     InvokeToolInput,
@@ -62,12 +66,22 @@ PATCH_DRAFTS = "reply-draft-by-reference"
 """From this change the reply is stored as a draft and later steps get its ``DraftRef``;
 activations recorded before it carry the reply's text through history."""
 
+PATCH_OWN_CHANNEL = "self-assessment-own-channel-only"
+"""Activations recorded before it ran a heartbeat's self-assessment on any channel."""
+
 
 async def respond(data: ActivationInput, prompt: PromptRef) -> Draft:
     """The candidate reply, or the fallback if generation keeps failing."""
-    if data.event.trigger is Trigger.HEARTBEAT:
+    if data.event.trigger is Trigger.HEARTBEAT and _may_self_assess(data):
         await _self_assess(data, prompt)
     return await _tool_loop(data, prompt)
+
+
+def _may_self_assess(data: ActivationInput) -> bool:
+    """A heartbeat assesses itself only on the agent's own reflection channel."""
+    if data.channel.key == impulse_channel(Trigger.HEARTBEAT).key:
+        return True
+    return not workflow.patched(PATCH_OWN_CHANNEL)
 
 
 async def _tool_loop(data: ActivationInput, prompt: PromptRef) -> Draft:
@@ -143,6 +157,7 @@ async def _self_assess(data: ActivationInput, prompt: PromptRef) -> None:
                 agent=data.agent,
                 activation_id=data.activation_id,
                 event_id=data.event.event_id,
+                participants=list(data.participants),
             ),
             summary="self-assessment",
             **SELF_ASSESSMENT,
