@@ -19,6 +19,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from activities.context.fencing import (
+    CHANNEL,
     DIALOG,
     FORMED,
     IMPORTED,
@@ -127,7 +128,7 @@ def summary_request(
             content=fill(
                 load("memory/recollection.md"),
                 when=_span(turns, voice),
-                channel=voice.channel,
+                channel=fence(voice.channel, CHANNEL),
                 transcript=transcript(turns, voice),
             ),
         )
@@ -149,7 +150,7 @@ def _judged(
         earlier=recollections(earlier, voice),
         summary=fence(summary, FORMED),
         when=_span(turns, voice),
-        channel=voice.channel,
+        channel=fence(voice.channel, CHANNEL),
         transcript=transcript(turns, voice),
     )
     return [ChatMessage(role="user", content=body)]
