@@ -15,7 +15,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,30 @@ SpanEdit = Callable[[dict[str, Any]], bool]
 """Edits one OTLP/JSON span in place; returns whether it changed."""
 
 
+@dataclass(frozen=True)
+class Redaction:
+    """An edit of spans, and the strings a line must hold for the edit to change anything.
+
+    Lines holding none of ``hints`` are copied without being parsed: a file written under the
+    ``metadata`` policy, or a forgotten text that was never traced, costs a substring scan.
+    """
+
+    edit: SpanEdit
+    hints: tuple[str, ...]
+
+    def may_change(self, line: str) -> bool:
+        """Whether ``line`` could hold something this redaction changes."""
+        return any(hint in line for hint in self.hints)
+
+
+# Characters JSON escapes: a run without them reads the same at any depth of encoding.
+_ESCAPED = re.compile(r'["\\\x00-\x1f]+')
+
+
+def _plain_run(text: str) -> str:
+    return max(_ESCAPED.split(text), key=len)
+
+
 def _spans(request: dict[str, Any]) -> Iterator[dict[str, Any]]:
     for resource in request.get("resourceSpans", []):
         for scope in resource.get("scopeSpans", []):
@@ -65,8 +91,8 @@ def _strings(value: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield from _strings(item)
 
 
-def replace_texts(texts: Sequence[str]) -> SpanEdit:
-    """An edit replacing each of ``texts`` (as is and JSON-escaped) in every string attribute."""
+def replace_texts(texts: Sequence[str]) -> Redaction:
+    """Replace each of ``texts`` (as is and JSON-escaped) in every string attribute."""
     forms = sorted(
         {f for text in texts for v in variants(text) for f in (v, json_escaped(v)) if f},
         key=len,
@@ -86,11 +112,12 @@ def replace_texts(texts: Sequence[str]) -> SpanEdit:
                     changed = True
         return changed
 
-    return edit
+    hints = tuple({_plain_run(v) for text in texts for v in variants(text)} - {""})
+    return Redaction(edit, hints)
 
 
-def strip_content(traces: set[str], before: datetime) -> SpanEdit:
-    """An edit dropping the content attributes of spans in ``traces`` that ended before ``before``.
+def strip_content(traces: set[str], before: datetime) -> Redaction:
+    """Drop the content attributes of spans in ``traces`` that ended before ``before``.
 
     Whole traces are chosen (:func:`agent_traces`) because not every span names its agent: a
     tool call's span sits in its turn's trace.
@@ -110,7 +137,7 @@ def strip_content(traces: set[str], before: datetime) -> SpanEdit:
         status.pop("message", None)
         return True
 
-    return edit
+    return Redaction(edit, (*CONTENT_KEYS, '"message"'))
 
 
 def agent_traces(path: Path | None, agent: str) -> set[str]:
@@ -122,6 +149,8 @@ def agent_traces(path: Path | None, agent: str) -> set[str]:
         except FileNotFoundError:
             continue
         for line in lines:
+            if agent not in line:
+                continue
             try:
                 request = json.loads(line)
             except ValueError:
@@ -136,18 +165,20 @@ def agent_traces(path: Path | None, agent: str) -> set[str]:
     return found
 
 
-def _rewrite_line(line: str, edit: SpanEdit) -> tuple[str, int]:
+def _rewrite_line(line: str, redaction: Redaction) -> tuple[str, int]:
+    if not redaction.may_change(line):
+        return line, 0
     try:
         request = json.loads(line)
     except ValueError:
         return line, 0  # not ours to judge; the reader skips it too
-    changed = sum(edit(span) for span in _spans(request))
+    changed = sum(redaction.edit(span) for span in _spans(request))
     if not changed:
         return line, 0
     return json.dumps(request, separators=(",", ":"), ensure_ascii=False) + "\n", changed
 
 
-def _rewrite(path: Path, edit: SpanEdit) -> int:
+def _rewrite(path: Path, redaction: Redaction) -> int:
     try:
         with path.open("rb") as source:
             data = source.read()
@@ -156,7 +187,7 @@ def _rewrite(path: Path, edit: SpanEdit) -> int:
     lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
     out, changed = [], 0
     for line in lines:
-        new, count = _rewrite_line(line, edit)
+        new, count = _rewrite_line(line, redaction)
         out.append(new)
         changed += count
     if not changed:
@@ -169,15 +200,15 @@ def _rewrite(path: Path, edit: SpanEdit) -> int:
             source.seek(len(data))
             tail = source.read().decode("utf-8", errors="replace")
         for line in tail.splitlines(keepends=True):
-            target.write(_rewrite_line(line, edit)[0])
+            target.write(_rewrite_line(line, redaction)[0])
         target.flush()
         os.fsync(target.fileno())
     temporary.replace(path)
     return changed
 
 
-def redact_span_file(path: Path | None, edit: SpanEdit) -> int:
-    """Apply ``edit`` to every span of the span file at ``path`` and its rotated generation.
+def redact_span_file(path: Path | None, redaction: Redaction) -> int:
+    """Apply ``redaction`` to every span of the span file at ``path`` and its rotated generation.
 
     Returns the number of spans changed. Fails soft: a file that cannot be rewritten is logged
     and left as it was.
@@ -187,7 +218,7 @@ def redact_span_file(path: Path | None, edit: SpanEdit) -> int:
     changed = 0
     for generation in (rotated(path), path):
         try:
-            changed += _rewrite(generation, edit)
+            changed += _rewrite(generation, redaction)
         except OSError:
             log.warning("could not redact the span file %s", generation, exc_info=True)
     return changed

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from activities.memory.span_redaction import (
+    Redaction,
     agent_traces,
     redact_span_file,
     replace_texts,
@@ -81,6 +82,17 @@ def test_retention_strips_content_of_the_agents_old_traces_only(tmp_path: Path) 
     assert "failed on one" not in content and "failed on three" in content
 
 
+def test_lines_without_a_hint_are_copied_unparsed(tmp_path: Path) -> None:
+    path = tmp_path / "spans.jsonl"
+    plain = span("t1", "a", NOW, **{"persyn.agent": "ada"})
+    plain["status"] = {}  # under the metadata policy: no content, no error message
+    metadata_only = line(plain)
+    path.write_text(metadata_only + "not json at all\n")
+    assert redact_span_file(path, strip_content({"t1"}, NOW + timedelta(days=1))) == 0
+    assert redact_span_file(path, replace_texts(["nothing like this was traced"])) == 0
+    assert path.read_text() == metadata_only + "not json at all\n"
+
+
 def test_lines_appended_while_the_file_is_rewritten_are_kept(tmp_path: Path) -> None:
     path = tmp_path / "spans.jsonl"
     path.write_text(line(span("t1", "a", NOW, **{"persyn.output.text": "secret words here"})))
@@ -94,8 +106,8 @@ def test_lines_appended_while_the_file_is_rewritten_are_kept(tmp_path: Path) -> 
             appended = True
             with path.open("a") as out:
                 out.write(late)
-        return redact(item)
+        return redact.edit(item)
 
-    assert redact_span_file(path, edit) == 1
+    assert redact_span_file(path, Redaction(edit, redact.hints)) == 1
     lines = path.read_text().splitlines()
     assert len(lines) == 2 and "secret" not in path.read_text()
