@@ -110,6 +110,12 @@ def describe_exit(code: int) -> str:
     return f"exit {code}"
 
 
+def backoff(settings: Settings, failures: int) -> float:
+    """The delay before restarting a child that failed ``failures`` times in quick succession."""
+    first, most = settings.supervisor_backoff_seconds, settings.supervisor_backoff_max_seconds
+    return float(min(first * 2 ** min(failures - 1, 32), most))
+
+
 @dataclass
 class Child:
     """One supervised process and its restart bookkeeping."""
@@ -211,10 +217,7 @@ class Supervisor:
         if child.name == WORKER:
             liveness.forget(self.settings, pid)
         child.failures = 1 if ran >= STABLE_AFTER_S else child.failures + 1
-        delay = min(
-            self.settings.supervisor_backoff_seconds * 2 ** (child.failures - 1),
-            self.settings.supervisor_backoff_max_seconds,
-        )
+        delay = backoff(self.settings, child.failures)
         child.restart_at = now + delay
         state = child.state
         state.pid = None
