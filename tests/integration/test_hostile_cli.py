@@ -1,0 +1,266 @@
+"""A hostile integrator with the real `temporal` CLI: every handler, wrong types, naive times,
+forged IDs, replayed markers, payloads from 0 bytes to past the server's limit.
+
+Each case is sent by the CLI binary as a subprocess. Afterwards the agent must still answer the
+next message, within its normal latency, and its workflows must show no failed workflow task.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from temporalio.api.enums.v1 import EventType
+
+from schemas.export import HANDLERS
+from schemas.ids import new_ulid
+from temporal import names
+from tests.harness import Harness, Stack
+from tests.integration.test_temporal_cli import Run, event_json, running_agent, submit, temporal_cli
+
+NAIVE = "2026-05-01T09:30:00"
+SERVER_LIMIT = 2 * 1024 * 1024
+"""Temporal's default blob size limit: a signal past it is refused by the server itself."""
+
+JUST_UNDER = SERVER_LIMIT - 100 * 1024
+"""An update this big is still answered: its refusal echoes the request, and must fit too."""
+
+
+async def signal(stack: Stack, workflow_id: str, name: str, *inputs: str, meta: str = "") -> Run:
+    args = ["workflow", "signal", "--workflow-id", workflow_id, "--name", name]
+    for value in inputs:
+        args += ["--input", value]
+    if meta:
+        args += ["--input-meta", meta]
+    return await temporal_cli(stack, *args)
+
+
+async def signal_file(stack: Stack, workflow_id: str, name: str, path: Path) -> Run:
+    return await temporal_cli(
+        stack, "workflow", "signal", "--workflow-id", workflow_id, "--name", name,
+        "--input-file", str(path),
+    )  # fmt: skip
+
+
+async def update(stack: Stack, handle: str, payload: str, *, update_id: str | None = None) -> Run:
+    return await temporal_cli(
+        stack, "workflow", "update", "execute", "--workflow-id", names.agent_workflow_id(handle),
+        "--name", names.SUBMIT, "--update-id", update_id or new_ulid(), "--input", payload,
+    )  # fmt: skip
+
+
+async def update_file(stack: Stack, handle: str, path: Path) -> Run:
+    return await temporal_cli(
+        stack, "workflow", "update", "execute", "--workflow-id", names.agent_workflow_id(handle),
+        "--name", names.SUBMIT, "--update-id", new_ulid(), "--input-file", str(path),
+    )  # fmt: skip
+
+
+async def query(stack: Stack, workflow_id: str, name: str, *inputs: str) -> Run:
+    args = ["workflow", "query", "--workflow-id", workflow_id, "--name", name]
+    for value in inputs:
+        args += ["--input", value]
+    return await temporal_cli(stack, *args)
+
+
+async def task_failures(harness: Harness, workflow_id: str) -> int:
+    failures = 0
+    async for execution in harness.client.list_workflows(f"WorkflowId = '{workflow_id}'"):
+        handle = harness.client.get_workflow_handle(workflow_id, run_id=execution.run_id)
+        history = await handle.fetch_history()
+        failures += sum(
+            1 for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
+        )
+    return failures
+
+
+async def answers_normally(stack: Stack, handle: str, *, baseline: float) -> None:
+    """The agent answers the next message, and not much slower than before the attack."""
+    started = time.monotonic()
+    receipt = (await submit(stack, handle, event_json("are you still there?"))).json()["result"]
+    took = time.monotonic() - started
+    assert receipt["marker"]["outcome"] == "spoke"
+    assert receipt["marker"]["text"] == "are you still there?"
+    # Normal latency, with slack for a shared two-core machine.
+    assert took < max(5 * baseline, baseline + 5.0), (took, baseline)
+
+
+async def test_wrong_input_to_every_public_handler_is_refused_naming_the_field(
+    harness: Harness, stack: Stack
+) -> None:
+    handle = await running_agent(harness)
+    started = time.monotonic()
+    first = (await submit(stack, handle, event_json("hello"))).json()["result"]
+    baseline = time.monotonic() - started
+
+    def bad(**fields: Any) -> str:
+        return json.dumps({"event": {**event_json("x"), **fields}})
+
+    cases = {
+        "event.text": bad(text=123),
+        "event.event_id": bad(event_id="01JD3M6Z8Q4N1V5X7B2C9E0F1U"),  # U is not base32
+        "event.channel": bad(channel="web"),
+        "event.speaker.speaker_id": bad(speaker={"speaker_id": "   "}),
+        "event.addressed": bad(addressed="perhaps"),
+        "event.sent_at": bad(sent_at=NAIVE),
+        "event.trigger": bad(trigger="heartbeat"),
+        "event.channel.service": bad(channel={"service": "self", "channel": "reflection"}),
+        "event.colour": bad(colour="red"),
+        "payload": "null",
+    }
+    for field, payload in cases.items():
+        run = await update(stack, handle, payload)
+        assert run.returncode != 0, field
+        assert field in run.stderr and "invalid submit input" in run.stderr, (field, run.stderr)
+
+    # A forged conversation ID is well-formed: it is answered with a failed marker, not run.
+    forged = event_json("continue that", conversation_id=new_ulid())
+    receipt = (await submit(stack, handle, forged)).json()["result"]
+    assert receipt["marker"]["outcome"] == "failed" and "not open" in receipt["marker"]["reason"]
+
+    agent = names.agent_workflow_id(handle)
+    marker_bad = await query(stack, agent, names.MARKER, json.dumps({"event_id": 42}))
+    assert marker_bad.returncode != 0 and "event_id" in marker_bad.stderr
+    status_bad = await query(stack, agent, names.STATUS, json.dumps({"verbose": True}))
+    assert status_bad.returncode != 0 and "verbose" in status_bad.stderr
+    status = (await query(stack, agent, names.STATUS)).json()["queryResult"][0]
+    assert status["handle"] == handle and status["handled"] == 1  # the forged one never ran
+    conversation = names.conversation_workflow_id(first["marker"]["conversation_id"])
+    window = (await query(stack, conversation, names.WINDOW)).json()["queryResult"][0]
+    assert [t["text"] for t in window["window"]][:2] == ["hello", "hello"]
+    window_bad = await query(stack, conversation, names.WINDOW, "[1, 2]")
+    assert window_bad.returncode != 0 and "invalid window input" in window_bad.stderr
+
+    await answers_normally(stack, handle, baseline=baseline)
+    assert await task_failures(harness, agent) == 0
+
+
+async def test_every_signal_survives_garbage_naive_times_forged_ids_and_replays(
+    harness: Harness, stack: Stack
+) -> None:
+    handle = await running_agent(harness)
+    started = time.monotonic()
+    first = (await submit(stack, handle, event_json("hello"))).json()["result"]
+    baseline = time.monotonic() - started
+    agent = names.agent_workflow_id(handle)
+    conversation_id = first["marker"]["conversation_id"]
+    conversation = names.conversation_workflow_id(conversation_id)
+    event = event_json("hi", sent_at=NAIVE)
+    old_marker = first["marker"]
+    garbage = ["null", '"text"', "42", "[]", "{}", '{"unknown": 1}']
+    specific: dict[str, list[dict[str, Any]]] = {
+        names.DELIVER: [{"event": event}, {"event": {**event_json("x"), "trigger": "reminder"}}],
+        names.IMPULSE: [
+            {"event_id": new_ulid(), "trigger": "heartbeat", "text": "x", "at": NAIVE},
+            {"event_id": new_ulid(), "trigger": "message", "text": "x", "at": NAIVE + "Z"},
+        ],
+        names.ACTIVATION_FINISHED: [
+            {"marker": {**old_marker, "completed_at": NAIVE, "expires_at": NAIVE}},
+            # A replay of the real, old completion with other text.
+            {"marker": {**old_marker, "text": "FORGED"}},
+            # A forged completion for an event the agent never had.
+            {"marker": {**old_marker, "event_id": new_ulid(), "activation_id": new_ulid()}},
+        ],
+        names.CONVERSATION_CLOSED: [
+            {
+                "conversation_id": conversation_id,
+                "channel_key": "web:cli-integration",
+                "closed_at": NAIVE,
+                "reason": "forged",
+            }
+        ],
+        names.INBOUND: [{"event": event, "person_id": new_ulid(), "person_name": "M"}],
+        names.FORGET_TURNS: [{"before": NAIVE}],
+    }
+    targets = {"AgentWorkflow": agent, "ConversationWorkflow": conversation}
+    signals = [h for h in HANDLERS if h.kind == "signal"]
+    assert {h.name for h in signals} == set(specific), "a signal this suite does not cover"
+    for spec in signals:
+        target = targets[spec.workflow]
+        for payload in [*garbage, *(json.dumps(p) for p in specific[spec.name])]:
+            run = await signal(stack, target, spec.name, payload)
+            assert run.returncode == 0, run.stderr  # the server takes any signal
+        # Two payloads, and one in an encoding no Persyn worker reads.
+        assert (await signal(stack, target, spec.name, "{}", "{}")).returncode == 0
+        assert (await signal(stack, target, spec.name, "{}", meta="encoding=x/y")).returncode == 0
+
+    await answers_normally(stack, handle, baseline=baseline)
+    marker = await query(stack, agent, names.MARKER, json.dumps({"event_id": first["event_id"]}))
+    assert (
+        marker.json()["queryResult"][0]["marker"]["text"] == "hello"
+    )  # the replay changed nothing
+    assert await task_failures(harness, agent) == 0
+    assert await task_failures(harness, conversation) == 0
+
+
+async def test_payloads_from_zero_bytes_past_the_servers_limit(
+    harness: Harness, stack: Stack, tmp_path: Path
+) -> None:
+    handle = await running_agent(harness)
+    started = time.monotonic()
+    (await submit(stack, handle, event_json("hello"))).json()
+    baseline = time.monotonic() - started
+    agent = names.agent_workflow_id(handle)
+
+    def file_of(text_chars: int | None, name: str) -> tuple[Path, dict[str, Any]]:
+        path = tmp_path / name
+        event = event_json("y" * (text_chars or 1))
+        path.write_text("" if text_chars is None else json.dumps({"event": event}))
+        return path, event
+
+    # The exact limit of the text is accepted; one more character is refused, naming it.
+    at_limit, at_event = file_of(32_000, "at-limit.json")
+    receipt = (await update_file(stack, handle, at_limit)).json()["result"]
+    assert receipt["marker"]["outcome"] == "spoke" and receipt["event_id"] == at_event["event_id"]
+    over, _ = file_of(32_001, "over.json")
+    refused = await update_file(stack, handle, over)
+    assert refused.returncode != 0 and "event.text" in refused.stderr
+    assert "32,001 characters; the limit is 32,000" in refused.stderr
+
+    sizes = {"empty": None, "40k": 40_000, "under-limit": JUST_UNDER, "past": SERVER_LIMIT + 1024}
+    for label, chars in sizes.items():
+        path, event = file_of(chars, f"{label}.json")
+        assert path.stat().st_size >= (chars or 0)
+        if chars is None or chars < SERVER_LIMIT:
+            # Past the limit an update is not sent: see the note on limits in docs/integration.md.
+            run = await update_file(stack, handle, path)
+            assert run.returncode != 0, label
+        sent = await signal_file(stack, agent, names.DELIVER, path)
+        if chars is not None and chars > SERVER_LIMIT:
+            assert sent.returncode != 0, "the server refuses a payload past its limit"
+        elif chars is not None:
+            # Taken by the server, refused by the agent: the marker says why.
+            assert sent.returncode == 0, sent.stderr
+            answer = await query(
+                stack, agent, names.MARKER, json.dumps({"event_id": event["event_id"]})
+            )
+            found = answer.json()["queryResult"][0]["marker"]
+            assert found["outcome"] == "failed" and "event.text" in found["reason"], label
+
+    await answers_normally(stack, handle, baseline=baseline)
+    assert await task_failures(harness, agent) == 0
+
+
+async def test_update_with_start_for_an_unknown_handle_leaves_no_failed_run(
+    harness: Harness, stack: Stack
+) -> None:
+    ghost = f"ghost-{new_ulid()[-8:].lower()}"
+    event = event_json("anyone home?")
+    run = await temporal_cli(
+        stack, "workflow", "execute-update-with-start",
+        "--workflow-id", names.agent_workflow_id(ghost), "--type", "AgentWorkflow",
+        "--task-queue", harness.task_queue, "--id-conflict-policy", "UseExisting",
+        "--input", json.dumps({"handle": ghost}),
+        "--update-name", names.SUBMIT, "--update-id", event["event_id"],
+        "--update-input", json.dumps({"event": event}),
+    )  # fmt: skip
+    assert run.returncode != 0
+    assert f"there is no agent '{ghost}'" in run.stderr
+
+    described = await temporal_cli(
+        stack, "workflow", "describe", "--workflow-id", names.agent_workflow_id(ghost)
+    )
+    status = described.json()["workflowExecutionInfo"]["status"]
+    assert status != "WORKFLOW_EXECUTION_STATUS_FAILED", status
