@@ -32,6 +32,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
     from temporal.client import TemporalUnavailableError
     from temporal.devserver import DevServerError
     from temporal.inbox import SubmitRejectedError
+    from temporal.keyring import KeyringError
     from workers.stack import StackError
 
     return (
@@ -45,6 +46,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
         RegistryError,
         SubmitRejectedError,
         StackError,
+        KeyringError,
     )
 
 

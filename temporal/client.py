@@ -1,4 +1,4 @@
-"""One ``connect()`` for every Temporal client: pydantic payloads and Persyn's interceptors."""
+"""One ``connect()`` for every Temporal client: sealed pydantic payloads, the interceptors."""
 
 from __future__ import annotations
 

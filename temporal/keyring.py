@@ -67,10 +67,21 @@ def master_key(path: Path, configured: str | None) -> bytes:
     the same key: several hosts share it through ``PERSYN_CODEC_MASTER_KEY`` or a shared file.
 
     Raises:
-        KeyringError: The configured value or the file is not the base64 of 32 bytes.
+        KeyringError: The configured value or the file is not the base64 of 32 bytes, or the
+            file can be neither read nor created.
     """
     if configured is not None:
         return _decode_master(configured, "PERSYN_CODEC_MASTER_KEY")
+    try:
+        return _read_or_create(path)
+    except OSError as err:
+        raise KeyringError(
+            f"cannot read or create the codec master key {path} ({err.strerror}): fix its "
+            "permissions, or set PERSYN_CODEC_MASTER_KEY or PERSYN_CODEC_MASTER_KEY_FILE"
+        ) from None
+
+
+def _read_or_create(path: Path) -> bytes:
     try:
         return _decode_master(path.read_text(encoding="ascii").strip(), str(path))
     except FileNotFoundError:

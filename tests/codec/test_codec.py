@@ -171,6 +171,12 @@ def test_a_malformed_master_key_is_refused_naming_the_setting(tmp_path: Path, va
         master_key(tmp_path / MASTER_KEY_FILE, value)
 
 
+def test_a_key_file_that_cannot_be_created_is_reported_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "not-a-directory").write_text("")
+    with pytest.raises(KeyringError, match="cannot read or create the codec master key"):
+        master_key(tmp_path / "not-a-directory" / MASTER_KEY_FILE, None)
+
+
 async def test_another_master_key_cannot_unwrap_the_data_keys(
     codec: AgentPayloadCodec, postgres: EmbeddedPostgres, new_agent: NewAgent
 ) -> None:
