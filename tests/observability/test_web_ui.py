@@ -12,8 +12,9 @@ from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import WorkflowHandle
 from temporalio.converter import DataConverter
 
+from schemas.agents import AgentWorkflowInput
 from temporal import names
-from tests.harness import Harness
+from tests.harness import Harness, until
 
 METADATA_QUERY = "__temporal_workflow_metadata"
 
@@ -61,4 +62,33 @@ async def test_every_handler_and_the_agents_timer_explain_themselves(harness: Ha
     assert undescribed(await metadata(conversation)) == []
 
     assert any(s.startswith("activation deadline") for s in await timer_summaries(inbox))
-    assert any(s.startswith("idle timeout") for s in await timer_summaries(conversation))
+
+    async def idle_timer_started() -> bool:
+        # The conversation waits for its next input once the turn's after-work is done.
+        return any(s.startswith("idle timeout") for s in await timer_summaries(conversation))
+
+    await until(idle_timer_started)
+
+
+async def test_after_continue_as_new_the_agents_details_still_name_it(harness: Harness) -> None:
+    agent = await harness.create_agent()
+    await harness.client.start_workflow(
+        "AgentWorkflow",
+        AgentWorkflowInput(handle=agent.handle, continue_as_new_after=1),
+        id=names.agent_workflow_id(agent.handle),
+        task_queue=harness.task_queue,
+    )
+    inbox = harness.client.get_workflow_handle(names.agent_workflow_id(agent.handle))
+    first_run = (await inbox.describe()).run_id
+    await harness.say(agent.handle, "one")
+    await harness.say(agent.handle, "two")
+
+    assert (await inbox.describe()).run_id != first_run
+    # SDK 1.35 gives continue-as-new no summary: the current details carry the run's name
+    # (set once the new run has loaded its agent).
+    named = f"inbox and lock of agent {agent.handle}: "
+
+    async def details_name_the_run() -> bool:
+        return (await metadata(inbox)).current_details.startswith(named)
+
+    await until(details_name_the_run)
