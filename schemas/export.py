@@ -82,6 +82,13 @@ class WorkflowSpec:
     input: type[BaseModel]
     result: type[BaseModel] | None
     description: str
+    schedule: str | None = None
+    """The schedule that starts it, if one does (its runs' IDs are the schedule ID plus time)."""
+
+
+def _by_schedule(schedule_id: str) -> str:
+    # Temporal names a scheduled run after its action's ID and the firing time.
+    return f"{schedule_id}-{{firing time}}"
 
 
 @dataclass(frozen=True)
@@ -135,27 +142,30 @@ WORKFLOWS: tuple[WorkflowSpec, ...] = (
     ),
     WorkflowSpec(
         "MaintenanceWorkflow",
-        names.maintenance_schedule_id("{handle}"),
+        _by_schedule(names.maintenance_schedule_id("{handle}")),
         MaintenanceInput,
         MaintenanceResult,
         "Started by the agent's maintenance schedule: culling, retention, re-embedding.",
+        schedule=names.maintenance_schedule_id("{handle}"),
     ),
     WorkflowSpec(
         "HeartbeatWorkflow",
-        names.heartbeat_schedule_id("{handle}"),
+        _by_schedule(names.heartbeat_schedule_id("{handle}")),
         FiringInput,
         FiringResult,
-        "Started by the heartbeat schedule: delivers a heartbeat impulse to the agent.",
+        "Started by the heartbeat schedule: sends the agent an internal heartbeat impulse.",
+        schedule=names.heartbeat_schedule_id("{handle}"),
     ),
     WorkflowSpec(
         "ReminderWorkflow",
-        names.reminder_schedule_id("{ulid}"),
+        _by_schedule(names.reminder_schedule_id("{ulid}")),
         FiringInput,
         FiringResult,
-        "Started by a reminder's schedule: delivers the objective as an impulse.",
+        "Started by a reminder's schedule: sends the objective as an internal impulse.",
+        schedule=names.reminder_schedule_id("{ulid}"),
     ),
 )
-"""Every workflow type a Persyn worker runs (schedule-started ones by their schedule ID)."""
+"""Every workflow type a Persyn worker runs; a schedule-started one names its schedule too."""
 
 HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
@@ -348,6 +358,7 @@ def index(models: dict[str, type[BaseModel]], *, public: bool = False) -> dict[s
             {
                 "type": spec.type_name,
                 "id": spec.workflow_id,
+                "schedule": spec.schedule,
                 "input": _name(spec.input),
                 "result": _name(spec.result),
                 "description": spec.description,

@@ -21,9 +21,18 @@ from schemas.events import (
     Receipt,
     ReceiptStatus,
     Speaker,
+    SubmitEventInput,
     Trigger,
 )
-from schemas.export import HANDLERS, INDEX_FILE, JSON_SCHEMA_DIALECT, export_schemas, wire_models
+from schemas.export import (
+    HANDLERS,
+    INDEX_FILE,
+    JSON_SCHEMA_DIALECT,
+    PUBLIC_MODELS,
+    export_public,
+    export_schemas,
+    wire_models,
+)
 from schemas.ids import new_ulid
 from temporal import names
 from tests.integration import jsonschema_subset
@@ -114,9 +123,15 @@ def test_index_names_match_temporal_names(exported: tuple[Path, list[Path]]) -> 
         names.activation_workflow_id("{ulid}"),
         names.deliberation_workflow_id("{activation ulid}"),
         names.consolidation_workflow_id("{ulid}"),
-        names.maintenance_schedule_id("{handle}"),
-        names.heartbeat_schedule_id("{handle}"),
-        names.reminder_schedule_id("{ulid}"),
+        f"{names.maintenance_schedule_id('{handle}')}-{{firing time}}",
+        f"{names.heartbeat_schedule_id('{handle}')}-{{firing time}}",
+        f"{names.reminder_schedule_id('{ulid}')}-{{firing time}}",
+    ]
+    # Schedule IDs are not workflow IDs: a scheduled run's ID is its schedule's plus the time.
+    assert [w["schedule"] for w in index["workflows"]][5:] == [
+        "maintenance/{handle}",
+        "heartbeat/{handle}",
+        "reminder/{ulid}",
     ]
     assert [w["id"] for w in index["workflows"]][:3] == [
         "agent/{handle}",
@@ -124,6 +139,7 @@ def test_index_names_match_temporal_names(exported: tuple[Path, list[Path]]) -> 
         "activation/{ulid}",
     ]
     assert index["task_queue"] == names.TASK_QUEUE
+    assert [w["schedule"] for w in index["workflows"]][:5] == [None] * 5
     assert index["payload_encoding"] == "json/plain"
     assert index["search_attributes"] == dict.fromkeys(
         (key.name for key in names.SEARCH_ATTRIBUTES), "Keyword"
@@ -233,3 +249,51 @@ def test_export_is_deterministic(exported: tuple[Path, list[Path]], tmp_path: Pa
     for first, second in zip(written, again, strict=True):
         assert first.read_bytes() == second.read_bytes(), first.name
     assert directory != tmp_path
+
+
+def test_the_public_bundle_holds_only_what_an_integrator_needs(tmp_path: Path) -> None:
+    written = export_public(tmp_path)
+    index = load(tmp_path, INDEX_FILE)
+    assert {p.name for p in written} == {f"{m.__name__}.json" for m in PUBLIC_MODELS} | {INDEX_FILE}
+    assert {
+        "InboundEvent",
+        "SubmitEventInput",
+        "Receipt",
+        "CompletionMarker",
+        "MarkerQuery",
+        "MarkerAnswer",
+        "AgentStatus",
+        "AgentWorkflowInput",
+    } <= {m.__name__ for m in PUBLIC_MODELS}
+    assert {h["caller"] for h in index["handlers"]} == {"integrator"}
+    assert {h["name"] for h in index["handlers"]} == {
+        names.SUBMIT,
+        names.DELIVER,
+        names.MARKER,
+        names.STATUS,
+        names.WINDOW,
+    }
+    assert [w["type"] for w in index["workflows"]] == ["AgentWorkflow"]
+
+
+def test_the_schema_carries_the_rules_the_workers_enforce(
+    exported: tuple[Path, list[Path]],
+) -> None:
+    directory, _ = exported
+    schema = load(directory, "SubmitEventInput.json")
+    good = {"event": sample_event().model_dump(mode="json")}
+    assert jsonschema_subset.errors(good, schema) == []
+    breaking = {
+        "/text": {"text": "x" * 32_001},
+        "/text ": {"text": "bell\x07"},
+        "/sent_at": {"sent_at": "2026-05-01T09:30:00"},
+        "/trigger": {"trigger": "heartbeat"},
+    }
+    for where, change in breaking.items():
+        bad = {"event": {**good["event"], **change}}
+        problems = jsonschema_subset.errors(bad, schema)
+        assert any(where.strip() in problem for problem in problems), (where, problems)
+        # The workers refuse the same payload (the trigger at the handler, the rest here).
+        if where != "/trigger":
+            with pytest.raises(ValidationError):
+                SubmitEventInput.model_validate(bad)
