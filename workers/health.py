@@ -13,11 +13,13 @@ import time
 from pydantic import BaseModel
 from temporalio.client import Client
 
+from schemas.codec import get_codec_settings
 from schemas.settings import Settings
+from temporal.devserver import port_open
 from temporal.inbox import has_pollers
 from workers import liveness
 from workers.model_server import base_url, model_server, wanted
-from workers.process import MODEL_SERVER, WORKER, live_pid
+from workers.process import CODEC, MODEL_SERVER, WORKER, live_pid
 from workers.supervisor import ChildState, read_state
 
 
@@ -125,4 +127,22 @@ def model_server_status(settings: Settings) -> ComponentStatus | None:
         address=server.base_url,
         pid=pid,
         detail=_not_running(child) + _history(child),
+    )
+
+
+def codec_status(settings: Settings) -> ComponentStatus | None:
+    """The payload codec's endpoint (the Web UI reads payloads through it), if the codec is on."""
+    codec = get_codec_settings()
+    if not codec.enabled:
+        return None
+    child = _child(settings, CODEC)
+    address = f"http://127.0.0.1:{codec.port}"
+    answers = port_open(codec.port)
+    return ComponentStatus(
+        name=CODEC,
+        healthy=answers,
+        address=address,
+        pid=live_pid(settings, CODEC),
+        detail=("decodes payloads for the Web UI" if answers else _not_running(child))
+        + _history(child),
     )

@@ -30,7 +30,7 @@ from temporal.client import connect
 from temporal.codec_server import codec_endpoint
 from temporal.devserver import DevServer, port_open
 from workers import liveness, pidfile
-from workers.health import ComponentStatus, model_server_status, worker_status
+from workers.health import ComponentStatus, codec_status, model_server_status, worker_status
 from workers.model_server import model_server
 from workers.process import (
     CODEC,
@@ -290,4 +290,7 @@ class EmbeddedStack:
         server = model_server_status(self.settings)
         if server is not None:
             components.append(server)
+        codec = codec_status(self.settings)
+        if codec is not None:
+            components.append(codec)
         return components
