@@ -58,6 +58,10 @@ def _regex(value: str) -> str:
 Tag = Annotated[str, StringConstraints(min_length=1, max_length=64, strip_whitespace=True)]
 
 
+def _as_utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
 def _aware(value: datetime | None) -> datetime | None:
     if value is None:
         return None
@@ -88,8 +92,13 @@ class DialogSearchQuery(Wire):
         description="Turns' text must match this PostgreSQL regular expression "
         "(case-insensitive; start it with (?c) for case-sensitive).",
     )
-    since: datetime | None = Field(default=None, description="Only turns at or after this time.")
-    until: datetime | None = Field(default=None, description="Only turns at or before this time.")
+    # A time without a zone (a model or a person wrote it) is taken as UTC, so none stays naive.
+    since: Annotated[datetime, AfterValidator(_as_utc)] | None = Field(
+        default=None, description="Only turns at or after this time."
+    )
+    until: Annotated[datetime, AfterValidator(_as_utc)] | None = Field(
+        default=None, description="Only turns at or before this time."
+    )
     tags: list[Tag] = Field(
         default_factory=list, max_length=MAX_TAGS, description="Turns must carry every tag."
     )

@@ -91,14 +91,18 @@ def update_id(event: InboundEvent) -> str:
 
 
 async def _delete_ghost(client: Client, start: WithStartWorkflowOperation[Any, Any]) -> None:
-    """Delete the run started for a handle that names no agent (it did nothing)."""
+    """Delete the run started for a handle that names no agent (it did nothing).
+
+    Temporal deletes asynchronously: the run disappears from describe and lists shortly after.
+    """
     try:
         handle = await start.workflow_handle()
         await client.workflow_service.delete_workflow_execution(
             DeleteWorkflowExecutionRequest(
                 namespace=client.namespace,
+                # That run only: never whatever runs under the ID by the time this arrives.
                 workflow_execution=WorkflowExecution(
-                    workflow_id=handle.id, run_id=handle.result_run_id or ""
+                    workflow_id=handle.id, run_id=handle.first_execution_run_id or ""
                 ),
             )
         )

@@ -7,13 +7,14 @@ import asyncio
 import pytest
 from sqlmodel import col, func, select
 from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
 
 from activities.gateway.providers.scripted import ScriptRule
 from schemas.agents import AgentStatus, AgentStatusQuery, AgentWorkflowInput
 from schemas.events import Outcome
 from store.tables import DialogTurnRow, OutboxRow
 from temporal import inbox, names
-from tests.harness import Harness, Stack, event, running_worker, terminal
+from tests.harness import Harness, Stack, event, running_worker, terminal, until
 
 
 async def _count(harness: Harness, table: type, **where: object) -> int:
@@ -174,3 +175,14 @@ async def test_an_unknown_agent_is_refused_with_a_clear_message(harness: Harness
     with pytest.raises(inbox.SubmitRejectedError) as caught:
         await harness.say("nobody-here", "hello?")
     assert "there is no agent 'nobody-here'" in str(caught.value)
+    # The run update-with-start had to start for it is deleted: nothing is left behind.
+    ghost = harness.client.get_workflow_handle(names.agent_workflow_id("nobody-here"))
+
+    async def gone() -> bool:
+        try:
+            await ghost.describe()
+        except RPCError as err:
+            return err.status == RPCStatusCode.NOT_FOUND
+        return False
+
+    await until(gone)
