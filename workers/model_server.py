@@ -121,6 +121,10 @@ class ModelServer:
             # llama.cpp's own chatter (model metadata, timings) would drown the request log.
             "--verbose",
             "False",
+            # By default a new request cuts off the one being streamed (an empty or truncated
+            # reply to whoever was waiting); calls queue for the model instead.
+            "--interrupt_requests",
+            "False",
         ]
 
     def check(self) -> None:

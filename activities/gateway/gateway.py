@@ -3,8 +3,9 @@
 It resolves a task type to a provider and model, shapes the request by that provider's call
 plan (length caps, sampling, schemas clamped for grammar-constrained models, tools or not),
 bounds the call with a timeout, forwards token deltas to a sink best effort (never showing a
-sentence the plan's repetition cut removes), and emits exactly one usage record per completed
-call with the attribution bound to the running activity (never passed by call sites).
+sentence the plan's repetition cut removes: :mod:`activities.gateway.tidy`), and emits exactly
+one usage record per completed call with the attribution bound to the running activity (never
+passed by call sites).
 """
 
 from __future__ import annotations
@@ -19,14 +20,13 @@ from activities.gateway.base import DeltaCallback, Provider
 from activities.gateway.errors import ProviderTimeoutError, ProviderUnavailableError
 from activities.gateway.plans import shaped
 from activities.gateway.registry import ModelRegistry
-from activities.gateway.repetition import RepetitionGuard, cut_repetition, last_full_sentence
+from activities.gateway.tidy import free_text
 from activities.metering import provider_errors
 from activities.metering.hub import MeterHub
 from activities.metering.pricing import price
 from activities.tracing.model_call import ModelCallSpan
 from schemas.ids import new_ulid
 from schemas.models import (
-    CallPlan,
     ModelBinding,
     ModelRequest,
     ModelResponse,
@@ -41,8 +41,6 @@ from temporal.tracing import Tracing
 log = logging.getLogger(__name__)
 
 _DELTA_TIMEOUT_S = 0.25
-REPETITION_CUT = "repetition"
-"""The finish reason of a reply cut where a sentence repeated."""
 
 
 class _BestEffortSink:
@@ -61,37 +59,6 @@ class _BestEffortSink:
             # One failure disables the sink for the rest of the call: presentation only.
             self._broken = True
             log.info("token sink failed; streaming stops for this call", exc_info=True)
-
-
-class _GuardedSink:
-    """Streams a reply through a :class:`RepetitionGuard` and cuts the final text the same way."""
-
-    def __init__(self, sink: _BestEffortSink | None) -> None:
-        self._sink = sink
-        self._guard = RepetitionGuard()
-
-    async def __call__(self, text: str) -> None:
-        shown = self._guard.feed(text)
-        if shown and self._sink is not None:
-            await self._sink(shown)
-
-    async def finish(self) -> None:
-        rest = self._guard.finish()
-        if rest and self._sink is not None:
-            await self._sink(rest)
-
-
-def _tidied(response: ModelResponse, plan: CallPlan) -> ModelResponse:
-    """A free-text reply as the plan keeps it: no repeated sentence, no unfinished one."""
-    text, finish = response.text, response.finish_reason
-    if plan.cut_repetition and (kept := cut_repetition(text)) != text:
-        log.info("a repeated sentence was cut from a %s reply", response.model)
-        text, finish = kept, REPETITION_CUT
-    if plan.end_on_sentence and finish == "length":
-        text = last_full_sentence(text)
-    if text == response.text:
-        return response
-    return response.model_copy(update={"text": text, "finish_reason": finish})
 
 
 class ModelGateway:
@@ -139,8 +106,6 @@ class ModelGateway:
         plan = self.registry.plan(binding.provider)
         request = shaped(request, plan)
         sink = _BestEffortSink(on_delta) if on_delta is not None else None
-        free_text = request.response_schema is None
-        guard = _GuardedSink(sink) if plan.cut_repetition and free_text and sink else None
         # Observability hook: the model-call span (Appendix D); a no-op with tracing off.
         with (
             ModelCallSpan(self._tracing, request, binding) as span,
@@ -149,15 +114,14 @@ class ModelGateway:
             started = time.perf_counter()
             try:
                 async with asyncio.timeout(self._timeout):
-                    response = await provider.complete(request, binding, on_delta=guard or sink)
+                    if request.response_schema is None:
+                        response = await free_text(provider, request, binding, plan, sink)
+                    else:
+                        response = await provider.complete(request, binding)
             except TimeoutError:
                 raise ProviderTimeoutError(
                     f"{binding.provider.value} did not answer within {self._timeout:g}s"
                 ) from None
-            if guard is not None:
-                await guard.finish()
-            if free_text:
-                response = _tidied(response, plan)
             latency = (time.perf_counter() - started) * 1000
             record = self._emit(request, binding, response, latency)
             span.finish(response, latency, record)

@@ -3,15 +3,17 @@
 A small model at chat temperature can fall into a loop: "I'm glad to have you on the team."
 again and again until its token limit. Sampling penalties make that rare; this makes it
 invisible. A reply is cut just before the first sentence that repeats an earlier one (compared
-case- and punctuation-blind), and the stream never shows that sentence: text that might turn
-out to be a repeat (a sentence so far identical to the start of an earlier one) is held back
-until it either differs or repeats.
+case- and punctuation-blind), in the reply or among sentences said before (``seen``: the
+agent's earlier replies), and the stream never shows that sentence: text that might turn out to
+be a repeat (a sentence so far identical to the start of an earlier one) is held back until it
+either differs or repeats.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+|\n+")
 _NOT_WORD = re.compile(r"[^\w\s]+")
@@ -36,6 +38,12 @@ def _sentences(text: str) -> list[tuple[int, str]]:
     return out
 
 
+def sentence_keys(texts: Iterable[str]) -> set[str]:
+    """The sentences of ``texts`` as compared for repetition."""
+    keys = {_normal(sentence) for text in texts for _, sentence in _sentences(text)}
+    return {key for key in keys if len(key) >= MIN_CHARS}
+
+
 def repeated_sentence(text: str) -> str | None:
     """The first sentence of ``text`` that repeats an earlier one, if any."""
     cut = _cut_at(text)
@@ -44,8 +52,8 @@ def repeated_sentence(text: str) -> str | None:
     return _sentences(text[cut:])[0][1].strip()
 
 
-def _cut_at(text: str) -> int | None:
-    seen: set[str] = set()
+def _cut_at(text: str, said: Iterable[str] = ()) -> int | None:
+    seen = set(said)
     for start, sentence in _sentences(text):
         key = _normal(sentence)
         if len(key) >= MIN_CHARS and key in seen:
@@ -54,9 +62,14 @@ def _cut_at(text: str) -> int | None:
     return None
 
 
-def cut_repetition(text: str) -> str:
-    """``text`` up to (not including) the first sentence that repeats an earlier one."""
-    cut = _cut_at(text)
+def cut_repetition(text: str, said: Iterable[str] = ()) -> str:
+    """``text`` up to (not including) the first sentence that repeats an earlier one.
+
+    Args:
+        text: The reply.
+        said: Sentence keys said before (:func:`sentence_keys`) that count as earlier ones.
+    """
+    cut = _cut_at(text, said)
     return text if cut is None else text[:cut].rstrip()
 
 
@@ -64,6 +77,7 @@ def cut_repetition(text: str) -> str:
 class RepetitionGuard:
     """Forwards a streamed reply piece by piece, never showing a repeated sentence."""
 
+    seen: set[str] = field(default_factory=set)
     text: str = ""
     shown: int = 0
     stopped: bool = False
@@ -87,10 +101,10 @@ class RepetitionGuard:
 
     def cut(self) -> str:
         """The reply as it should be kept."""
-        return cut_repetition(self.text)
+        return cut_repetition(self.text, self.seen)
 
     def _safe_length(self) -> int:
-        cut = _cut_at(self.text)
+        cut = _cut_at(self.text, self.seen)
         if cut is not None:
             self.stopped = True
             return len(self.text[:cut].rstrip())
@@ -99,7 +113,7 @@ class RepetitionGuard:
             return len(self.text)
         start, last = sentences[-1]
         partial = _normal(last)
-        earlier = {_normal(s) for _, s in sentences[:-1]}
+        earlier = {_normal(s) for _, s in sentences[:-1]} | self.seen
         if partial and any(e.startswith(partial) for e in earlier):
             return start  # might become a repeat: hold it back
         return len(self.text)

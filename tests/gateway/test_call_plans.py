@@ -5,14 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from activities.deliberation.judge import JUDGE_SCHEMA
-from activities.gateway.gateway import REPETITION_CUT, ModelGateway
+from activities.gateway.gateway import ModelGateway
 from activities.gateway.plans import local_plan, shaped
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
 from activities.gateway.registry import ModelRegistry
+from activities.gateway.tidy import REPETITION_CUT
 from schemas.memory_formation import SummaryReply
 from schemas.models import (
     CallPlan,
+    ChatMessage,
     ModelBinding,
+    ModelRequest,
     ModelResponse,
     ProviderName,
     StagePlan,
@@ -134,3 +137,60 @@ async def test_a_reply_stopped_by_its_cap_ends_on_its_last_full_sentence() -> No
     response = await gateway.complete(request())
 
     assert response.text == "Tide pools are small worlds."
+
+
+ECHO = "Ava, I'm so glad you're enjoying your adventure! But what is the difference?"
+
+
+def with_earlier_reply(text: str) -> ModelRequest:
+    return request(
+        messages=[
+            ChatMessage(role="user", content="Is it safe to touch anemones?"),
+            ChatMessage(role="assistant", content=ECHO),
+            ChatMessage(role="user", content="Why is the sea salty?"),
+        ]
+    )
+
+
+async def test_a_reply_never_echoes_an_earlier_one_and_an_echo_is_asked_again() -> None:
+    provider = ScriptedProvider(
+        Script(
+            rules=[
+                ScriptRule(reply=ECHO, times=1),
+                ScriptRule(reply="Salt washes in from rocks on land. Rivers carry it."),
+            ]
+        )
+    )
+    gateway = ModelGateway(local_registry(), {ProviderName.SCRIPTED: provider})
+    deltas = Deltas()
+
+    response = await gateway.complete(with_earlier_reply(ECHO), on_delta=deltas)
+
+    assert response.text == "Salt washes in from rocks on land. Rivers carry it."
+    assert "".join(deltas.pieces) == response.text  # the echo was never shown
+    hotter = provider.requests[1].sampling
+    assert hotter is not None and hotter.presence_penalty == 1.0
+    assert len(provider.requests) == 2
+
+
+async def test_a_reply_that_echoes_twice_is_kept_rather_than_dropped() -> None:
+    provider = ScriptedProvider(Script(rules=[ScriptRule(reply=ECHO)]))
+    gateway = ModelGateway(local_registry(), {ProviderName.SCRIPTED: provider})
+    deltas = Deltas()
+
+    response = await gateway.complete(with_earlier_reply(ECHO), on_delta=deltas)
+
+    assert response.text == ECHO
+    assert "".join(deltas.pieces) == ECHO
+
+
+async def test_an_empty_reply_is_asked_for_once_more() -> None:
+    provider = ScriptedProvider(
+        Script(rules=[ScriptRule(reply="", times=1), ScriptRule(reply="Yes, gladly.")])
+    )
+    gateway = ModelGateway(local_registry(), {ProviderName.SCRIPTED: provider})
+
+    response = await gateway.complete(request())
+
+    assert response.text == "Yes, gladly."
+    assert len(provider.requests) == 2

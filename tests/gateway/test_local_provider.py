@@ -194,7 +194,7 @@ async def test_concurrent_calls_are_both_served(gateway: ModelGateway) -> None:
         gateway.complete(ask(TaskType.RESPOND, "Say no.")),
     )
 
-    assert all(reply.text.strip() for reply in replies)
+    assert all(reply.text.strip() for reply in replies), replies
 
 
 def closed_port() -> int:

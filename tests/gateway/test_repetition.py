@@ -9,6 +9,7 @@ from activities.gateway.repetition import (
     cut_repetition,
     last_full_sentence,
     repeated_sentence,
+    sentence_keys,
 )
 
 LOOP = (
@@ -81,3 +82,15 @@ def test_an_unfinished_sentence_is_dropped_and_a_finished_reply_kept() -> None:
     assert last_full_sentence("Crabs hide. Anemones close at") == "Crabs hide."
     assert last_full_sentence("Crabs hide. Anemones close!") == "Crabs hide. Anemones close!"
     assert last_full_sentence("no sentence has ended yet") == "no sentence has ended yet"
+
+
+def test_a_sentence_said_in_an_earlier_reply_is_cut_and_never_streamed() -> None:
+    earlier = sentence_keys(["Ava, I'm so glad you're enjoying your adventure! Tell me more."])
+    reply = "Ava, I'm so glad you're enjoying your adventure! Seals love harbours."
+
+    assert cut_repetition(reply, earlier) == ""
+    guard = RepetitionGuard(seen=set(earlier))
+    shown = "".join(guard.feed(p) for p in re.findall(r"\S+\s*", reply)) + guard.finish()
+    assert shown == ""
+    fresh = "Seals love harbours. Ava, I'm so glad you're enjoying your adventure!"
+    assert cut_repetition(fresh, earlier) == "Seals love harbours."

