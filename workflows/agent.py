@@ -1,14 +1,19 @@
 """``AgentWorkflow``: an agent's inbox and lock.
 
 Lifecycle: started as ``agent/{handle}`` when the agent is created (or by update-with-start on
-first contact) and runs as long as the agent exists. Every stimulus arrives as the ``submit``
-update (which returns a receipt carrying the completion marker) or the fire-and-forget
-``deliver`` signal. Events queue in arrival order and enter the critical section one at a time:
-the speaker is resolved to a person, the event goes to the channel's open conversation (opening
-one if needed), and the lock is held until the activation signals ``activation_finished``.
-Conversations report ``conversation_closed``; an event caught by a closing conversation is sent
-to a fresh one. Duplicate event IDs get the same receipt and one reply. The workflow continues
-as new, carrying its whole state, when Temporal suggests it and every handler has finished.
+first contact) and runs as long as the agent exists. A client's stimulus arrives as the
+``submit`` update (which returns a receipt carrying the completion marker) or the
+fire-and-forget ``deliver`` signal; heartbeats and reminders arrive as the internal ``impulse``
+signal, which the agent turns into an event on its own channel (a client can set neither an
+internal trigger nor a ``self:`` channel). Events queue in arrival order and enter the critical
+section one at a time: the speaker is resolved to a person, the event goes to the channel's
+open conversation (opening one if needed) with an activation ID the agent chose, and the lock
+is held until that activation signals ``activation_finished`` (any other completion is
+dropped). Conversations report ``conversation_closed``; an event caught by a closing
+conversation is sent to a fresh one. Duplicate event IDs get the same receipt and one reply; an
+ID reused for a different event is refused. Every handler validates its own input
+(``workflows.handlers``), so no input can fail a workflow task. The workflow continues as new,
+carrying its whole state, when Temporal suggests it and every handler has finished.
 """
 
 from __future__ import annotations
