@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from store.queries.erasure import REDACTED, json_escaped, variants
+from store.queries.erasure import MIN_REDACT_CHARS, REDACTED, json_escaped, variants
 from store.queries.trace import rotated
 
 log = logging.getLogger(__name__)
@@ -91,6 +91,14 @@ def _strings(value: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield from _strings(item)
 
 
+def _cut_tail(value: str, form: str) -> str:
+    # A span attribute is cut at the tracer's length limit: a text may end it half-written.
+    start = value.rfind(form[:MIN_REDACT_CHARS])
+    if start < 0 or not form.startswith(value[start:]):
+        return value
+    return value[:start] + REDACTED
+
+
 def replace_texts(texts: Sequence[str]) -> Redaction:
     """Replace each of ``texts`` (as is and JSON-escaped) in every string attribute."""
     forms = sorted(
@@ -106,13 +114,17 @@ def replace_texts(texts: Sequence[str]) -> Redaction:
                 before = value["stringValue"]
                 after = before
                 for form in forms:
-                    after = after.replace(form, REDACTED)
+                    after = _cut_tail(after.replace(form, REDACTED), form)
                 if after != before:
                     value["stringValue"] = after
                     changed = True
         return changed
 
-    hints = tuple({_plain_run(v) for text in texts for v in variants(text)} - {""})
+    # The plain run finds the whole text at any depth of encoding, the opening a cut-off one.
+    hints = tuple(
+        {h for text in texts for v in variants(text) for h in (_plain_run(v), v[:MIN_REDACT_CHARS])}
+        - {""}
+    )
     return Redaction(edit, hints)
 
 

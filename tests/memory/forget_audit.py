@@ -18,6 +18,7 @@ from store.db import Database
 from store.queries.memory import execute
 from store.queries.trace import rotated
 from temporal import names
+from tests.harness import until
 
 
 async def tables_holding(db: Database, needle: str) -> dict[str, int]:
@@ -87,21 +88,38 @@ def payloads_of(message: Message) -> Iterator[Payload]:
                 yield from payloads_of(item)
 
 
-async def histories_holding(client: Client, agent: str, needle: str) -> tuple[int, list[str]]:
-    """How many of the agent's workflow runs were read, and which hold ``needle``.
+async def agent_runs(client: Client, agent: str) -> list[tuple[str, str]]:
+    """(workflow ID, run ID) of every run Temporal's visibility lists for the agent."""
+    return [
+        (execution.id, execution.run_id)
+        async for execution in client.list_workflows(f"PersynAgent = '{agent}'")
+    ]
 
-    Every payload of every event (inputs, results, signals, updates, memos, headers) is
-    decoded with the client's own payload codec, if it has one, before it is searched.
+
+async def histories_holding(
+    client: Client, agent: str, needle: str, *, expected: set[str]
+) -> tuple[set[str], list[str]]:
+    """Which of the agent's workflows were read, and which hold ``needle``.
+
+    Waits until visibility (eventually consistent) lists every workflow in ``expected``, then
+    reads every run it lists. Every payload of every event (inputs, results, signals, updates,
+    memos, headers) is decoded with the client's own payload codec, if it has one, before it
+    is searched.
     """
+    runs: list[tuple[str, str]] = []
+
+    async def listed() -> bool:
+        runs[:] = await agent_runs(client, agent)
+        return expected <= {workflow_id for workflow_id, _ in runs}
+
+    await until(listed)
     codec = client.data_converter.payload_codec
-    runs, found = 0, []
-    async for execution in client.list_workflows(f"PersynAgent = '{agent}'"):
-        runs += 1
-        handle = client.get_workflow_handle(execution.id, run_id=execution.run_id)
-        history = await handle.fetch_history()
+    found = []
+    for workflow_id, run_id in runs:
+        history = await client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history()
         payloads = [p for event in history.events for p in payloads_of(event)]
         if codec is not None and payloads:
             payloads = await codec.decode(payloads)
         if any(needle.encode() in p.data for p in payloads):
-            found.append(execution.id)
-    return runs, found
+            found.append(workflow_id)
+    return {workflow_id for workflow_id, _ in runs}, found

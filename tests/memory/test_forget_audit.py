@@ -9,11 +9,15 @@ data converter).
 
 from __future__ import annotations
 
+import contextlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from temporalio.client import WorkflowFailureError
+from temporalio.service import RPCError
 
 from activities.gateway.providers.scripted import ScriptRule
 from activities.memory.encoders.local import LocalEncoder
@@ -21,7 +25,8 @@ from activities.memory.forgetting import forget_memory
 from activities.memory.retention import RetentionActivities
 from schemas.memory import MemorySettings
 from schemas.memory_formation import PurgeInput
-from temporal import tracing
+from store.queries.memory import execute
+from temporal import names, tracing
 from temporal.client import connect
 from tests.harness import Harness, Stack, until
 from tests.memory.forget_audit import (
@@ -32,6 +37,7 @@ from tests.memory.forget_audit import (
 )
 from tests.memory.formation.helpers import (
     close_and_consolidate,
+    consolidation_ids,
     formation_rules,
     formation_worker,
     new_agent,
@@ -48,7 +54,7 @@ def marker() -> str:
 @asynccontextmanager
 async def traced_formation_worker(
     stack: Stack, span_file: Path, encoder: LocalEncoder, rules: list[ScriptRule]
-) -> AsyncIterator[Harness]:
+) -> AsyncIterator[tuple[Harness, tracing.Tracing]]:
     """A worker that forms memories, recalls them, and records full content in ``span_file``."""
     overrides: dict[str, object] = {
         "tracing_exporters": ["file"],
@@ -63,9 +69,43 @@ async def traced_formation_worker(
         async with formation_worker(
             client, stack, rules=rules, encoder=encoder, settings_overrides=overrides
         ) as harness:
-            yield harness
+            yield harness, traced
     finally:
         traced.close()
+
+
+async def quiet(
+    harness: Harness, agent: str, traced: tracing.Tracing, *, conversations: Sequence[str] = ()
+) -> None:
+    """Wait until only the agent's inbox (and ``conversations``) run; flush the spans made.
+
+    Deferred deliberations outlive their activations and call models with the same prompts;
+    what they trace must be in the span file before the audit, not exported after it.
+    """
+    async with harness.db.session() as session:
+        activations = [
+            str(r.id)
+            for r in await execute(
+                session, "SELECT id FROM activations WHERE agent = :a", {"a": agent}
+            )
+        ]
+    for activation_id in activations:
+        handle = harness.client.get_workflow_handle(names.deliberation_workflow_id(activation_id))
+        with contextlib.suppress(RPCError, WorkflowFailureError):
+            await handle.result()
+
+    async def only_the_inbox() -> bool:
+        running = [
+            e.id
+            async for e in harness.client.list_workflows(
+                f"PersynAgent = '{agent}' AND ExecutionStatus = 'Running'"
+            )
+        ]
+        inbox = names.agent_workflow_id(agent)
+        return set(running) <= {inbox, *map(names.conversation_workflow_id, conversations)}
+
+    await until(only_the_inbox)
+    traced.flush()
 
 
 async def test_a_forgotten_memory_is_nowhere_only_who_when_and_why_stay(
@@ -75,7 +115,7 @@ async def test_a_forgotten_memory_is_nowhere_only_who_when_and_why_stay(
     summary = f"I learned that Ada keeps {word} bees on the roof of her house in Lisbon."
     span_file = tmp_path / "spans.jsonl"
     rules = formation_rules({"roof": summary})
-    async with traced_formation_worker(stack, span_file, encoder, rules) as harness:
+    async with traced_formation_worker(stack, span_file, encoder, rules) as (harness, traced):
         agent = await new_agent(harness.db, idle_minutes=0.05)
         first = await harness.say(agent, "I keep bees up on my roof, you know.")
         assert first.marker and first.marker.conversation_id
@@ -87,9 +127,10 @@ async def test_a_forgotten_memory_is_nowhere_only_who_when_and_why_stay(
         assert second.marker and second.marker.conversation_id
         await close_and_consolidate(harness.client, second.marker.conversation_id)
         conversations = [first.marker.conversation_id, second.marker.conversation_id]
+        await quiet(harness, agent, traced)
         before = await tables_holding(harness.db, word)
         assert {"memory_records", "memory_formations", "prompts"} <= before.keys(), before
-        await until(lambda: span_file_holds(span_file, word))
+        assert span_file_holds(span_file, word)
 
         result = await forget_memory(
             harness.db,
@@ -104,9 +145,20 @@ async def test_a_forgotten_memory_is_nowhere_only_who_when_and_why_stay(
         assert await tables_holding(harness.db, word) == {}
         assert not span_file_holds(span_file, word)
         assert await windows_holding(harness.client, conversations, word) == []
-        runs, holding = await histories_holding(harness.client, agent, word)
-        # The agent, two conversations, their activations and consolidations were read.
-        assert runs >= 6 and holding == []
+        activations = await rows(harness.db, "SELECT id FROM activations WHERE agent = :a", a=agent)
+        expected = {
+            names.agent_workflow_id(agent),
+            *(names.conversation_workflow_id(c) for c in conversations),
+            *(names.activation_workflow_id(a.id) for a in activations),
+            *[
+                c
+                for conversation in conversations
+                for c in await consolidation_ids(harness.client, conversation)
+            ],
+        }
+        read, holding = await histories_holding(harness.client, agent, word, expected=expected)
+        # The agent, both conversations, their activations and consolidations were read.
+        assert len(expected) >= 6 and expected <= read and holding == []
 
         (audit,) = await rows(
             harness.db,
@@ -127,17 +179,21 @@ async def test_retention_drops_old_dialog_from_every_copy_and_open_windows(
 ) -> None:
     word = marker()
     span_file = tmp_path / "spans.jsonl"
-    async with traced_formation_worker(stack, span_file, encoder, formation_rules()) as harness:
+    async with traced_formation_worker(stack, span_file, encoder, formation_rules()) as (
+        harness,
+        traced,
+    ):
         agent = await new_agent(harness.db)  # the conversation stays open throughout
         # The scripted model echoes: the reply copies the words into the outbox and markers.
         said = await harness.say(agent, f"Remember the {word} signal from the lighthouse.")
         assert said.marker and said.marker.conversation_id
         conversation = said.marker.conversation_id
+        await quiet(harness, agent, traced, conversations=[conversation])
         before = await tables_holding(harness.db, word)
         copies = {"dialog_turns", "prompts", "outbox", "completion_markers", "activations"}
         assert copies <= before.keys(), before
         assert await windows_holding(harness.client, [conversation], word) == [conversation]
-        await until(lambda: span_file_holds(span_file, word))
+        assert span_file_holds(span_file, word)
 
         # A maintenance firing two days on, with a one-day window: everything said is old.
         retention = RetentionActivities(

@@ -52,6 +52,15 @@ def test_forgetting_replaces_the_text_in_both_generations_even_json_escaped(
     assert redact_span_file(path, replace_texts([text])) == 0  # nothing left to change
 
 
+def test_a_text_cut_off_by_the_attribute_limit_is_redacted_too(tmp_path: Path) -> None:
+    path = tmp_path / "spans.jsonl"
+    text = "I remember that Ada hid the spare key under the blue flowerpot."
+    cut = "[recall] " + text[:30]  # the tracer's length limit fell inside the memory
+    path.write_text(line(span("t1", "a", NOW, **{"gen_ai.system_instructions": cut})))
+    assert redact_span_file(path, replace_texts([text])) == 1
+    assert "spare key" not in path.read_text() and "[recall] [forgotten]" in path.read_text()
+
+
 def test_retention_strips_content_of_the_agents_old_traces_only(tmp_path: Path) -> None:
     path = tmp_path / "spans.jsonl"
     old, new = NOW - timedelta(days=3), NOW
