@@ -218,7 +218,7 @@ def forget(
             f"{result.audit.actor}); nothing changed"
         )
     else:
-        typer.echo(f"forgot {wanted}: {_line(result.record)}")
+        typer.echo(f"forgot {wanted}: its text is erased everywhere Persyn kept it")
         typer.echo(f"audit entry {result.audit.id} by {actor}")
     if not result.derived:
         typer.echo("no memories derive from it")
