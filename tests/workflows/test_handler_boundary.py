@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from temporalio import workflow
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
 from activities.gateway.providers.scripted import ScriptRule
@@ -351,6 +352,22 @@ async def test_bad_query_input_names_the_field_and_status_needs_none(harness: Ha
     with pytest.raises(Exception) as caught:
         await agent.query(names.MARKER, {"event_id": "not-a-ulid"})
     assert "event_id" in str(caught.value) and "is not a ULID" in str(caught.value)
+
+
+async def test_bad_update_input_is_a_non_retryable_error_naming_the_field(
+    harness: Harness,
+) -> None:
+    handle = (await harness.create_agent()).handle
+    await inbox.start_agent(harness.client, handle=handle, task_queue=harness.task_queue)
+    payload = {"event": {**event("hi", channel=WEB).model_dump(mode="json"), "addressed": "maybe"}}
+
+    with pytest.raises(WorkflowUpdateFailedError) as caught:
+        await agent_handle(harness, handle).execute_update(names.SUBMIT, payload, id=new_ulid())
+
+    cause = caught.value.cause
+    assert isinstance(cause, ApplicationError)
+    assert (cause.type, cause.non_retryable) == ("InvalidInput", True)
+    assert cause.message.startswith("invalid submit input: event.addressed:")
 
 
 async def test_speakers_are_never_blank(harness: Harness) -> None:
