@@ -5,8 +5,9 @@ llama.cpp turns a JSON schema into a grammar, expanding every bounded repetition
 grammar, and llama-cpp-python then crashes the process serving the model. So every schema sent
 to such a provider is clamped first: strings get at most ``max_string_chars`` characters and
 arrays at most ``max_array_items`` items, whatever the schema asked for. llama-cpp-python's
-converter also ignores an integer's ``minimum`` and ``maximum`` (a "1 to 10" rating came back
-as 1234567890), so a small bounded integer range becomes the ``enum`` of its values. The
+converter also ignores ``minimum`` and ``maximum`` (a "1 to 10" rating came back as
+1234567890, an emotion's 0-to-1 probability as 1.5), so a small bounded integer range becomes
+the ``enum`` of its values and a bounded number the ``enum`` of eleven even steps. The
 clamped schema only narrows the original, so a reply valid under it is valid under the
 original too.
 """
@@ -72,6 +73,20 @@ def _bound_integer(node: dict[str, Any]) -> None:
         node["enum"] = list(range(low, high + 1))
 
 
+NUMBER_STEPS = 10
+"""A bounded number is offered as this many even steps of its range (0, 0.1, ... 1)."""
+
+
+def _bound_number(node: dict[str, Any]) -> None:
+    if "enum" in node or "const" in node:
+        return
+    low, high = node.get("minimum"), node.get("maximum")
+    if not isinstance(low, int | float) or not isinstance(high, int | float) or high <= low:
+        return
+    step = (high - low) / NUMBER_STEPS
+    node["enum"] = [round(low + i * step, 6) for i in range(NUMBER_STEPS + 1)]
+
+
 def _walk(node: Any, limits: GrammarLimits, string_chars: int) -> None:
     if isinstance(node, list):
         for item in node:
@@ -86,6 +101,8 @@ def _walk(node: Any, limits: GrammarLimits, string_chars: int) -> None:
         _clamp_array(node, limits.max_array_items)
     if kinds == {"integer"}:
         _bound_integer(node)
+    if kinds == {"number"}:
+        _bound_number(node)
     for key, value in node.items():
         if key in _NAMED_SCHEMAS and isinstance(value, dict):
             for schema in value.values():

@@ -128,3 +128,11 @@ def test_a_small_integer_range_becomes_an_enum_the_grammar_enforces() -> None:
     assert clamped["properties"]["novelty"]["enum"] == list(range(11))
     wide = clamp_schema({"type": "integer", "minimum": 0, "maximum": 10_000}, LIMITS)
     assert "enum" not in wide
+
+
+def test_a_bounded_number_becomes_even_steps_of_its_range() -> None:
+    clamped = clamp_schema(ClassificationReply.model_json_schema(), LIMITS)
+    emotions = clamped["$defs"]["EmotionDistribution"]["properties"]
+
+    assert emotions["engaged"]["enum"] == [round(i / 10, 6) for i in range(11)]
+    assert "enum" not in clamp_schema({"type": "number", "minimum": 0}, LIMITS)
