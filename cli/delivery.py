@@ -22,7 +22,7 @@ from schemas.settings import Settings
 from temporal import inbox
 from temporal.client import TemporalUnavailableError, connect
 from workers.health import serving
-from workers.supervisor import read_state
+from workers.supervisor_state import read_state
 
 RETRY_FOR_S = 10.0
 """How long a submission keeps retrying while Temporal does not answer."""

@@ -20,7 +20,7 @@ from temporal.inbox import has_pollers
 from workers import liveness
 from workers.model_server import base_url, model_server, wanted
 from workers.process import CODEC, MODEL_SERVER, WORKER, live_pid
-from workers.supervisor import ChildState, read_state
+from workers.supervisor_state import ChildState, read_state
 
 
 class ComponentStatus(BaseModel):

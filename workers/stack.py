@@ -43,7 +43,8 @@ from workers.process import (
     pid_file,
     start_supervisor,
 )
-from workers.supervisor import STOP_GRACE_S, ChildState, read_state, state_file
+from workers.supervisor import STOP_GRACE_S
+from workers.supervisor_state import ChildState, read_state, state_file
 
 JUST_STARTED_GRACE_S = 20.0
 """How long ``up`` keeps trying an embedded Temporal it has just started before giving up."""

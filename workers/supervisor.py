@@ -4,19 +4,23 @@ It owns the processes that can die on their own, the worker and (when some task 
 local model) llama.cpp's model server, as its children. A child that exits for any reason is
 started again after a delay that doubles with each quick failure (``supervisor_backoff_seconds``
 up to ``supervisor_backoff_max_seconds``; a run of a minute resets it), and every exit and
-restart is logged in ``logs/supervisor.log`` and marked in the child's own log.
+restart is logged in ``logs/supervisor.log`` and marked in the child's own log. Children write
+to a pipe the supervisor copies to their logs with every line cut to a readable length
+(:mod:`workers.output`): llama.cpp dumps a grammar it cannot compile as one enormous line.
 
 SIGTERM (``persyn down``) stops the worker first, letting in-flight tasks finish (they may still
 need the model), then the model server, then the supervisor exits. Children get SIGTERM if the
 supervisor itself is killed, so none outlives it. ``run/supervisor.json`` tells ``persyn up``
-and ``persyn status`` what each child is doing.
+and ``persyn status`` what each child is doing (:mod:`workers.supervisor_state`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import logging
 import os
+import selectors
 import signal
 import subprocess
 import sys
@@ -27,12 +31,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
-from pydantic import BaseModel, Field
-
 from schemas.codec import get_codec_settings
 from schemas.settings import Settings, get_settings
 from workers import liveness, pidfile
 from workers.model_server import ModelServerError, model_server, wanted
+from workers.output import ChildOutput
 from workers.process import (
     CODEC,
     MODEL_SERVER,
@@ -42,6 +45,7 @@ from workers.process import (
     log_file,
     pid_file,
 )
+from workers.supervisor_state import ChildState, SupervisorState, describe_exit, state_file
 
 log = logging.getLogger("persyn.supervisor")
 
@@ -52,62 +56,6 @@ STOP_GRACE_S = {WORKER: 25.0, MODEL_SERVER: 5.0, CODEC: 5.0}
 """How long each child may take to stop on SIGTERM before it is killed."""
 
 _PR_SET_PDEATHSIG = 1
-
-
-class ChildState(BaseModel):
-    """One child as ``persyn up`` and ``persyn status`` read it."""
-
-    name: str
-    pid: int | None = None
-    starts: int = 0
-    last_exit: str | None = None
-    """How the last run ended ("exit 1", "SIGKILL"), if one did."""
-    last_exit_code: int | None = None
-    last_words: str | None = None
-    """The last line the child logged before it exited."""
-    exited_at: datetime | None = None
-    restart_at: datetime | None = None
-    error: str | None = None
-    """Why the child cannot be started at all (nothing to retry until the setup changes)."""
-
-    @property
-    def restarts(self) -> int:
-        """How many times the child was started again."""
-        return max(0, self.starts - 1)
-
-
-class SupervisorState(BaseModel):
-    """What the supervisor writes to ``run/supervisor.json`` on every change."""
-
-    pid: int
-    children: dict[str, ChildState] = Field(default_factory=dict)
-
-
-def state_file(settings: Settings) -> Path:
-    """Where the supervisor describes its children."""
-    return settings.run_dir / "supervisor.json"
-
-
-def read_state(settings: Settings) -> SupervisorState | None:
-    """The state the running supervisor last wrote, or ``None`` if none runs."""
-    try:
-        state = SupervisorState.model_validate_json(state_file(settings).read_text())
-    except (OSError, ValueError):
-        return None
-    record = pidfile.read(pid_file(settings, SUPERVISOR))
-    if record is None or record.pid != state.pid or not pidfile.matches(record):
-        return None
-    return state
-
-
-def describe_exit(code: int) -> str:
-    """A child's return code in words."""
-    if code < 0:
-        try:
-            return signal.Signals(-code).name
-        except ValueError:
-            return f"signal {-code}"
-    return f"exit {code}"
 
 
 def backoff(settings: Settings, failures: int) -> float:
@@ -126,6 +74,7 @@ class Child:
     log_file: Path
     state: ChildState
     process: subprocess.Popen[bytes] | None = None
+    output: ChildOutput | None = None
     started_at: float = 0.0
     failures: int = 0
     restart_at: float | None = 0.0
@@ -161,8 +110,20 @@ class Supervisor:
                 changed |= self._check(child)
             if changed:
                 self._write_state()
-            time.sleep(0.1)
+            self._pump(0.1)
         self._stop_children()
+
+    def _pump(self, timeout: float) -> None:
+        """Copy the children's output to their logs, waiting up to ``timeout`` for some."""
+        outputs = {c.output.fd: c.output for c in self.children if c.output is not None}
+        if not outputs:
+            time.sleep(timeout)
+            return
+        with selectors.DefaultSelector() as selector:
+            for fd in outputs:
+                selector.register(fd, selectors.EVENT_READ)
+            for key, _ in selector.select(timeout):
+                outputs[key.fd].pump()
 
     def _stop_requested(self, signum: int, frame: FrameType | None) -> None:
         self.stopping = True
@@ -180,10 +141,10 @@ class Supervisor:
         for child in self.children:  # the worker first: its last tasks may need the model
             if child.process is not None and child.process.poll() is None:
                 log.info("stopping %s (pid %d)", child.name, child.process.pid)
-                record = pidfile.read(pid_file(self.settings, child.name))
-                if record is not None:
-                    pidfile.stop(record, timeout=STOP_GRACE_S[child.name])
-                _wait(child.process)
+                self._stop(child, child.process)
+            if child.output is not None:
+                child.output.close()
+                child.output = None
             pid_file(self.settings, child.name).unlink(missing_ok=True)
         state_file(self.settings).unlink(missing_ok=True)
         if (
@@ -192,6 +153,17 @@ class Supervisor:
         ):
             pid_file(self.settings, SUPERVISOR).unlink(missing_ok=True)
         log.info("supervisor stopped")
+
+    def _stop(self, child: Child, process: subprocess.Popen[bytes]) -> None:
+        """SIGTERM, copying its last words meanwhile; SIGKILL after its grace."""
+        with contextlib.suppress(ProcessLookupError):
+            process.terminate()
+        deadline = time.monotonic() + STOP_GRACE_S[child.name]
+        while process.poll() is None and time.monotonic() < deadline:
+            self._pump(0.05)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
     # -- one child ------------------------------------------------------------------------------
 
@@ -213,6 +185,9 @@ class Supervisor:
         assert child.process is not None
         pid, ran = child.process.pid, now - child.started_at
         child.process = None
+        if child.output is not None:
+            child.output.close()  # its last words reach the log before we read them
+            child.output = None
         pid_file(self.settings, child.name).unlink(missing_ok=True)
         if child.name == WORKER:
             liveness.forget(self.settings, pid)
@@ -247,18 +222,20 @@ class Supervisor:
             log.error("cannot start %s: %s", child.name, err)
             return
         child.log_file.parent.mkdir(parents=True, exist_ok=True)
-        with child.log_file.open("ab") as out:
-            if state.last_exit is not None:
-                # Whoever reads this log sees where one run ends and the next begins.
+        if state.last_exit is not None:
+            # Whoever reads this log sees where one run ends and the next begins.
+            with child.log_file.open("ab") as out:
                 out.write(f"--- restarted by the supervisor after {state.last_exit} ---\n".encode())
-                out.flush()
-            child.process = subprocess.Popen(
-                command,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                preexec_fn=_die_with_parent,  # safe: the supervisor runs one thread
-            )
+        child.process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent,  # safe: the supervisor runs one thread
+        )
+        assert child.process.stdout is not None
+        child.output = ChildOutput(os.dup(child.process.stdout.fileno()), child.log_file)
+        child.process.stdout.close()
         pidfile.write(pid_file(self.settings, child.name), child.process.pid)
         child.started_at, child.restart_at = now, None
         state.pid, state.restart_at, state.error = child.process.pid, None, None
@@ -316,14 +293,6 @@ def children(settings: Settings) -> list[Child]:
         state=ChildState(name=MODEL_SERVER),
     )
     return [worker, server, *codec]
-
-
-def _wait(process: subprocess.Popen[bytes]) -> None:
-    try:
-        process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 def main() -> None:

@@ -170,3 +170,38 @@ async def test_a_killed_model_server_degrades_the_turn_and_the_worker_lives_on(
     log = (settings.log_dir / "supervisor.log").read_text()
     assert f"model-server (pid {server}) died (SIGKILL)" in log
     assert "model-server restarted" in log
+
+
+def test_a_grammar_llama_cpp_cannot_compile_crashes_the_server_not_the_worker(
+    home: dict[str, str],
+) -> None:
+    settings = settings_of(home)
+    worker, server = live(settings, WORKER), live(settings, MODEL_SERVER)
+    schema = {
+        "type": "object",
+        "properties": {"summary": {"type": "string", "maxLength": 8000}},
+        "required": ["summary"],
+    }
+    request = urllib.request.Request(
+        f"{base_url(settings)}/chat/completions",
+        data=json.dumps(
+            {
+                "model": "local",
+                "messages": [{"role": "user", "content": "Summarise: hello"}],
+                "max_tokens": 16,
+                "response_format": {"type": "json_object", "schema": schema},
+            }
+        ).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with pytest.raises(OSError):  # the server dies before it answers
+        urllib.request.urlopen(request, timeout=60)
+
+    supervisor_log = settings.log_dir / "supervisor.log"
+    died = f"model-server (pid {server}) died (SIGSEGV)"
+    asyncio.run(until(lambda: died in supervisor_log.read_text(), timeout=30))
+    assert live(settings, WORKER) == worker
+    # llama.cpp dumped the whole grammar on one line; the log keeps it readable.
+    lines = (settings.log_dir / "model-server.log").read_text(errors="replace").splitlines()
+    assert any(line.endswith("more bytes cut]") for line in lines)
+    assert max(len(line.encode()) for line in lines) < 2100
