@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,12 +22,18 @@ PERSYN = [sys.executable, "-m", "cli.main"]
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    root = tmp_path_factory.mktemp("persyn-home")
-    root.chmod(0o755)
+def home() -> Iterator[dict[str, str]]:
+    # Not pytest's tmp_path: a concurrent pytest run prunes old base directories under it.
+    with tempfile.TemporaryDirectory(prefix="persyn-home-") as path:
+        # The embedded PostgreSQL may run as another user: it must reach its data directory.
+        Path(path).chmod(0o755)
+        yield from _stack(path)
+
+
+def _stack(root: str) -> Iterator[dict[str, str]]:
     env = {
         **os.environ,
-        "PERSYN_HOME": str(root),
+        "PERSYN_HOME": root,
         "PERSYN_TEMPORAL_ADDRESS": f"127.0.0.1:{free_port()}",
         "PERSYN_TEMPORAL_UI_PORT": str(free_port()),
         "PERSYN_POSTGRES_PORT": str(free_port()),
