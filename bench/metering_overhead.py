@@ -36,17 +36,18 @@ from pathlib import Path
 from activities.gateway.gateway import ModelGateway
 from activities.gateway.providers.scripted import ScriptedProvider
 from activities.gateway.registry import ModelRegistry
-from activities.metering.event_log import EventLogMeter
-from activities.metering.hub import MeterHub, UsageMeter
-from activities.metering.ledger import LedgerMeter
-from activities.metering.prometheus import PrometheusMeter
 from bench.harness import machine
+from observability import tracing
+from observability.metering.event_log import EventLogMeter
+from observability.metering.hub import MeterHub, UsageMeter
+from observability.metering.ledger import LedgerMeter
+from observability.metering.prometheus import PrometheusMeter
 from schemas.ids import new_ulid
 from schemas.models import Attribution, ChatMessage, ModelRequest, ProviderName, TaskType
 from schemas.pricing import ModelPrice, PriceTable
 from schemas.settings import ContentPolicy, Settings, TraceExporterName
 from store.db import Database
-from temporal import attribution, tracing
+from temporal import attribution
 
 RESULTS = Path(__file__).parent / "RESULTS.md"
 BLOCK = 100

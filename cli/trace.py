@@ -14,10 +14,10 @@ from typing import Annotated, Any
 import typer
 
 from cli.common import UserError, friendly_errors
+from observability.span_file import SpanView, TraceNode, load_trace, span_files, trace_tree
+from observability.tracing import ACTIVATION_PREFIX, trace_hex
 from schemas.ids import check_ulid
 from schemas.settings import get_settings
-from store.queries.trace import SpanView, TraceNode, load_trace, span_files, trace_tree
-from temporal.tracing import ACTIVATION_PREFIX, trace_hex
 
 _SHOWN = (
     ("persyn.agent", "agent"),

@@ -4,7 +4,7 @@ The stock interceptor parents a workflow's spans on whatever span started it. An
 workflow lives for months, so every turn would hang off one endless trace. Here instead:
 
 - an ``activation/{ulid}`` workflow parents its spans on the activation's turn span (IDs fixed
-  by the ULID, see :mod:`temporal.tracing`), and emits that root span itself when it ends,
+  by the ULID, see :mod:`observability.tracing`), and emits that root span itself when it ends,
   with the triggering input and the outcome (text only under the ``full`` content policy);
 - any other workflow that inherited an activation in its attribution header (consolidation,
   deliberation: background work of a turn) joins that activation's trace;
@@ -36,10 +36,10 @@ from temporalio.worker import (
     WorkflowInterceptorClassInput,
 )
 
+from observability.tracing import Tracing, activation_of, root_span_id, trace_hex
 from schemas.activation import ActivationInput, ActivationResult
 from schemas.models import Attribution
 from temporal import attribution
-from temporal.tracing import Tracing, activation_of, root_span_id, trace_hex
 
 log = logging.getLogger(__name__)
 

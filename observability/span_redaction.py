@@ -22,8 +22,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from observability.span_file import rotated
 from store.queries.erasure import MIN_REDACT_CHARS, REDACTED, json_escaped, variants
-from store.queries.trace import rotated
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +42,8 @@ CONTENT_KEYS = frozenset(
 )
 """Span attributes that carry conversation content (recorded only under ``full``).
 
-Kept in step with ``temporal.tracing``, ``temporal.trace_interceptor`` and
-``activities.tracing.model_call``; the forget audit test fails on a key missing here.
+Kept in step with ``observability.tracing``, ``observability.interceptor`` and
+``observability.model_call``; the forget audit test fails on a key missing here.
 """
 
 AGENT_KEY = "persyn.agent"

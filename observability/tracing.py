@@ -34,8 +34,8 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status,
 from opentelemetry.trace import TraceFlags as _TraceFlags
 from ulid import ULID
 
+from observability.span_file import SpanFileExporter
 from schemas.settings import ContentPolicy, Settings
-from store.queries.trace import SpanFileExporter
 from temporal import attribution
 
 log = logging.getLogger(__name__)

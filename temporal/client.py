@@ -12,9 +12,10 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
 from temporalio.service import RPCError
 
+from observability import tracing
+from observability.interceptor import TurnTracingInterceptor
 from schemas.codec import get_codec_settings
 from schemas.settings import Settings
-from temporal import tracing
 from temporal.attribution import AttributionInterceptor
 from temporal.codec import AgentPayloadCodec, SealingDataConverter
 from temporal.keyring import (
@@ -24,7 +25,6 @@ from temporal.keyring import (
     master_key,
     opened_keyrings,
 )
-from temporal.trace_interceptor import TurnTracingInterceptor
 
 
 class TemporalUnavailableError(RuntimeError):

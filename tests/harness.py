@@ -21,7 +21,7 @@ from temporalio.worker import Replayer, Worker
 
 from activities.gateway.base import Provider
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
-from activities.metering.hub import UsageMeter
+from observability.metering.hub import UsageMeter
 from schemas.agents import AgentCreate, AgentPublic
 from schemas.events import ChannelRef, InboundEvent, Receipt, Speaker
 from schemas.ids import new_ulid

@@ -34,16 +34,16 @@ from activities.memory.recall import MemoryRecall
 from activities.memory.remember import RememberActivities
 from activities.memory.retention import RetentionActivities
 from activities.memory.search.activities import DialogSearchActivities
-from activities.metering.factory import build_meters
-from activities.metering.hub import MeterHub, UsageMeter
-from activities.metering.pricing import load_or_empty
 from activities.runs import RunActivities
 from activities.store import StoreActivities
 from activities.tools.registry import Tool
+from observability import tracing
+from observability.metering.factory import build_meters
+from observability.metering.hub import MeterHub, UsageMeter
+from observability.metering.pricing import load_or_empty
 from schemas.models import ProviderName, TaskType
 from schemas.settings import Settings
 from store.db import Database
-from temporal import tracing
 from workers.runner import workflow_runner
 from workflows.activation import ActivationWorkflow
 from workflows.agent import AgentWorkflow

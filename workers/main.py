@@ -20,11 +20,12 @@ from typing import TypeVar
 from sqlalchemy.exc import OperationalError
 
 from activities.memory.encoders.dimensions import DimensionMismatchError, check_dimensions
-from activities.metering import sdk_metrics
 from activities.scheduling.heartbeats import reconcile_heartbeats
+from observability import tracing
+from observability.metering import sdk_metrics
 from schemas.settings import get_settings
 from store.migrate import upgrade
-from temporal import search_attributes, tracing
+from temporal import search_attributes
 from temporal.client import connect
 from workers import liveness
 from workers.build import build_dependencies, build_worker

@@ -21,10 +21,11 @@ from activities.gateway.errors import ProviderTimeoutError, ProviderUnavailableE
 from activities.gateway.plans import shaped
 from activities.gateway.registry import ModelRegistry
 from activities.gateway.tidy import free_text
-from activities.metering import provider_errors
-from activities.metering.hub import MeterHub
-from activities.metering.pricing import price
-from activities.tracing.model_call import ModelCallSpan
+from observability.metering import provider_errors
+from observability.metering.hub import MeterHub
+from observability.metering.pricing import price
+from observability.model_call import ModelCallSpan
+from observability.tracing import Tracing
 from schemas.ids import new_ulid
 from schemas.models import (
     ModelBinding,
@@ -36,7 +37,6 @@ from schemas.models import (
 )
 from schemas.pricing import PriceTable
 from temporal import attribution
-from temporal.tracing import Tracing
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import asyncio
 from datetime import datetime
 from pathlib import Path
 
-from activities.memory.span_redaction import redact_span_file, replace_texts
+from observability.span_redaction import redact_span_file, replace_texts
 from schemas.memory_formation import ForgetResult
 from store.db import Database
 from store.queries import memory as records

@@ -23,7 +23,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from activities.memory.encoder import Encoder
 from activities.memory.search import index_turns
-from activities.memory.span_redaction import agent_traces, redact_span_file, strip_content
+from observability.span_redaction import agent_traces, redact_span_file, strip_content
 from schemas.erasure import ForgetTurns
 from schemas.memory import MemorySettings
 from schemas.memory_formation import (

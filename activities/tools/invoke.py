@@ -17,13 +17,13 @@ from pydantic import BaseModel, ValidationError
 from temporalio import activity
 
 from activities.tools.registry import ToolError, ToolRegistry, ToolRun
+from observability.tracing import tool_span
 from schemas.autonomy import AutonomySettings
 from schemas.tools import InvokeToolInput, ToolOutcome
 from store.db import Database
 from store.queries.tool_calls import finish_call, get_call
 from store.tables.autonomy import ToolCallRow
 from store.tables.columns import utcnow
-from temporal.tracing import tool_span
 
 log = logging.getLogger(__name__)
 

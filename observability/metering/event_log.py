@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import TextIO
 
-from activities.metering.recent import RecentIds
+from observability.metering.recent import RecentIds
 from schemas.models import UsageRecord
 
 STDOUT = Path("-")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import logging
 
-from activities.metering import sdk_metrics
-from activities.metering.event_log import EventLogMeter
-from activities.metering.hub import UsageMeter
-from activities.metering.ledger import LedgerMeter
-from activities.metering.prometheus import PrometheusMeter
+from observability.metering import sdk_metrics
+from observability.metering.event_log import EventLogMeter
+from observability.metering.hub import UsageMeter
+from observability.metering.ledger import LedgerMeter
+from observability.metering.prometheus import PrometheusMeter
 from schemas.settings import MeterName, Settings
 from store.db import Database
 

@@ -98,7 +98,7 @@ def price(record: UsageRecord, table: PriceTable) -> UsageRecord:
 
     A record that already carries a cost (work priced by its producer) keeps it. Token-only
     records are priced per million tokens; records with units must arrive pre-costed (see
-    :mod:`activities.metering.producer`), since a unit's price depends on its variant.
+    :mod:`observability.metering.producer`), since a unit's price depends on its variant.
     """
     if record.cost_usd is not None or record.units:
         return record

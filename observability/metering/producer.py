@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from activities.metering.hub import MeterHub
-from activities.metering.pricing import unit_cost
+from observability.metering.hub import MeterHub
+from observability.metering.pricing import unit_cost
 from schemas.ids import new_ulid
 from schemas.models import ModelTier, UsageRecord
 from schemas.pricing import PriceTable

@@ -19,7 +19,7 @@ from wsgiref.simple_server import WSGIServer
 from prometheus_client import CollectorRegistry, Counter, start_http_server
 from prometheus_client.registry import Collector
 
-from activities.metering.recent import RecentIds
+from observability.metering.recent import RecentIds
 from schemas.models import UsageRecord
 
 log = logging.getLogger(__name__)

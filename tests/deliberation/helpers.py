@@ -15,7 +15,7 @@ from activities.context.model import ContextBlock, ContextRequest, ContextSource
 from activities.deliberation.guardrails import GuardrailCheck
 from activities.gateway.base import DeltaCallback
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
-from activities.metering.hub import UsageMeter
+from observability.metering.hub import UsageMeter
 from schemas.agents import AgentConfig, AgentCreate
 from schemas.deliberation import ScreenInput
 from schemas.models import ModelBinding, ModelRequest, ModelResponse, ProviderName, TaskType

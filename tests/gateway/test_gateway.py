@@ -13,7 +13,7 @@ from activities.gateway.gateway import ModelGateway
 from activities.gateway.providers.openai import OpenAIProvider
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
 from activities.gateway.registry import ModelRegistry
-from activities.metering.hub import MeterHub
+from observability.metering.hub import MeterHub
 from schemas.models import (
     Attribution,
     ModelBinding,

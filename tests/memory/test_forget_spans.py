@@ -7,14 +7,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from activities.memory.span_redaction import (
+from observability.span_file import rotated
+from observability.span_redaction import (
     Redaction,
     agent_traces,
     redact_span_file,
     replace_texts,
     strip_content,
 )
-from store.queries.trace import rotated
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 

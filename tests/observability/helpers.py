@@ -9,9 +9,10 @@ from pathlib import Path
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule
-from activities.metering.hub import UsageMeter
+from observability import tracing
+from observability.metering.hub import UsageMeter
 from schemas.settings import ContentPolicy
-from temporal import names, tracing
+from temporal import names
 from temporal.client import connect
 from tests.harness import Harness, Stack, running_worker
 

@@ -15,9 +15,11 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from typer.testing import CliRunner
 
-from activities.tracing.model_call import ModelCallSpan
 from cli.trace import trace
 from cli.usage import usage
+from observability.model_call import ModelCallSpan
+from observability.span_file import SpanFileExporter
+from observability.tracing import Tracing, tool_span
 from schemas.ids import new_ulid
 from schemas.models import (
     Attribution,
@@ -34,9 +36,7 @@ from schemas.settings import get_settings
 from schemas.usage import UsageReport
 from store.db import Database
 from store.queries.ledger import add_usage
-from store.queries.trace import SpanFileExporter
 from temporal import attribution
-from temporal.tracing import Tracing, tool_span
 from tests.harness import Stack, unique
 from tests.observability.records import usage as record
 

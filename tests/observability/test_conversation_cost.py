@@ -11,12 +11,12 @@ from pathlib import Path
 
 from temporalio.client import Client
 
-from activities.metering.event_log import EventLogMeter
-from activities.metering.hub import UsageMeter
-from activities.metering.ledger import LedgerMeter
-from activities.metering.pricing import load_price_table
-from activities.metering.producer import emit_work, work_record
-from activities.metering.prometheus import PrometheusMeter
+from observability.metering.event_log import EventLogMeter
+from observability.metering.hub import UsageMeter
+from observability.metering.ledger import LedgerMeter
+from observability.metering.pricing import load_price_table
+from observability.metering.producer import emit_work, work_record
+from observability.metering.prometheus import PrometheusMeter
 from schemas.models import Attribution, UsageRecord
 from schemas.usage import UsageDimension, UsageQuery, UsageReport
 from store.db import Database

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from activities.metering.event_log import EventLogMeter
-from activities.metering.hub import MeterHub
-from activities.metering.ledger import LedgerMeter
-from activities.metering.prometheus import PrometheusMeter
+from observability.metering.event_log import EventLogMeter
+from observability.metering.hub import MeterHub
+from observability.metering.ledger import LedgerMeter
+from observability.metering.prometheus import PrometheusMeter
 from schemas.usage import UsageQuery
 from store.db import Database
 from store.queries.ledger import add_usage

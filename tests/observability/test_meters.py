@@ -11,10 +11,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from temporalio.client import Client
 
-from activities.metering.event_log import EventLogMeter
-from activities.metering.factory import build_meters
-from activities.metering.hub import MeterHub
-from activities.metering.prometheus import LABELS, OTHER, PrometheusMeter
+from observability.metering.event_log import EventLogMeter
+from observability.metering.factory import build_meters
+from observability.metering.hub import MeterHub
+from observability.metering.prometheus import LABELS, OTHER, PrometheusMeter
 from schemas.models import UsageRecord
 from store.db import Database
 from tests.harness import Stack, running_worker, terminal

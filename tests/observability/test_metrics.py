@@ -24,8 +24,8 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
 from activities.gateway.providers.scripted import ScriptRule
-from activities.metering.prometheus import PrometheusMeter
-from activities.metering.sdk_metrics import SdkMetrics
+from observability.metering.prometheus import PrometheusMeter
+from observability.metering.sdk_metrics import SdkMetrics
 from schemas.events import Outcome
 from temporal.client import interceptors
 from tests.harness import Stack, running_worker

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from activities.metering.pricing import (
+from observability.metering.pricing import (
     PriceTableError,
     load_or_empty,
     load_price_table,
     price,
     unit_cost,
 )
-from activities.metering.producer import work_record
+from observability.metering.producer import work_record
 from schemas.models import Attribution
 from schemas.pricing import ModelPrice, PriceTable
 from temporal import attribution

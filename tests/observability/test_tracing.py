@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from observability import tracing
+from observability.span_file import SpanView, load_trace, span_files, trace_tree
+from observability.tracing import root_span_id, trace_hex
 from schemas.models import Attribution
-from store.queries.trace import SpanView, load_trace, span_files, trace_tree
-from temporal import tracing
-from temporal.tracing import root_span_id, trace_hex
 from tests.harness import Harness, Stack
 from tests.observability.background import run_background
 from tests.observability.helpers import finished, traced_worker

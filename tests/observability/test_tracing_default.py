@@ -10,8 +10,8 @@ import typer
 from typer.testing import CliRunner
 
 from cli.trace import trace
+from observability import tracing
 from schemas.settings import Settings, get_settings
-from temporal import tracing
 from temporal.client import connect
 from tests.harness import Stack, running_worker
 from tests.observability.helpers import finished

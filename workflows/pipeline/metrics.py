@@ -2,7 +2,7 @@
 
 The SDK records nothing while it replays, so a turn is counted once however often its history
 is replayed. The worker serves these on its Prometheus endpoint beside the SDK's own metrics
-(``activities/metering/sdk_metrics.py``); with no metrics configured the meter is a no-op.
+(``observability/metering/sdk_metrics.py``); with no metrics configured the meter is a no-op.
 """
 
 from __future__ import annotations
