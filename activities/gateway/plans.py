@@ -7,9 +7,8 @@ length (a reply sized for chat, read from a short prompt; a yes/no verdict in a 
 clamps every schema, cuts repeated sentences, ends a capped reply on a full sentence, offers no
 tools (it cannot use them) and skips critique, refinement and the decide judgment (a
 135M-parameter critic or judge adds latency, not judgment; the decide rule answers whoever
-addressed the agent). ``PERSYN_CALL_PLANS`` (or
-``[call_plans.<provider>]`` in ``persyn.toml``) replaces a provider's plan whole; see
-``docs/models.md``.
+addressed the agent). ``PERSYN_CALL_PLANS`` (or ``[call_plans.<provider>]`` in
+``persyn.toml``) replaces a provider's plan whole; see ``docs/models.md``.
 """
 
 from __future__ import annotations
