@@ -36,9 +36,10 @@ from temporalio.client import WorkflowHandle
 from bench.baselines import floor_latency, shape_latency, shape_throughput
 from bench.harness import BenchStack, bench_stack, new_agent, percentile, record, worker_process
 from bench.plain_pipeline import make_event, plain_pipeline
+from contract import names
 from schemas.events import Outcome
 from store.db import Database
-from temporal import inbox, names
+from temporal import inbox
 
 
 def summary(values: list[float]) -> str:

@@ -32,6 +32,7 @@ from activities.tools.builtin.calculate import CalculateTool
 from activities.tools.invoke import ToolActivities
 from activities.tools.registry import ToolRegistry
 from bench.harness import BenchStack, bench_stack, new_agent, percentile, record, worker_process
+from contract import names
 from schemas.agents import AgentConfig, DeliberationMode
 from schemas.autonomy import AutonomySettings, FiringResult
 from schemas.events import ChannelRef, InboundEvent, Speaker
@@ -40,7 +41,7 @@ from schemas.models import ChatMessage, ToolCall
 from schemas.tools import InvokeToolInput, ToolContext
 from store.db import Database
 from store.queries.tool_calls import save_round
-from temporal import inbox, names
+from temporal import inbox
 from temporal import schedules_autonomy as schedules
 
 CHANNEL = ChannelRef(service="terminal", channel="bench")

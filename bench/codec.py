@@ -25,9 +25,10 @@ from temporalio.converter import WorkflowSerializationContext
 
 from bench.harness import BenchStack, bench_stack, new_agent, percentile, record, worker_process
 from bench.plain_pipeline import make_event
+from contract import names
 from schemas.events import Outcome
 from store.db import Database
-from temporal import inbox, names
+from temporal import inbox
 from temporal.client import connect, keyring
 from temporal.codec import ENCODING, AgentPayloadCodec
 

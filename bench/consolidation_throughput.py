@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
 from bench.harness import BenchStack, bench_stack, percentile, record
+from contract.names import consolidation_workflow_id
 from schemas.agents import AgentCreate
 from schemas.dialog import DialogTurn, Role
 from schemas.events import ChannelRef
@@ -39,7 +40,6 @@ from schemas.models import ProviderName
 from store.db import Database
 from store.queries.agents import create_agent
 from store.queries.dialog import open_conversation, record_turn
-from temporal.names import consolidation_workflow_id
 from workers.build import build_dependencies, build_worker
 from workflows.consolidation import ConsolidationWorkflow
 

@@ -33,12 +33,13 @@ from sqlmodel import col, select
 from temporalio.api.enums.v1 import EventType
 
 from bench.harness import BenchStack, bench_stack, new_agent, percentile, record, worker_process
+from contract import names
+from contract.names import deliberation_workflow_id
 from schemas.events import ChannelRef, InboundEvent, Outcome, Receipt, Speaker
 from schemas.ids import new_ulid
 from store.db import Database
 from store.tables.deliberation import SpeakDecisionRow
-from temporal import inbox, names
-from temporal.names import deliberation_workflow_id
+from temporal import inbox
 
 REPLY = (
     "We agreed last week that the report goes out on Friday, so I will draft the summary "

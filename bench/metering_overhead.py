@@ -37,6 +37,7 @@ from activities.gateway.gateway import ModelGateway
 from activities.gateway.providers.scripted import ScriptedProvider
 from activities.gateway.registry import ModelRegistry
 from bench.harness import machine
+from contract import attribution
 from observability import tracing
 from observability.metering.event_log import EventLogMeter
 from observability.metering.hub import MeterHub, UsageMeter
@@ -47,7 +48,6 @@ from schemas.models import Attribution, ChatMessage, ModelRequest, ProviderName,
 from schemas.pricing import ModelPrice, PriceTable
 from schemas.settings import ContentPolicy, Settings, TraceExporterName
 from store.db import Database
-from temporal import attribution
 
 RESULTS = Path(__file__).parent / "RESULTS.md"
 BLOCK = 100

@@ -1,44 +1,31 @@
-"""Implicit attribution: who a model call serves, carried from workflows to activities in headers.
+"""Attribution binding: who a model call serves, as workflows and activities see it.
 
 Call sites never pass attribution by hand (Appendix C). A workflow binds what it knows once
-(:func:`bind`: the agent, then the conversation when resolved, then the activation); this
-interceptor copies the bound value into the header of every activity, local activity, child
-workflow and continue-as-new the workflow starts, so background work inherits the attribution
-of the exchange that spawned it. On the activity side the header becomes a context variable
-that the model gateway reads (:func:`current`).
+(:func:`bind`: the agent, then the conversation when resolved, then the activation); the
+attribution interceptor (``temporal.attribution_interceptor``) copies the bound value into the
+header of everything the run starts and, on the activity side, binds the header to the context
+variable that the model gateway reads (:func:`current`).
 
-The module must be passed through the workflow sandbox (see ``workers.runner``) so workflow
-code and the interceptor share one registry.
+This module holds the registry both sides share, so it is passed through the workflow sandbox
+(``workers.runner``): workflow code and the interceptor must see one registry, not a copy per
+run. It does no I/O.
 """
 
 from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any
 
-import temporalio.client
 from temporalio import workflow
 from temporalio.api.common.v1 import Payload
-from temporalio.worker import (
-    ActivityInboundInterceptor,
-    ContinueAsNewInput,
-    ExecuteActivityInput,
-    ExecuteWorkflowInput,
-    Interceptor,
-    StartActivityInput,
-    StartChildWorkflowInput,
-    StartLocalActivityInput,
-    WorkflowInboundInterceptor,
-    WorkflowInterceptorClassInput,
-    WorkflowOutboundInterceptor,
-)
 
 from schemas.models import Attribution
 
 HEADER = "persyn-attribution"
+"""The header that carries a run's attribution to what it starts."""
+
 _MAX_RUNS = 20_000
 
 _activity_attribution: ContextVar[Attribution | None] = ContextVar(
@@ -54,7 +41,7 @@ def current() -> Attribution:
 
 
 def use(attribution: Attribution | None) -> Any:
-    """Bind ``attribution`` for code outside an activity (tests, benchmarks, CLI tools).
+    """Bind ``attribution`` for code outside a workflow (activities, tests, benchmarks, CLI).
 
     Returns:
         A token for :func:`reset`.
@@ -79,7 +66,7 @@ def bind(**fields: str | None) -> Attribution:
     updated = _runs.get(run_id, Attribution()).model_copy(
         update={key: value for key, value in fields.items() if value is not None}
     )
-    _remember(run_id, updated)
+    remember(run_id, updated)
     return updated
 
 
@@ -88,90 +75,35 @@ def bound() -> Attribution:
     return _runs.get(workflow.info().run_id, Attribution())
 
 
-def _remember(run_id: str, attribution: Attribution) -> None:
+def of_run(run_id: str) -> Attribution | None:
+    """What run ``run_id`` has bound, if anything (for the interceptor)."""
+    return _runs.get(run_id)
+
+
+def remember(run_id: str, attribution: Attribution) -> None:
+    """Bind ``attribution`` to run ``run_id`` (an inherited header, or :func:`bind`)."""
     _runs[run_id] = attribution
     _runs.move_to_end(run_id)
     while len(_runs) > _MAX_RUNS:
         _runs.popitem(last=False)
 
 
-def _encode(attribution: Attribution) -> Payload:
+def forget(run_id: str) -> None:
+    """Drop run ``run_id``'s binding when the run ends."""
+    _runs.pop(run_id, None)
+
+
+def encode(attribution: Attribution) -> Payload:
+    """The header payload that carries ``attribution``."""
     data = json.dumps(attribution.model_dump(exclude_none=True), separators=(",", ":"))
     return Payload(metadata={"encoding": b"json/plain"}, data=data.encode())
 
 
-def _decode(payload: Payload | None) -> Attribution | None:
+def decode(payload: Payload | None) -> Attribution | None:
+    """The attribution a header carries; ``None`` when absent or unreadable."""
     if payload is None:
         return None
     try:
         return Attribution.model_validate_json(payload.data)
     except ValueError:
         return None
-
-
-def _with_header(headers: Mapping[str, Payload]) -> Mapping[str, Payload]:
-    attribution = _runs.get(workflow.info().run_id)
-    if attribution is None:
-        return headers
-    return {**headers, HEADER: _encode(attribution)}
-
-
-class _WorkflowOutbound(WorkflowOutboundInterceptor):
-    def start_activity(self, input: StartActivityInput) -> workflow.ActivityHandle[Any]:
-        input.headers = _with_header(input.headers)
-        return super().start_activity(input)
-
-    def start_local_activity(self, input: StartLocalActivityInput) -> workflow.ActivityHandle[Any]:
-        input.headers = _with_header(input.headers)
-        return super().start_local_activity(input)
-
-    async def start_child_workflow(
-        self, input: StartChildWorkflowInput
-    ) -> workflow.ChildWorkflowHandle[Any, Any]:
-        input.headers = _with_header(input.headers)
-        return await super().start_child_workflow(input)
-
-    def continue_as_new(self, input: ContinueAsNewInput) -> Any:
-        input.headers = _with_header(input.headers)
-        return super().continue_as_new(input)
-
-
-class _WorkflowInbound(WorkflowInboundInterceptor):
-    def init(self, outbound: WorkflowOutboundInterceptor) -> None:
-        super().init(_WorkflowOutbound(outbound))
-
-    async def execute_workflow(self, input: ExecuteWorkflowInput) -> Any:
-        run_id = workflow.info().run_id
-        inherited = _decode(input.headers.get(HEADER))
-        if inherited is not None:
-            _remember(run_id, inherited)
-        try:
-            return await super().execute_workflow(input)
-        finally:
-            _runs.pop(run_id, None)
-
-
-class _ActivityInbound(ActivityInboundInterceptor):
-    async def execute_activity(self, input: ExecuteActivityInput) -> Any:
-        token = _activity_attribution.set(_decode(input.headers.get(HEADER)))
-        try:
-            return await super().execute_activity(input)
-        finally:
-            _activity_attribution.reset(token)
-
-
-class AttributionInterceptor(temporalio.client.Interceptor, Interceptor):
-    """Carries :class:`~schemas.models.Attribution` from workflows to activities.
-
-    Given to the client, it reaches every worker built from that client.
-    """
-
-    def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
-        """Bind the header's attribution around each activity execution."""
-        return _ActivityInbound(super().intercept_activity(next))
-
-    def workflow_interceptor_class(
-        self, input: WorkflowInterceptorClassInput
-    ) -> type[WorkflowInboundInterceptor] | None:
-        """Propagate the run's attribution into everything it starts."""
-        return _WorkflowInbound

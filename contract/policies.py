@@ -1,25 +1,65 @@
-"""Timeouts and retry policies, named once per dependency."""
+"""Timeouts and retry policies, named once per dependency and typed by the SDK.
+
+Each value is a :class:`~temporalio.workflow.ActivityConfig` (regular activities) or a
+:class:`~temporalio.workflow.LocalActivityConfig` (local activities), spread into the call
+with the step's summary: ``execute_activity_method(X.step, data, **summarized(MODEL_CALL,
+"...")``, so mypy checks every key against the call it goes to. (The SDK's configs hold
+``summary`` and ``activity_id`` keys, so mypy refuses a config spread beside either given
+separately.) Changing a value changes new commands only; recorded histories replay, since
+timeouts and retry policies are not compared on replay.
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
-from typing import Any
 
-from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.workflow import ActivityConfig, LocalActivityConfig
 
-with workflow.unsafe.imports_passed_through():
-    from activities.gateway.errors import NON_RETRYABLE
+
+def summarized(
+    config: ActivityConfig, summary: str, *, activity_id: str | None = None
+) -> ActivityConfig:
+    """``config`` with the summary the Web UI shows for this activity call.
+
+    Args:
+        config: The dependency's policy.
+        summary: What the call does, in a few words.
+        activity_id: A fixed activity ID (default: the SDK's sequence number).
+    """
+    options = config.copy()
+    options["summary"] = summary
+    if activity_id is not None:
+        options["activity_id"] = activity_id
+    return options
+
+
+def summarized_local(config: LocalActivityConfig, summary: str) -> LocalActivityConfig:
+    """``config`` with the summary the Web UI shows for this local activity call."""
+    options = config.copy()
+    options["summary"] = summary
+    return options
+
+
+MODEL_NON_RETRYABLE = (
+    "ProviderAuthError",
+    "ProviderInvalidRequestError",
+    "ProviderUnavailableError",
+)
+"""Provider errors that fail the same way every time (``activities.gateway.errors``, whose
+``NON_RETRYABLE`` names the same classes; ``tests/gateway/test_attempts.py`` holds them equal).
+Named here as strings so the contract does not import the activities it sits below."""
 
 MODEL_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     backoff_coefficient=2.0,
     maximum_interval=timedelta(seconds=30),
     maximum_attempts=5,
-    non_retryable_error_types=NON_RETRYABLE,
+    non_retryable_error_types=list(MODEL_NON_RETRYABLE),
 )
 
-MODEL_CALL: dict[str, Any] = {
+MODEL_CALL: ActivityConfig = {
     "start_to_close_timeout": timedelta(seconds=150),
     # The call heartbeats every 2 s: a worker that dies mid-call is noticed in 10 s, not 150.
     "heartbeat_timeout": timedelta(seconds=10),
@@ -32,6 +72,42 @@ mid-call (a native crash) costs one attempt and never a crash loop; the critic's
 judge's calls take fewer attempts than this. ``tests/gateway/test_attempts.py`` checks every
 model call in ``workflows/``."""
 
+SELF_ASSESSMENT: ActivityConfig = {**MODEL_CALL, "start_to_close_timeout": timedelta(minutes=3)}
+"""The heartbeat's self-assessment: a model call over recent memories, given longer."""
+
+CRITIC_CALL: ActivityConfig = {
+    **MODEL_CALL,
+    "retry_policy": replace(
+        MODEL_RETRY, maximum_interval=timedelta(seconds=10), maximum_attempts=3
+    ),
+}
+"""A critic's or the refiner's model call: fewer attempts than a reply's, since a turn without
+critique is a fine outcome and inline mode keeps someone waiting."""
+
+JUDGE_CALL: ActivityConfig = {
+    "start_to_close_timeout": timedelta(seconds=60),
+    "heartbeat_timeout": timedelta(seconds=10),
+    # Someone is waiting for the reply: one retry, then the rule decides.
+    "retry_policy": RetryPolicy(
+        initial_interval=timedelta(milliseconds=500),
+        maximum_attempts=2,
+        non_retryable_error_types=list(MODEL_NON_RETRYABLE),
+    ),
+}
+"""The engagement judgment's model call."""
+
+TOOL_CALL: ActivityConfig = {
+    # The tool's own timeout (settings) ends it well before this; this bounds a stuck worker.
+    "start_to_close_timeout": timedelta(minutes=10),
+    "retry_policy": RetryPolicy(
+        initial_interval=timedelta(milliseconds=200),
+        backoff_coefficient=2.0,
+        maximum_interval=timedelta(seconds=10),
+        maximum_attempts=5,
+    ),
+}
+"""A tool call (regular activity, so each one shows in the Web UI under its tool's name)."""
+
 DATABASE_RETRY = RetryPolicy(
     initial_interval=timedelta(milliseconds=200),
     backoff_coefficient=2.0,
@@ -39,14 +115,28 @@ DATABASE_RETRY = RetryPolicy(
     non_retryable_error_types=["UnknownAgent", "PromptMissing"],
 )
 
-DATABASE: dict[str, Any] = {
+DATABASE: LocalActivityConfig = {
     "start_to_close_timeout": timedelta(seconds=15),
     "schedule_to_close_timeout": timedelta(minutes=30),
     "retry_policy": DATABASE_RETRY,
 }
 """A short PostgreSQL step, run as a local activity; retried until the database is back."""
 
-TEMPORAL_CALL: dict[str, Any] = {
+DATABASE_ACTIVITY: ActivityConfig = {
+    "start_to_close_timeout": timedelta(seconds=15),
+    "schedule_to_close_timeout": timedelta(minutes=30),
+    "retry_policy": DATABASE_RETRY,
+}
+"""The same PostgreSQL step as a regular activity (maintenance: visible in the Web UI)."""
+
+ENCODER_STEP: ActivityConfig = {
+    "start_to_close_timeout": timedelta(minutes=5),
+    "schedule_to_close_timeout": timedelta(minutes=30),
+    "retry_policy": DATABASE_RETRY,
+}
+"""A step that may call the encoder (which fails soft inside) and writes to PostgreSQL."""
+
+TEMPORAL_CALL: ActivityConfig = {
     "start_to_close_timeout": timedelta(seconds=30),
     "retry_policy": RetryPolicy(
         initial_interval=timedelta(seconds=1),

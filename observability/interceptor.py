@@ -36,10 +36,10 @@ from temporalio.worker import (
     WorkflowInterceptorClassInput,
 )
 
+from contract import attribution
 from observability.tracing import Tracing, activation_of, root_span_id, trace_hex
 from schemas.activation import ActivationInput, ActivationResult
 from schemas.models import Attribution
-from temporal import attribution
 
 log = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
+from contract import attribution
 from observability.tracing import Tracing, as_json, end_span, parent_context
 from schemas.models import ModelBinding, ModelRequest, ModelResponse, UsageRecord
-from temporal import attribution
 
 log = logging.getLogger(__name__)
 

@@ -34,9 +34,9 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status,
 from opentelemetry.trace import TraceFlags as _TraceFlags
 from ulid import ULID
 
+from contract import attribution
 from observability.span_file import SpanFileExporter
 from schemas.settings import ContentPolicy, Settings
-from temporal import attribution
 
 log = logging.getLogger(__name__)
 

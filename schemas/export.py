@@ -33,6 +33,7 @@ from pydantic_core import core_schema
 from pydantic_settings import BaseSettings
 
 import schemas
+from contract import names
 from schemas.activation import ActivationFinished, ActivationInput, ActivationResult
 from schemas.agents import AgentStatus, AgentStatusQuery, AgentWorkflowInput
 from schemas.autonomy import FiringInput, FiringResult
@@ -61,7 +62,6 @@ from schemas.memory_formation import (
     MaintenanceInput,
     MaintenanceResult,
 )
-from temporal import names
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 INDEX_FILE = "index.json"

@@ -16,7 +16,7 @@ from observability import tracing
 from observability.interceptor import TurnTracingInterceptor
 from schemas.codec import get_codec_settings
 from schemas.settings import Settings
-from temporal.attribution import AttributionInterceptor
+from temporal.attribution_interceptor import AttributionInterceptor
 from temporal.codec import AgentPayloadCodec, SealingDataConverter
 from temporal.keyring import (
     MASTER_KEY_FILE,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from temporalio.client import Client
 
+from contract import names
 from schemas.ids import new_ulid
 from schemas.memory_formation import ConsolidationInput, FormationReason, TurnRange
 from store.db import Database
 from store.queries.imports import unconsolidated_range
-from temporal import names
 
 
 async def consolidate_conversation(

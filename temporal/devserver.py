@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from temporal.names import SEARCH_ATTRIBUTES
+from contract.names import SEARCH_ATTRIBUTES
 
 LOW_LATENCY_CONFIG: dict[str, object] = {
     "history.transferProcessorMaxPollRPS": 10_000,

@@ -20,6 +20,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
+from contract import names
 from schemas.agents import AgentWorkflowInput
 from schemas.events import (
     ImpulseInput,
@@ -30,7 +31,6 @@ from schemas.events import (
     SubmitEventInput,
     event_digest,
 )
-from temporal import names
 
 UNKNOWN_AGENT = "UnknownAgent"
 """The error type the agent workflow refuses a handle with no agent record with."""

@@ -20,8 +20,8 @@ from temporalio.client import (
     ScheduleState,
 )
 
+from contract import names
 from schemas.memory_formation import MaintenanceInput
-from temporal import names
 
 MAINTENANCE_WORKFLOW = "MaintenanceWorkflow"
 """The workflow type the schedule starts (``workflows.maintenance``)."""

@@ -29,9 +29,9 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from contract import names
 from schemas.autonomy import FiringInput, Recurrence
 from schemas.ids import check_ulid
-from temporal import names
 
 HEARTBEAT_WORKFLOW = "HeartbeatWorkflow"
 REMINDER_WORKFLOW = "ReminderWorkflow"

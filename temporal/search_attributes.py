@@ -11,7 +11,7 @@ from temporalio.client import Client
 from temporalio.common import SearchAttributeIndexedValueType
 from temporalio.service import RPCError, RPCStatusCode
 
-from temporal.names import SEARCH_ATTRIBUTES
+from contract.names import SEARCH_ATTRIBUTES
 
 
 async def register(client: Client) -> list[str]:

@@ -14,7 +14,15 @@ from __future__ import annotations
 from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-PASSTHROUGH = ("schemas", "temporal", "pydantic", "pydantic_core", "ulid", "annotated_types")
+PASSTHROUGH = (
+    "contract",
+    "schemas",
+    "temporal",
+    "pydantic",
+    "pydantic_core",
+    "ulid",
+    "annotated_types",
+)
 
 
 def workflow_runner(*, sandboxed: bool = True) -> WorkflowRunner:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from temporalio import workflow
 
+from contract import attribution, names
 from schemas.activation import ActivationFinished, ActivationInput, ActivationResult
 from schemas.dialog import DialogTurn
 from schemas.events import Outcome
-from temporal import attribution, names
 from workflows.pipeline import metrics
 from workflows.pipeline.context import assemble
 from workflows.pipeline.decide import decide

@@ -27,6 +27,8 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 from temporalio.workflow import ParentClosePolicy
 
+from contract import attribution, names
+from contract.policies import DATABASE, summarized_local
 from schemas.activation import ActivationFinished
 from schemas.agents import (
     AgentState,
@@ -53,10 +55,8 @@ from schemas.events import (
 )
 from schemas.ids import is_ulid, ulid_from_parts
 from schemas.records import AgentLookupInput, AgentProfile, ResolveSpeakerInput
-from temporal import attribution, names
 from workflows import handlers
 from workflows.conversation import ConversationWorkflow
-from workflows.policies import DATABASE
 
 with workflow.unsafe.imports_passed_through():
     from activities.store import StoreActivities
@@ -429,8 +429,7 @@ class AgentWorkflow:
                 speaker=event.speaker,
                 seen_at=workflow.now(),
             ),
-            summary="resolve the speaker",
-            **DATABASE,
+            **summarized_local(DATABASE, "resolve the speaker"),
         )
         # The agent names the activation, so it can tell its completion from any other.
         activation_id = self._new_id() if workflow.patched(PATCH_ACTIVATION_ID) else None
@@ -475,8 +474,7 @@ class AgentWorkflow:
         profile: AgentProfile = await workflow.execute_local_activity_method(
             StoreActivities.lookup_agent,
             AgentLookupInput(handle=data.handle),
-            summary="load the agent",
-            **DATABASE,
+            **summarized_local(DATABASE, "load the agent"),
         )
         self._profile = profile
         if not profile.exists:

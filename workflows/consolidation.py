@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
+from contract import attribution
+from contract.policies import DATABASE, ENCODER_STEP, MODEL_CALL, summarized, summarized_local
 from schemas.memory_formation import (
     ClaimedFormation,
     ClaimFormationsInput,
@@ -29,19 +30,10 @@ from schemas.memory_formation import (
     FormationStep,
     IndexDialogInput,
 )
-from temporal import attribution
-from workflows.policies import DATABASE, DATABASE_RETRY, MODEL_CALL
 
 with workflow.unsafe.imports_passed_through():
     from activities.memory.consolidate import ConsolidationActivities
     from activities.memory.retention import RetentionActivities
-
-ENCODER_STEP: dict[str, Any] = {
-    "start_to_close_timeout": timedelta(minutes=5),
-    "schedule_to_close_timeout": timedelta(minutes=30),
-    "retry_policy": DATABASE_RETRY,
-}
-"""A step that may call the encoder (which fails soft inside) and writes to PostgreSQL."""
 
 PREDECESSOR_WAIT = timedelta(minutes=10)
 """Longest a range waits for earlier ones to form; after that it forms without them."""
@@ -74,8 +66,7 @@ class ConsolidationWorkflow:
                 range=data.range,
                 pickup_limit=data.pickup_limit,
             ),
-            summary="claim the ranges to remember",
-            **DATABASE,
+            **summarized_local(DATABASE, "claim the ranges to remember"),
         )
         for number, item in enumerate(claimed.formations, start=1):
             attribution.bind(conversation=item.conversation_id)
@@ -87,8 +78,7 @@ class ConsolidationWorkflow:
         indexed = await workflow.execute_activity_method(
             RetentionActivities.index,
             IndexDialogInput(agent=data.agent),
-            summary="fill missing vectors",
-            **ENCODER_STEP,
+            **summarized(ENCODER_STEP, "fill missing vectors"),
         )
         result.turns_indexed = indexed.turns
         workflow.set_current_details(
@@ -103,21 +93,21 @@ class ConsolidationWorkflow:
             summary = await workflow.execute_activity_method(
                 ConsolidationActivities.summarize,
                 step,
-                summary="remember it in my own words",
-                **MODEL_CALL,
+                **summarized(MODEL_CALL, "remember it in my own words"),
             )
             if summary.turns == 0:
                 result.empty += 1
                 return
             outcomes = await asyncio.gather(
                 workflow.execute_activity_method(
-                    ConsolidationActivities.rate, step, summary="rate its importance", **MODEL_CALL
+                    ConsolidationActivities.rate,
+                    step,
+                    **summarized(MODEL_CALL, "rate its importance"),
                 ),
                 workflow.execute_activity_method(
                     ConsolidationActivities.classify,
                     step,
-                    summary="classify emotion, sensitivity and topics",
-                    **MODEL_CALL,
+                    **summarized(MODEL_CALL, "classify emotion, sensitivity and topics"),
                 ),
                 return_exceptions=True,
             )
@@ -125,7 +115,7 @@ class ConsolidationWorkflow:
                 if isinstance(outcome, BaseException):
                     raise outcome
             stored = await workflow.execute_activity_method(
-                ConsolidationActivities.store, step, summary="store the memory", **ENCODER_STEP
+                ConsolidationActivities.store, step, **summarized(ENCODER_STEP, "store the memory")
             )
         except ActivityError as err:
             # The range stays un-consolidated (its dialog untouched) for a later run.
@@ -135,8 +125,7 @@ class ConsolidationWorkflow:
                 FormationFailure(
                     formation_id=item.formation_id, error=str(err.cause or err)[:1000]
                 ),
-                summary="leave the range for later",
-                **DATABASE,
+                **summarized_local(DATABASE, "leave the range for later"),
             )
             result.failed.append(item.formation_id)
             return
@@ -150,8 +139,7 @@ class ConsolidationWorkflow:
             pending = await workflow.execute_local_activity_method(
                 ConsolidationActivities.predecessors,
                 step,
-                summary="earlier memories still forming?",
-                **DATABASE,
+                **summarized_local(DATABASE, "earlier memories still forming?"),
             )
             if pending.running == 0 or workflow.now() >= deadline:
                 return

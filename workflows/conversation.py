@@ -17,6 +17,8 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ChildWorkflowError, TerminatedError
 
+from contract import attribution, names
+from contract.policies import DATABASE, summarized_local
 from schemas.activation import ActivationFinished, ActivationInput, ActivationResult
 from schemas.conversation import (
     ConversationClosed,
@@ -31,11 +33,9 @@ from schemas.erasure import ForgetTurns
 from schemas.events import CompletionMarker, Outcome
 from schemas.ids import ulid_from_parts
 from schemas.records import CloseConversationInput, OpenConversationInput, RecordTurnInput
-from temporal import attribution, names
 from workflows import conversation_hooks, handlers
 from workflows.activation import MARKER_TTL, ActivationWorkflow
 from workflows.pipeline import termination
-from workflows.policies import DATABASE
 
 with workflow.unsafe.imports_passed_through():
     from activities.store import StoreActivities
@@ -113,8 +113,7 @@ class ConversationWorkflow:
                     channel=data.channel,
                     opened_at=workflow.now(),
                 ),
-                summary="record the conversation",
-                **DATABASE,
+                **summarized_local(DATABASE, "record the conversation"),
             )
             self._state.opened = True
         while True:
@@ -151,8 +150,7 @@ class ConversationWorkflow:
         await workflow.execute_local_activity_method(
             StoreActivities.record_turn,
             RecordTurnInput(agent=data.agent, channel=data.channel, turn=person_turn),
-            summary="write the input through",
-            **DATABASE,
+            **summarized_local(DATABASE, "write the input through"),
         )
         self._remember(person_turn)
         if turn.person_id not in self._state.participants:
@@ -238,8 +236,7 @@ class ConversationWorkflow:
                 turns=self._state.turns,
                 participants=self._state.participants,
             ),
-            summary="record the close",
-            **DATABASE,
+            **summarized_local(DATABASE, "record the close"),
         )
         closed = ConversationClosed(
             conversation_id=data.conversation_id,

@@ -21,6 +21,9 @@ import asyncio
 from temporalio import workflow
 from temporalio.workflow import ChildWorkflowHandle, ParentClosePolicy
 
+from contract import names
+from contract.names import consolidation_workflow_id
+from contract.policies import DATABASE, summarized_local
 from schemas.conversation import ConversationInput, ConversationState
 from schemas.ids import ulid_from_parts
 from schemas.memory_formation import (
@@ -31,10 +34,7 @@ from schemas.memory_formation import (
     TurnRange,
 )
 from schemas.text import estimate_tokens
-from temporal import names
-from temporal.names import consolidation_workflow_id
 from workflows.consolidation import ConsolidationWorkflow
-from workflows.policies import DATABASE
 
 with workflow.unsafe.imports_passed_through():
     from activities.memory.consolidate import ConsolidationActivities
@@ -60,8 +60,7 @@ async def after_turn(data: ConversationInput, state: ConversationState) -> None:
         settings = await workflow.execute_local_activity_method(
             ConsolidationActivities.formation_settings,
             FormationSettingsQuery(agent=data.agent),
-            summary="when to consolidate",
-            **DATABASE,
+            **summarized_local(DATABASE, "when to consolidate"),
         )
         state.chunk_tokens = settings.chunk_tokens
     if state.tokens_since_consolidated >= state.chunk_tokens:

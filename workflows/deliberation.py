@@ -13,13 +13,13 @@ no messages and never continues as new.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 from datetime import timedelta
-from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
+from contract import attribution
+from contract.policies import CRITIC_CALL, DATABASE, summarized, summarized_local
 from schemas.activation import StreamTarget
 from schemas.deliberation import (
     Critique,
@@ -33,22 +33,11 @@ from schemas.deliberation import (
     RefineInput,
 )
 from schemas.ids import ulid_from_parts
-from temporal import attribution
-from workflows.policies import DATABASE, MODEL_CALL, MODEL_RETRY
 
 with workflow.unsafe.imports_passed_through():
     from activities.deliberation.critique import CritiqueActivities
     from activities.deliberation.parking import DeliberationActivities
     from activities.deliberation.refine import RefineActivities
-
-CRITIC_CALL: dict[str, Any] = {
-    **MODEL_CALL,
-    "retry_policy": replace(
-        MODEL_RETRY, maximum_interval=timedelta(seconds=10), maximum_attempts=3
-    ),
-}
-"""A critic's or the refiner's model call: fewer attempts than a reply's, since a turn without
-critique is a fine outcome and inline mode keeps someone waiting."""
 
 DELIBERATION_DEADLINE = timedelta(hours=6)
 """Longest a deferred deliberation may take, worker outages included; its conclusion is stale
@@ -61,9 +50,9 @@ async def _critique(prompt_id: str, candidate: str, draft_id: str | None, lens: 
             CritiqueActivities.critique,
             CritiqueInput(prompt_id=prompt_id, candidate=candidate, draft_id=draft_id, lens=lens),
             # The lens is in the ID so a replay that drew another lens fails loudly.
-            activity_id=f"critique-{lens.value}",
-            summary=f"{lens.value} critique",
-            **CRITIC_CALL,
+            **summarized(
+                CRITIC_CALL, f"{lens.value} critique", activity_id=f"critique-{lens.value}"
+            ),
         )
     except ActivityError as err:
         workflow.logger.warning("%s critique failed: %s", lens.value, err.cause or err)
@@ -109,9 +98,11 @@ async def critique_and_refine(
                 objections=objections,
                 stream=stream,
             ),
-            activity_id="refine",
-            summary=f"refine against {len(objections)} objection(s)",
-            **CRITIC_CALL,
+            **summarized(
+                CRITIC_CALL,
+                f"refine against {len(objections)} objection(s)",
+                activity_id="refine",
+            ),
         )
     except ActivityError as err:
         workflow.logger.warning("refinement failed; keeping the candidate: %s", err.cause or err)
@@ -161,8 +152,7 @@ class DeliberationWorkflow:
                     refined=deliberated.text if deliberated.refined else None,
                     at=workflow.now(),
                 ),
-                summary="park the conclusion for the next turn",
-                **DATABASE,
+                **summarized_local(DATABASE, "park the conclusion for the next turn"),
             )
         except ActivityError as err:
             workflow.logger.warning("could not park the conclusion: %s", err.cause or err)

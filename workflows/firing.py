@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from temporalio import workflow
 
+from contract import attribution, names
+from contract.policies import DATABASE, TEMPORAL_CALL, summarized, summarized_local
 from schemas.autonomy import (
     REFLECTION_CHANNEL,
     REMINDER_CHANNEL,
@@ -20,8 +22,6 @@ from schemas.autonomy import (
     FiringResult,
 )
 from schemas.ids import ulid_from_parts
-from temporal import attribution, names
-from workflows.policies import DATABASE, TEMPORAL_CALL
 
 with workflow.unsafe.imports_passed_through():
     from activities.autonomy.firing import FiringActivities
@@ -42,8 +42,7 @@ async def claim(kind: FiringKind, data: FiringInput) -> Firing:
             event_id=event_id,
             fired_at=workflow.now(),
         ),
-        summary=f"claim the {kind.value} firing",
-        **DATABASE,
+        **summarized_local(DATABASE, f"claim the {kind.value} firing"),
     )
     return firing
 
@@ -62,8 +61,7 @@ async def deliver(kind: FiringKind, data: FiringInput, firing: Firing) -> Firing
             text=firing.text,
             at=workflow.now(),
         ),
-        summary=f"wake {data.agent}",
-        **TEMPORAL_CALL,
+        **summarized(TEMPORAL_CALL, f"wake {data.agent}"),
     )
     workflow.set_current_details(f"delivered impulse {firing.event_id} to {data.agent}")
     return FiringResult(delivered=True, event_id=firing.event_id)

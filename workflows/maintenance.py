@@ -14,6 +14,9 @@ import asyncio
 from temporalio import workflow
 from temporalio.workflow import ParentClosePolicy
 
+from contract import attribution, names
+from contract.names import consolidation_workflow_id
+from contract.policies import DATABASE_ACTIVITY, ENCODER_STEP, summarized
 from schemas.ids import ulid_from_parts
 from schemas.memory_formation import (
     ConsolidationInput,
@@ -25,10 +28,7 @@ from schemas.memory_formation import (
     PendingFormationsQuery,
     PurgeInput,
 )
-from temporal import attribution, names
-from temporal.names import consolidation_workflow_id
-from workflows.consolidation import ENCODER_STEP, ConsolidationWorkflow
-from workflows.policies import DATABASE
+from workflows.consolidation import ConsolidationWorkflow
 
 with workflow.unsafe.imports_passed_through():
     from activities.memory.retention import RetentionActivities
@@ -49,20 +49,17 @@ class MaintenanceWorkflow:
         culled = await workflow.execute_activity_method(
             RetentionActivities.cull,
             CullInput(agent=data.agent, now=now, actor="maintenance", show=0),
-            summary="cull low-rated old memories",
-            **DATABASE,
+            **summarized(DATABASE_ACTIVITY, "cull low-rated old memories"),
         )
         purged = await workflow.execute_activity_method(
             RetentionActivities.purge,
             PurgeInput(agent=data.agent, now=now),
-            summary="drop expired dialog and markers",
-            **DATABASE,
+            **summarized(DATABASE_ACTIVITY, "drop expired dialog and markers"),
         )
         filled = await workflow.execute_activity_method(
             RetentionActivities.index,
             IndexDialogInput(agent=data.agent),
-            summary="fill missing vectors",
-            **ENCODER_STEP,
+            **summarized(ENCODER_STEP, "fill missing vectors"),
         )
         result = MaintenanceResult(
             culled=culled.count,
@@ -73,8 +70,7 @@ class MaintenanceWorkflow:
         pending = await workflow.execute_activity_method(
             RetentionActivities.pending_formations,
             PendingFormationsQuery(agent=data.agent),
-            summary="failed consolidations waiting?",
-            **DATABASE,
+            **summarized(DATABASE_ACTIVITY, "failed consolidations waiting?"),
         )
         if pending.failed:
             result.sweep = await self._sweep(data.agent)

@@ -12,9 +12,9 @@ from __future__ import annotations
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
+from contract.policies import TEMPORAL_CALL, summarized
 from schemas.autonomy import FiringInput, FiringKind, FiringResult, RetireReminderInput
 from workflows import firing
-from workflows.policies import TEMPORAL_CALL
 
 with workflow.unsafe.imports_passed_through():
     from activities.autonomy.firing import FiringActivities
@@ -34,8 +34,7 @@ class ReminderWorkflow:
                 await workflow.execute_activity_method(
                     FiringActivities.retire,
                     RetireReminderInput(agent=data.agent, reminder_id=data.reminder_id),
-                    summary="retire the one-shot reminder",
-                    **TEMPORAL_CALL,
+                    **summarized(TEMPORAL_CALL, "retire the one-shot reminder"),
                 )
             except ActivityError as err:
                 # Its schedule had one action and spent it: it cannot fire again anyway.

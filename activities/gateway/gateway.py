@@ -21,6 +21,7 @@ from activities.gateway.errors import ProviderTimeoutError, ProviderUnavailableE
 from activities.gateway.plans import shaped
 from activities.gateway.registry import ModelRegistry
 from activities.gateway.tidy import free_text
+from contract import attribution
 from observability.metering import provider_errors
 from observability.metering.hub import MeterHub
 from observability.metering.pricing import price
@@ -36,7 +37,6 @@ from schemas.models import (
     UsageRecord,
 )
 from schemas.pricing import PriceTable
-from temporal import attribution
 
 log = logging.getLogger(__name__)
 

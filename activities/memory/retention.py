@@ -23,6 +23,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from activities.memory.encoder import Encoder
 from activities.memory.search import index_turns
+from contract import names
 from observability.span_redaction import agent_traces, redact_span_file, strip_content
 from schemas.erasure import ForgetTurns
 from schemas.memory import MemorySettings
@@ -41,7 +42,6 @@ from store.queries import memory_retention
 from store.queries.erasure import erase_dialog, open_conversations
 from store.queries.memory_formation import failed_count
 from store.queries.runtime import purge_expired_markers
-from temporal import names
 
 log = logging.getLogger(__name__)
 

@@ -16,6 +16,7 @@ from datetime import datetime
 
 from temporalio.client import Client, Schedule
 
+from contract import names
 from schemas.autonomy import AutonomySettings, HeartbeatState, HeartbeatStatus
 from schemas.settings import Settings
 from store.db import Database
@@ -29,7 +30,6 @@ from store.queries.autonomy import (
 )
 from store.tables.autonomy import HeartbeatRow
 from store.tables.columns import utcnow
-from temporal import names
 from temporal import schedules_autonomy as schedules
 
 log = logging.getLogger(__name__)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from contract import attribution
 from observability.metering.hub import MeterHub
 from observability.metering.pricing import unit_cost
 from schemas.ids import new_ulid
 from schemas.models import ModelTier, UsageRecord
 from schemas.pricing import PriceTable
-from temporal import attribution
 
 
 def work_record(

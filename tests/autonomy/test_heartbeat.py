@@ -18,12 +18,13 @@ from activities.gateway.providers.scripted import ScriptRule
 from activities.scheduling.heartbeats import Heartbeats, reconcile_heartbeats
 from activities.scheduling.reminders import Reminders
 from cli import heartbeat as heartbeat_cli
+from contract import names
 from schemas.autonomy import HeartbeatState
 from schemas.events import Outcome
 from schemas.settings import Settings
 from store.embedded import EmbeddedPostgres
-from temporal import names, search_attributes
 from temporal import schedules_autonomy as schedules
+from temporal import search_attributes
 from temporal.client import connect
 from temporal.devserver import DevServer, free_port
 from tests.autonomy.conftest import autonomy_worker, fired_run, impulse_receipt

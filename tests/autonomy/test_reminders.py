@@ -17,10 +17,10 @@ from temporalio.client import Client
 from activities.gateway.providers.scripted import ScriptRule, ScriptToolCall
 from activities.scheduling.heartbeats import Heartbeats
 from activities.scheduling.reminders import Reminders
+from contract import names
 from schemas.autonomy import ReminderStatus
 from store.tables import OutboxRow
 from store.tables.autonomy import ReminderRow
-from temporal import names
 from temporal import schedules_autonomy as schedules
 from tests.autonomy.conftest import (
     autonomy_worker,

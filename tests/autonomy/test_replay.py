@@ -18,7 +18,7 @@ from temporalio.client import Client, ScheduleActionExecutionStartWorkflow, Work
 from activities.gateway.providers.scripted import ScriptRule, ScriptToolCall
 from activities.scheduling.heartbeats import Heartbeats
 from activities.scheduling.reminders import Reminders
-from temporal import names
+from contract import names
 from temporal import schedules_autonomy as schedules
 from tests.autonomy.conftest import autonomy_worker, fired_run, impulse_receipt
 from tests.harness import Stack, replayer, until

@@ -13,11 +13,11 @@ from sqlmodel import select
 from temporalio.testing import WorkflowEnvironment
 
 from activities.gateway.providers.scripted import ScriptRule, ScriptToolCall
+from contract import names
+from contract.names import heartbeat_schedule_id
 from schemas.autonomy import FiringInput, FiringResult
 from store.tables import UsageRow
 from store.tables.autonomy import AutonomyLogRow, GoalRow
-from temporal import names
-from temporal.names import heartbeat_schedule_id
 from tests.autonomy.conftest import autonomy_worker, impulse_receipt
 from tests.harness import Stack
 from workflows.conversation import ConversationWorkflow

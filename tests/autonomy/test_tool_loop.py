@@ -10,9 +10,9 @@ from temporalio.client import Client
 from activities.gateway.providers.scripted import ScriptRule, ScriptToolCall
 from activities.tools.registry import Tool, ToolInput, ToolRun
 from activities.tools.rounds import BOUND_NOTE
+from contract import names
 from schemas.events import Outcome
 from schemas.models import TaskType
-from temporal import names
 from tests.autonomy.conftest import activity_summaries, autonomy_worker, tool_calls
 from tests.harness import Stack
 

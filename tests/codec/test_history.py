@@ -15,8 +15,8 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHistory, WorkflowUpdateRPCTimeoutOrCancelledError
 from temporalio.worker import Replayer
 
+from contract import names
 from schemas.events import Outcome
-from temporal import names
 from temporal.client import connect, keyring, replay_data_converter, replay_interceptors
 from temporal.codec import ENCODING
 from tests.harness import Stack, replayer, running_worker, until

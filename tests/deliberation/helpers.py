@@ -15,6 +15,7 @@ from activities.context.model import ContextBlock, ContextRequest, ContextSource
 from activities.deliberation.guardrails import GuardrailCheck
 from activities.gateway.base import DeltaCallback
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
+from contract import names
 from observability.metering.hub import UsageMeter
 from schemas.agents import AgentConfig, AgentCreate
 from schemas.deliberation import ScreenInput
@@ -22,7 +23,6 @@ from schemas.models import ModelBinding, ModelRequest, ModelResponse, ProviderNa
 from store.db import Database
 from store.queries.agents import create_agent
 from store.tables import PromptRow
-from temporal import names
 from tests.harness import Harness, Stack, unique
 from workers.build import build_dependencies, build_worker
 

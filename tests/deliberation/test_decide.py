@@ -8,12 +8,12 @@ from temporalio.service import RPCError
 
 from activities.gateway.providers.scripted import ScriptRule
 from cli.talk import render
+from contract.names import deliberation_workflow_id
 from schemas.events import Outcome
 from schemas.models import TaskType
 from store.queries.deliberation import get_decision
 from store.queries.runtime import get_marker
 from store.tables import DialogTurnRow, OutboxRow
-from temporal.names import deliberation_workflow_id
 from tests.deliberation.helpers import (
     CLAIM,
     Veto,

@@ -6,12 +6,12 @@ from __future__ import annotations
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import Script, ScriptRule
+from contract import names
+from contract.names import deliberation_workflow_id
 from schemas.deliberation import DeliberationResult
 from schemas.events import Outcome
 from schemas.models import TaskType
 from store.queries.deliberation import parked_for
-from temporal import names
-from temporal.names import deliberation_workflow_id
 from tests.deliberation.helpers import (
     CLAIM,
     CONFABULATION,

@@ -14,9 +14,9 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHistory
 
+from contract import names
+from contract.names import deliberation_workflow_id
 from schemas.deliberation import DRAWN_LENSES
-from temporal import names
-from temporal.names import deliberation_workflow_id
 from tests.deliberation.helpers import claim_rules, new_agent, worker
 from tests.harness import Harness, Stack, replayer, terminal
 

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 import yaml
 
+from contract.names import SEARCH_ATTRIBUTES
 from schemas.codec import CodecSettings
 from schemas.settings import Settings
 from temporal.devserver import LOW_LATENCY_CONFIG
-from temporal.names import SEARCH_ATTRIBUTES
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "docker-compose.yml"

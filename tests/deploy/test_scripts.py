@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from contract.names import SEARCH_ATTRIBUTES
 from temporal.devserver import free_port, port_open, temporal_binary
-from temporal.names import SEARCH_ATTRIBUTES
 from tests.harness import Harness, Stack
 
 ROOT = Path(__file__).resolve().parents[2]

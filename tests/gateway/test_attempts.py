@@ -61,8 +61,12 @@ def _uses_gateway(cls: Any, method: str, depth: int = 3) -> bool:
 def _options(module: Any, call: ast.Call) -> dict[str, Any]:
     options: dict[str, Any] = {}
     for keyword in call.keywords:
-        if keyword.arg is None and isinstance(keyword.value, ast.Name):
-            options.update(getattr(module, keyword.value.id))
+        spread = keyword.value
+        # ``**summarized(MODEL_CALL, "...")``: the named policy plus the call's summary.
+        if isinstance(spread, ast.Call) and spread.args:
+            spread = spread.args[0]
+        if keyword.arg is None and isinstance(spread, ast.Name):
+            options.update(getattr(module, spread.id))
         elif keyword.arg in ("retry_policy", "heartbeat_timeout", "start_to_close_timeout"):
             options[keyword.arg] = eval(  # a module-level name or constructor: read, not run
                 compile(ast.Expression(keyword.value), "<options>", "eval"), vars(module)

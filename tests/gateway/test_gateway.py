@@ -13,6 +13,7 @@ from activities.gateway.gateway import ModelGateway
 from activities.gateway.providers.openai import OpenAIProvider
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
 from activities.gateway.registry import ModelRegistry
+from contract import attribution
 from observability.metering.hub import MeterHub
 from schemas.models import (
     Attribution,
@@ -24,7 +25,6 @@ from schemas.models import (
     TaskType,
     UsageRecord,
 )
-from temporal import attribution
 from tests.fakes import wire
 from tests.fakes.provider_server import FakeProviderServer
 from tests.gateway.conftest import Deltas, request

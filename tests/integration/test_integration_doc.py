@@ -16,9 +16,10 @@ from typing import Any
 
 from temporalio.client import Client
 
+from contract import names
 from schemas.agents import AgentCreate
 from store.queries.agents import create_agent
-from temporal import inbox, names
+from temporal import inbox
 from temporal.devserver import temporal_binary
 from tests.harness import Stack, running_worker
 from tests.integration.test_temporal_cli import Run

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_settings import BaseSettings
 from temporalio import workflow
 
+from contract import names
 from schemas.events import (
     ChannelRef,
     CompletionMarker,
@@ -34,7 +35,6 @@ from schemas.export import (
     wire_models,
 )
 from schemas.ids import new_ulid
-from temporal import names
 from tests.integration import jsonschema_subset
 from workers.build import WORKFLOWS
 from workflows.handlers import original as typed_handler
@@ -53,7 +53,7 @@ def load(directory: Path, name: str) -> dict[str, Any]:
 
 
 def handler_names() -> set[str]:
-    """Every handler name temporal/names.py defines (its lower-case string constants)."""
+    """Every handler name contract/names.py defines (its lower-case string constants)."""
     return {
         value
         for key, value in vars(names).items()

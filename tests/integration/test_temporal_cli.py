@@ -14,8 +14,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from contract import names
 from schemas.ids import new_ulid
-from temporal import inbox, names
+from temporal import inbox
 from temporal.devserver import temporal_binary
 from tests.harness import Harness, Stack
 

@@ -13,11 +13,11 @@ from google.protobuf.message import Message
 from temporalio.api.common.v1 import Payload
 from temporalio.client import Client
 
+from contract import names
 from observability.span_file import rotated
 from schemas.conversation import WindowAnswer, WindowQuery
 from store.db import Database
 from store.queries.memory import execute
-from temporal import names
 from tests.harness import until
 
 

@@ -23,11 +23,11 @@ from activities.gateway.providers.scripted import ScriptRule
 from activities.memory.encoders.local import LocalEncoder
 from activities.memory.forgetting import forget_memory
 from activities.memory.retention import RetentionActivities
+from contract import names
 from observability import tracing
 from schemas.memory import MemorySettings
 from schemas.memory_formation import PurgeInput
 from store.queries.memory import execute
-from temporal import names
 from temporal.client import connect
 from tests.harness import Harness, Stack, until
 from tests.memory.forget_audit import (

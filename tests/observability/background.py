@@ -10,9 +10,9 @@ from temporalio.client import Client
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from activities.gateway.gateway import ModelGateway
+from contract import attribution
 from schemas.ids import new_ulid
 from schemas.models import Attribution, ChatMessage, ModelRequest, TaskType
-from temporal import attribution
 from tests.harness import Harness, unique
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule
+from contract import names
 from observability import tracing
 from observability.metering.hub import UsageMeter
 from schemas.settings import ContentPolicy
-from temporal import names
 from temporal.client import connect
 from tests.harness import Harness, Stack, running_worker
 

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from cli.trace import trace
 from cli.usage import usage
+from contract import attribution
 from observability.model_call import ModelCallSpan
 from observability.span_file import SpanFileExporter
 from observability.tracing import Tracing, tool_span
@@ -36,7 +37,6 @@ from schemas.settings import get_settings
 from schemas.usage import UsageReport
 from store.db import Database
 from store.queries.ledger import add_usage
-from temporal import attribution
 from tests.harness import Stack, unique
 from tests.observability.records import usage as record
 

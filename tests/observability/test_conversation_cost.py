@@ -11,6 +11,7 @@ from pathlib import Path
 
 from temporalio.client import Client
 
+from contract import attribution
 from observability.metering.event_log import EventLogMeter
 from observability.metering.hub import UsageMeter
 from observability.metering.ledger import LedgerMeter
@@ -21,7 +22,6 @@ from schemas.models import Attribution, UsageRecord
 from schemas.usage import UsageDimension, UsageQuery, UsageReport
 from store.db import Database
 from store.queries.usage_report import usage_report
-from temporal import attribution
 from tests.harness import Stack, running_worker, terminal
 from tests.observability.background import run_background
 from tests.observability.fakes import RecordingMeter

@@ -19,11 +19,11 @@ from typer.testing import CliRunner
 import cli.talk
 from activities.gateway.providers.scripted import ScriptRule
 from cli.trace import trace
+from contract import names
 from schemas.activation import FALLBACK_REPLY
 from schemas.events import Outcome, Receipt
 from schemas.settings import Settings
 from store.queries.runtime import get_marker
-from temporal import names
 from tests.harness import Harness, Stack, event, until
 from tests.observability.helpers import finished, traced_worker
 

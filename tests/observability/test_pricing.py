@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from contract import attribution
 from observability.metering.pricing import (
     PriceTableError,
     load_or_empty,
@@ -16,7 +17,6 @@ from observability.metering.pricing import (
 from observability.metering.producer import work_record
 from schemas.models import Attribution
 from schemas.pricing import ModelPrice, PriceTable
-from temporal import attribution
 from tests.observability.records import usage
 
 TABLE = PriceTable(

@@ -10,11 +10,11 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
+from contract import attribution
 from observability.tracing import Tracing, root_span_id, tool_span, trace_id
 from schemas.ids import new_ulid
 from schemas.models import Attribution
 from schemas.settings import ContentPolicy
-from temporal import attribution
 
 
 @pytest.fixture

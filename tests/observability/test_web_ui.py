@@ -12,8 +12,8 @@ from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import WorkflowHandle
 from temporalio.converter import DataConverter
 
+from contract import names
 from schemas.agents import AgentWorkflowInput
-from temporal import names
 from tests.harness import Harness, until
 
 METADATA_QUERY = "__temporal_workflow_metadata"

@@ -20,6 +20,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
 from activities.gateway.providers.scripted import ScriptRule
+from contract import names
 from schemas.activation import ActivationFinished
 from schemas.agents import AgentStatus
 from schemas.events import (
@@ -32,7 +33,7 @@ from schemas.events import (
 )
 from schemas.ids import new_ulid
 from schemas.models import ModelRequest
-from temporal import inbox, names
+from temporal import inbox
 from tests.harness import Harness, Stack, event, running_worker, until
 from tests.memory.recall.records import add_channel, add_memory
 from workers.build import WORKFLOWS

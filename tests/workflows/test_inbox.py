@@ -10,10 +10,11 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.gateway.providers.scripted import ScriptRule
+from contract import names
 from schemas.agents import AgentStatus, AgentStatusQuery, AgentWorkflowInput
 from schemas.events import Outcome
 from store.tables import DialogTurnRow, OutboxRow
-from temporal import inbox, names
+from temporal import inbox
 from tests.harness import Harness, Stack, event, running_worker, terminal, until
 
 

@@ -13,13 +13,13 @@ from datetime import UTC, datetime, timedelta
 
 from sqlmodel import col, select
 
+from contract import names
 from schemas.conversation import WindowAnswer, WindowQuery
 from schemas.dialog import Role
 from schemas.events import Outcome, Receipt
 from schemas.ids import new_ulid, ulid_from_parts
 from store.queries.dialog import conversation_turns
 from store.tables import PromptRow
-from temporal import names
 from tests.harness import Harness, event, until
 
 SENDERS = {

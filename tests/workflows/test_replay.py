@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client, WorkflowHistory
 
+from contract import names
 from schemas.agents import AgentConfig, AgentCreate
 from store.queries.agents import create_agent
-from temporal import names
 from tests.harness import Harness, replayer, unique
 from workflows.conversation import ConversationWorkflow
 

@@ -8,11 +8,12 @@ from sqlmodel import select
 from temporalio.testing import WorkflowEnvironment
 
 from activities.gateway.providers.scripted import ScriptedProvider
+from contract import names
 from schemas.agents import AgentStatus, AgentStatusQuery
 from schemas.conversation import WindowAnswer, WindowQuery
 from schemas.models import ProviderName
 from store.tables import Conversation
-from temporal import inbox, names
+from temporal import inbox
 from tests.harness import Harness, Stack, event, unique
 from workers.build import build_dependencies, build_worker
 from workflows.conversation import ConversationWorkflow

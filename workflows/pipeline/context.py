@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from temporalio import workflow
 
+from contract.policies import DATABASE, summarized_local
 from schemas.activation import ActivationInput, AssembleContextInput, PromptRef
 from schemas.models import TaskType
-from workflows.policies import DATABASE
 
 with workflow.unsafe.imports_passed_through():
     from activities.context.activities import ContextActivities
@@ -28,6 +28,5 @@ async def assemble(data: ActivationInput, *, task: TaskType = TaskType.RESPOND) 
             now=workflow.now(),
             task=task,
         ),
-        summary="assemble context",
-        **DATABASE,
+        **summarized_local(DATABASE, "assemble context"),
     )

@@ -9,34 +9,17 @@ The verdict is recorded after the turn (``deliberate.after_transmit``).
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import Any
-
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
+from contract.policies import DATABASE, JUDGE_CALL, summarized, summarized_local
 from schemas.activation import ActivationInput, Decision, Draft
 from schemas.deliberation import JudgeInput, ScreenInput, Verdict, fallback_verdict
 from workflows.pipeline.deliberate import notes
-from workflows.policies import DATABASE
 
 with workflow.unsafe.imports_passed_through():
     from activities.deliberation.decide import DecideActivities
     from activities.deliberation.judge import JudgeActivities
-    from activities.gateway.errors import NON_RETRYABLE
-
-JUDGE_CALL: dict[str, Any] = {
-    "start_to_close_timeout": timedelta(seconds=60),
-    "heartbeat_timeout": timedelta(seconds=10),
-    # Someone is waiting for the reply: one retry, then the rule decides.
-    "retry_policy": RetryPolicy(
-        initial_interval=timedelta(milliseconds=500),
-        maximum_attempts=2,
-        non_retryable_error_types=NON_RETRYABLE,
-    ),
-}
-"""The engagement judgment's model call."""
 
 
 async def decide(data: ActivationInput, draft: Draft) -> Decision:
@@ -51,8 +34,7 @@ async def decide(data: ActivationInput, draft: Draft) -> Decision:
             draft_id=draft.draft_id,
             degraded=draft.degraded,
         ),
-        summary="screen the reply (rules, guardrails)",
-        **DATABASE,
+        **summarized_local(DATABASE, "screen the reply (rules, guardrails)"),
     )
     verdict = screening.verdict or await _judge(data, draft)
     notes().verdict = verdict
@@ -71,8 +53,7 @@ async def _judge(data: ActivationInput, draft: Draft) -> Verdict:
                 window_turn_ids=data.window_turn_ids,
                 participants=max(len(data.participants), 1),
             ),
-            summary="judge whether to speak",
-            **JUDGE_CALL,
+            **summarized(JUDGE_CALL, "judge whether to speak"),
         )
     except ActivityError as err:
         workflow.logger.warning("no judgment on speaking; the rule decides: %s", err.cause or err)

@@ -17,6 +17,9 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, WorkflowAlreadyStartedError
 from temporalio.workflow import ParentClosePolicy
 
+from contract import names
+from contract.names import deliberation_workflow_id
+from contract.policies import DATABASE, summarized_local
 from schemas.activation import ActivationInput, Draft, PromptRef, StreamTarget
 from schemas.agents import DeliberationMode
 from schemas.deliberation import (
@@ -27,10 +30,7 @@ from schemas.deliberation import (
     SettleInput,
     Verdict,
 )
-from temporal import names
-from temporal.names import deliberation_workflow_id
 from workflows.deliberation import DELIBERATION_DEADLINE, DeliberationWorkflow, critique_and_refine
-from workflows.policies import DATABASE
 
 with workflow.unsafe.imports_passed_through():
     from activities.deliberation.parking import DeliberationActivities
@@ -83,8 +83,7 @@ async def deliberate(data: ActivationInput, prompt: PromptRef, draft: Draft) -> 
                 draft_id=draft.draft_id,
                 degraded=draft.degraded,
             ),
-            summary="plan deliberation",
-            **DATABASE,
+            **summarized_local(DATABASE, "plan deliberation"),
         )
     except ActivityError as err:
         workflow.logger.warning("no deliberation plan; the reply goes out as is: %s", err)
@@ -146,8 +145,7 @@ async def after_transmit(
                 refined=turn.refined,
                 at=workflow.now(),
             ),
-            summary="record the decision",
-            **DATABASE,
+            **summarized_local(DATABASE, "record the decision"),
         )
     except ActivityError as err:
         # The reply is out and the marker recorded: a bookkeeping failure must not fail the turn.

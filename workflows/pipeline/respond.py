@@ -22,13 +22,11 @@ histories recorded earlier still replay.
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
-from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
+from contract.policies import MODEL_CALL, SELF_ASSESSMENT, TOOL_CALL, summarized
 from schemas.activation import FALLBACK_REPLY, ActivationInput, Draft, PromptRef, StreamTarget
 from schemas.autonomy import impulse_channel
 from schemas.events import Trigger
@@ -41,26 +39,11 @@ from schemas.tools import (
     ToolGeneration,
     ToolOutcome,
 )
-from workflows.policies import MODEL_CALL
 
 with workflow.unsafe.imports_passed_through():
     from activities.autonomy.assess import AssessActivities
     from activities.generation import GenerationActivities
     from activities.tools.invoke import ToolActivities
-
-TOOL_CALL: dict[str, Any] = {
-    # The tool's own timeout (settings) ends it well before this; this bounds a stuck worker.
-    "start_to_close_timeout": timedelta(minutes=10),
-    "retry_policy": RetryPolicy(
-        initial_interval=timedelta(milliseconds=200),
-        backoff_coefficient=2.0,
-        maximum_interval=timedelta(seconds=10),
-        maximum_attempts=5,
-    ),
-}
-"""A tool call (regular activity, so each one shows in the Web UI under its tool's name)."""
-
-SELF_ASSESSMENT: dict[str, Any] = {**MODEL_CALL, "start_to_close_timeout": timedelta(minutes=3)}
 
 PATCH_DRAFTS = "reply-draft-by-reference"
 """From this change the reply is stored as a draft and later steps get its ``DraftRef``;
@@ -112,9 +95,11 @@ async def _tool_loop(data: ActivationInput, prompt: PromptRef) -> Draft:
                     tools="offer" if allow else "final",
                     draft=drafts,
                 ),
-                summary=f"generate a reply for {data.person_name}"
-                + (f" (round {round_ + 1})" if round_ else ""),
-                **MODEL_CALL,
+                **summarized(
+                    MODEL_CALL,
+                    f"generate a reply for {data.person_name}"
+                    + (f" (round {round_ + 1})" if round_ else ""),
+                ),
             )
         except ActivityError as err:
             workflow.logger.warning("generation failed after retries: %s", err.cause or err)
@@ -138,8 +123,7 @@ async def _invoke(call: ToolCallRef, context: ToolContext) -> ToolOutcome:
         outcome: ToolOutcome = await workflow.execute_activity_method(
             ToolActivities.invoke,
             InvokeToolInput(call_id=call.call_id, context=context),
-            summary=call.name,
-            **TOOL_CALL,
+            **summarized(TOOL_CALL, call.name),
         )
     except ActivityError as err:
         # The next round tells the model this call did not finish; the turn goes on.
@@ -159,8 +143,7 @@ async def _self_assess(data: ActivationInput, prompt: PromptRef) -> None:
                 event_id=data.event.event_id,
                 participants=list(data.participants),
             ),
-            summary="self-assessment",
-            **SELF_ASSESSMENT,
+            **summarized(SELF_ASSESSMENT, "self-assessment"),
         )
     except ActivityError as err:
         # The beat still acts, on its goals and memories, without the critique.

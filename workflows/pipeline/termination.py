@@ -13,12 +13,12 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
+from contract import names
+from contract.policies import DATABASE, summarized_local
 from schemas.activation import RecordOutcomeInput
 from schemas.events import ChannelRef, CompletionMarker, Outcome, Trigger
 from schemas.runs import Termination, TerminationQuery
-from temporal import names
 from workflows.pipeline import metrics
-from workflows.policies import DATABASE
 
 with workflow.unsafe.imports_passed_through():
     from activities.runs import RunActivities
@@ -54,7 +54,6 @@ async def record(
     await workflow.execute_local_activity_method(
         StoreActivities.record_outcome,
         RecordOutcomeInput(agent=agent, trigger=trigger.value, marker=marker),
-        summary="record the failed outcome",
-        **DATABASE,
+        **summarized_local(DATABASE, "record the failed outcome"),
     )
     return marker

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 
+from contract.policies import DATABASE, summarized_local
 from schemas.activation import (
     ActivationInput,
     Decision,
@@ -17,7 +18,6 @@ from schemas.activation import (
 from schemas.dialog import DialogTurn
 from schemas.events import CompletionMarker, Outcome
 from schemas.ids import ulid_from_parts
-from workflows.policies import DATABASE
 
 with workflow.unsafe.imports_passed_through():
     from activities.channels.transmit import ChannelActivities
@@ -51,8 +51,7 @@ async def transmit(data: ActivationInput, draft: Draft) -> DialogTurn:
             draft_id=draft.draft_id,
             at=workflow.now(),
         ),
-        summary="transmit the reply",
-        **DATABASE,
+        **summarized_local(DATABASE, "transmit the reply"),
     )
     return transmission.turn
 
@@ -81,7 +80,6 @@ async def record(
     await workflow.execute_local_activity_method(
         StoreActivities.record_outcome,
         RecordOutcomeInput(agent=data.agent, trigger=data.event.trigger.value, marker=marker),
-        summary="record the outcome",
-        **DATABASE,
+        **summarized_local(DATABASE, "record the outcome"),
     )
     return marker

@@ -11,6 +11,7 @@ from temporalio.client import Client
 
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
 from activities.memory.encoder import Encoder
+from contract import names
 from schemas.agents import AgentConfig, AgentCreate
 from schemas.memory import MemoryRecordPublic
 from schemas.memory_formation import ConsolidationResult
@@ -18,7 +19,6 @@ from schemas.models import ModelRequest, ProviderName
 from store.db import Database
 from store.queries.agents import create_agent
 from store.queries.memory import execute, list_records
-from temporal import names
 from tests.harness import Harness, Stack, unique
 from workers.build import build_dependencies, build_worker
 

@@ -15,6 +15,7 @@ from temporalio.client import (
 )
 
 from activities.memory.retention import run_cull
+from contract.names import maintenance_schedule_id
 from schemas.dialog import DialogTurn, Role
 from schemas.events import ChannelRef
 from schemas.ids import new_ulid, ulid_from_parts
@@ -24,7 +25,6 @@ from store.db import Database
 from store.queries.dialog import open_conversation, record_turn
 from store.queries.memory import NewRecord, insert_record
 from store.queries.people import ensure_channel
-from temporal.names import maintenance_schedule_id
 from temporal.schedules import ensure_maintenance_schedule
 from tests.harness import Stack
 from tests.memory.formation.helpers import formation_rules, formation_worker, new_agent, rows

@@ -7,9 +7,9 @@ from datetime import timedelta
 from temporalio.testing import WorkflowEnvironment
 
 from activities.gateway.providers.scripted import Script, ScriptedProvider
+from contract import names
 from schemas.conversation import WindowAnswer, WindowQuery
 from schemas.models import ProviderName
-from temporal import names
 from tests.harness import Harness, Stack, unique
 from tests.memory.formation.helpers import (
     close_and_consolidate,

@@ -15,10 +15,10 @@ import pytest
 from temporalio.client import Client, WorkflowHistory
 
 from activities.gateway.providers.scripted import ScriptRule
+from contract.names import consolidation_workflow_id
 from schemas.ids import new_ulid
 from schemas.memory import MemorySettings
 from schemas.memory_formation import ConsolidationResult, MaintenanceInput, MaintenanceResult
-from temporal.names import consolidation_workflow_id
 from tests.harness import Harness, Stack, replayer
 from tests.memory.formation.helpers import (
     SUMMARY_SYSTEM,

@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from contract.names import maintenance_schedule_id
 from schemas.events import ChannelRef
 from schemas.ids import new_ulid
 from schemas.settings import get_settings
@@ -21,7 +22,6 @@ from store.queries.memory import NewRecord, insert_record
 from store.queries.people import ensure_channel
 from store.queries.recall import Fence, lexical_candidates, semantic_candidates
 from temporal.client import connect
-from temporal.names import maintenance_schedule_id
 from tests.harness import Stack, unique
 from tests.memory.formation.helpers import new_agent, rows
 
