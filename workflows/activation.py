@@ -4,7 +4,8 @@ Lifecycle: started by a ``ConversationWorkflow`` as ``activation/{ulid}`` (a fre
 reused) for one input; runs assemble context -> respond -> deliberate -> decide -> transmit ->
 record (each step a module of ``workflows.pipeline``); signals ``activation_finished`` to its
 agent, releasing the agent's lock, and returns the reply turn to its conversation. It never
-continues as new.
+continues as new. The run owns its turn state (``TurnState``): each step returns what it learned
+and the workflow hands that to the steps after it.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from __future__ import annotations
 from temporalio import workflow
 
 from contract import attribution, names
-from schemas.activation import ActivationFinished, ActivationInput, ActivationResult
+from schemas.activation import ActivationFinished, ActivationInput, ActivationResult, Decision
 from schemas.dialog import DialogTurn
 from schemas.events import Outcome
+from schemas.turn import TurnState
 from workflows.pipeline import metrics
 from workflows.pipeline.context import assemble
 from workflows.pipeline.decide import decide
@@ -28,6 +30,10 @@ __all__ = ["MARKER_TTL", "ActivationWorkflow"]
 @workflow.defn(name="ActivationWorkflow")
 class ActivationWorkflow:
     """Receive, retrieve, generate, deliberate, decide, transmit, record."""
+
+    @workflow.init
+    def __init__(self, data: ActivationInput) -> None:
+        self._turn = TurnState()
 
     @workflow.run
     async def run(self, data: ActivationInput) -> ActivationResult:
@@ -66,9 +72,11 @@ class ActivationWorkflow:
         self._step(data, "Generating a reply")
         draft = await respond(data, prompt)
         self._step(data, "Deliberating")
-        final = await deliberate(data, prompt, draft)
+        deliberated = await deliberate(data, prompt, draft)
+        final, self._turn = deliberated.draft, deliberated.turn
         self._step(data, "Deciding whether to speak")
-        decision = await decide(data, final)
+        self._turn.verdict = verdict = await decide(data, final)
+        decision = Decision(speak=verdict.speak, reason=verdict.reason)
         self._step(data, "Transmitting" if decision.speak else "Staying silent")
         reply: DialogTurn | None = await transmit(data, final) if decision.speak else None
         marker = await record(data, final, decision, reply)
@@ -79,5 +87,5 @@ class ActivationWorkflow:
         await workflow.get_external_workflow_handle(names.agent_workflow_id(data.agent)).signal(
             names.ACTIVATION_FINISHED, ActivationFinished(marker=marker)
         )
-        await after_transmit(data, prompt, draft, transmitted=reply is not None)
+        await after_transmit(data, prompt, draft, self._turn, transmitted=reply is not None)
         return ActivationResult(marker=marker, reply=reply)

@@ -4,7 +4,8 @@ Every observed message reaches this step. Screening (rules and guardrail hooks, 
 activity) settles what needs no model; otherwise a fast model judges: an engagement decision
 for unaddressed traffic, and for substantive addressed replies whether the agent would rather
 decline. If the judgment is unavailable the rule stands: answer people, leave bystanders be.
-The verdict is recorded after the turn (``deliberate.after_transmit``).
+The verdict goes back to ``ActivationWorkflow``, which keeps it in its ``TurnState`` until it
+is recorded after the turn (``deliberate.after_transmit``).
 """
 
 from __future__ import annotations
@@ -13,17 +14,16 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 from contract.policies import DATABASE, JUDGE_CALL, summarized, summarized_local
-from schemas.activation import ActivationInput, Decision, Draft
+from schemas.activation import ActivationInput, Draft
 from schemas.deliberation import JudgeInput, ScreenInput, Verdict, fallback_verdict
-from workflows.pipeline.deliberate import notes
 
 with workflow.unsafe.imports_passed_through():
     from activities.deliberation.decide import DecideActivities
     from activities.deliberation.judge import JudgeActivities
 
 
-async def decide(data: ActivationInput, draft: Draft) -> Decision:
-    """Whether to transmit ``draft``, and why."""
+async def decide(data: ActivationInput, draft: Draft) -> Verdict:
+    """Whether to transmit ``draft``, why, and what the verdict rests on."""
     screening = await workflow.execute_local_activity_method(
         DecideActivities.screen,
         ScreenInput(
@@ -36,9 +36,7 @@ async def decide(data: ActivationInput, draft: Draft) -> Decision:
         ),
         **summarized_local(DATABASE, "screen the reply (rules, guardrails)"),
     )
-    verdict = screening.verdict or await _judge(data, draft)
-    notes().verdict = verdict
-    return Decision(speak=verdict.speak, reason=verdict.reason)
+    return screening.verdict or await _judge(data, draft)
 
 
 async def _judge(data: ActivationInput, draft: Draft) -> Verdict:

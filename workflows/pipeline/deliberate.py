@@ -6,12 +6,12 @@ draws the same one. Inline: the critics run now, concurrently, and the refined d
 the candidate before the decide step. Deferred (the default): the candidate goes out as is, and
 :func:`after_transmit` starts ``DeliberationWorkflow``, whose conclusion is parked for the
 agent's next turn on the channel. ``after_transmit`` also records the decision to speak and
-consumes the parked conclusions the transmitted turn was given.
+consumes the parked conclusions the transmitted turn was given. What this step learns goes back
+to ``ActivationWorkflow`` in its result (``TurnState``), and the workflow hands it on: no state
+is kept in this module.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass, field
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, WorkflowAlreadyStartedError
@@ -28,41 +28,12 @@ from schemas.deliberation import (
     DeliberationPlanInput,
     Lens,
     SettleInput,
-    Verdict,
 )
+from schemas.turn import Deliberated, TurnState
 from workflows.deliberation import DELIBERATION_DEADLINE, DeliberationWorkflow, critique_and_refine
 
 with workflow.unsafe.imports_passed_through():
     from activities.deliberation.parking import DeliberationActivities
-
-_MAX_RUNS = 1000
-
-
-@dataclass
-class TurnNotes:
-    """What the steps of one activation learned, for :func:`after_transmit` to record."""
-
-    plan: DeliberationPlan | None = None
-    lens: Lens | None = None
-    lenses: list[Lens] = field(default_factory=list)
-    objections: int = 0
-    refined: bool = False
-    verdict: Verdict | None = None
-
-
-# One entry per running activation, keyed by run ID. The sandbox gives every run its own copy
-# of this module anyway; the key keeps runs apart under an unsandboxed runner too.
-_notes: dict[str, TurnNotes] = {}
-
-
-def notes() -> TurnNotes:
-    """This activation's notes (workflow code only)."""
-    run_id = workflow.info().run_id
-    if run_id not in _notes:
-        while len(_notes) >= _MAX_RUNS:
-            del _notes[next(iter(_notes))]
-        _notes[run_id] = TurnNotes()
-    return _notes[run_id]
 
 
 def draw(lenses: list[Lens]) -> Lens | None:
@@ -70,9 +41,13 @@ def draw(lenses: list[Lens]) -> Lens | None:
     return workflow.random().choice(lenses) if lenses else None
 
 
-async def deliberate(data: ActivationInput, prompt: PromptRef, draft: Draft) -> Draft:
-    """The draft to decide on: refined when deliberation runs inline, else the candidate."""
-    turn = notes()
+async def deliberate(data: ActivationInput, prompt: PromptRef, draft: Draft) -> Deliberated:
+    """The draft to decide on, and what this step learned.
+
+    The draft is the refined one when deliberation runs inline, else the candidate; the turn
+    state holds the plan, the lenses and what the inline critics concluded.
+    """
+    turn = TurnState()
     try:
         plan: DeliberationPlan = await workflow.execute_local_activity_method(
             DeliberationActivities.plan,
@@ -87,14 +62,14 @@ async def deliberate(data: ActivationInput, prompt: PromptRef, draft: Draft) -> 
         )
     except ActivityError as err:
         workflow.logger.warning("no deliberation plan; the reply goes out as is: %s", err)
-        return draft
+        return Deliberated(draft=draft, turn=turn)
     turn.plan = plan
     if plan.mode is DeliberationMode.OFF or not plan.substantive:
-        return draft
+        return Deliberated(draft=draft, turn=turn)
     turn.lens = draw(plan.lenses)
     turn.lenses = [*([Lens.PROVENANCE] if plan.provenance else []), *filter(None, [turn.lens])]
     if plan.mode is not DeliberationMode.INLINE:
-        return draft
+        return Deliberated(draft=draft, turn=turn)
     workflow.set_current_details(f"Reconsidering the reply ({turn.lens or 'provenance only'})")
     concluded = await critique_and_refine(
         prompt_id=prompt.prompt_id,
@@ -106,9 +81,10 @@ async def deliberate(data: ActivationInput, prompt: PromptRef, draft: Draft) -> 
     )
     turn.objections, turn.refined = len(concluded.objections), concluded.refined
     if not concluded.refined:
-        return draft
+        return Deliberated(draft=draft, turn=turn)
     # The refinement is a new text: it goes on as text, the stored draft no longer applies.
-    return draft.model_copy(update={"text": concluded.text, "ref": None})
+    refined = draft.model_copy(update={"text": concluded.text, "ref": None})
+    return Deliberated(draft=refined, turn=turn)
 
 
 def _revise_stream(data: ActivationInput) -> StreamTarget | None:
@@ -117,10 +93,12 @@ def _revise_stream(data: ActivationInput) -> StreamTarget | None:
 
 
 async def after_transmit(
-    data: ActivationInput, prompt: PromptRef, draft: Draft, transmitted: bool
+    data: ActivationInput, prompt: PromptRef, draft: Draft, turn: TurnState, *, transmitted: bool
 ) -> None:
-    """Record the decision, consume woven conclusions, start deferred deliberation."""
-    turn = _notes.pop(workflow.info().run_id, None) or TurnNotes()
+    """Record the decision, consume woven conclusions, start deferred deliberation.
+
+    ``turn`` is what the deliberate and decide steps learned, as the workflow holds it.
+    """
     plan = turn.plan
     deferred = (
         transmitted
