@@ -1,6 +1,6 @@
 """The generation activities: a stored prompt through the model gateway, streamed best effort.
 
-The activity ``generation.generate`` (:meth:`GenerationActivities.respond`) is one round of the
+The activity ``generation.generate`` (:meth:`GenerationActivities.generate`) is one round of the
 tool loop: the stored prompt plus the loop's extension (earlier calls and their results, from
 PostgreSQL), with the registry's tools offered; the calls it returns are stored and referenced
 by ID. Without tools it is a plain generation, exactly as before the tool loop existed.
@@ -21,7 +21,7 @@ from activities.gateway.errors import ProviderError, to_application_error
 from activities.gateway.gateway import ModelGateway
 from activities.tools import rounds
 from activities.tools.registry import ToolRegistry
-from schemas.activation import DraftRef, GenerateInput, Generation, PromptRef, StreamTarget
+from schemas.activation import DraftRef, PromptRef, StreamTarget
 from schemas.ids import new_ulid
 from schemas.models import ChatMessage, ModelRequest, ModelResponse, ToolCall
 from schemas.tools import RespondInput, ToolCallRef, ToolGeneration
@@ -104,16 +104,8 @@ class GenerationActivities:
         finally:
             beating.cancel()
 
-    async def generate(self, data: GenerateInput) -> Generation:
-        """Generate a candidate from the stored prompt, without tools (benchmarks, tools).
-
-        Raises:
-            ApplicationError: A classified provider failure.
-        """
-        return await self.respond(RespondInput(prompt=data.prompt, stream=data.stream))
-
     @activity.defn(name="generation.generate")
-    async def respond(self, data: RespondInput) -> ToolGeneration:
+    async def generate(self, data: RespondInput) -> ToolGeneration:
         """One round of the response model: it answers, or asks for tools first.
 
         With ``data.tools == "offer"`` the registry's tools are advertised and the calls the

@@ -75,7 +75,7 @@ async def plain_pipeline(stack: BenchStack, n: int) -> list[float]:
         )
         window = [*window, turn.turn_id][-40:]
         activation = new_ulid()
-        prompt = await run["ContextActivities.assemble_context"](
+        prompt = await run["ContextActivities.assemble"](
             AssembleContextInput(
                 activation_id=activation,
                 agent=handle,
@@ -88,7 +88,7 @@ async def plain_pipeline(stack: BenchStack, n: int) -> list[float]:
                 now=_now(),
             )
         )
-        generated = await run["GenerationActivities.respond"](
+        generated = await run["GenerationActivities.generate"](
             RespondInput(prompt=prompt, agent=handle, tools="offer")
         )
         plan = await run["DeliberationActivities.plan"](

@@ -27,6 +27,7 @@ from activities.gateway.base import Provider
 from activities.gateway.factory import build_provider
 from activities.gateway.gateway import ModelGateway
 from activities.gateway.registry import ModelRegistry
+from activities.generation import GenerationActivities
 from activities.memory.consolidate import ConsolidationActivities
 from activities.memory.encoder import Encoder
 from activities.memory.encoders.factory import build_encoder
@@ -136,6 +137,12 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         encoder=deps.encoder,
         extra_tools=deps.extra_tools,
     )
+    generation = GenerationActivities(
+        deps.db,
+        deps.gateway,
+        autonomy.registry,
+        max_tool_rounds=deps.settings.autonomy.max_tool_rounds,
+    )
     sources: list[ContextSource] = [
         PersonaSource(),
         ConstraintsSource(),
@@ -178,7 +185,8 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         store.close_conversation,
         store.record_outcome,
         runs.termination,
-        context.assemble_context,
+        context.assemble,
+        generation.generate,
         *autonomy.activities,
         decide.screen,
         judge.judge,

@@ -34,7 +34,7 @@ async def claim(kind: FiringKind, data: FiringInput) -> Firing:
     workflow.upsert_search_attributes([names.AGENT.value_set(data.agent)])
     event_id = ulid_from_parts(workflow.now(), workflow.random().getrandbits(80))
     firing: Firing = await workflow.execute_local_activity_method(
-        FiringActivities.claim,
+        FiringActivities.claim_firing,
         ClaimFiringInput(
             kind=kind,
             agent=data.agent,
@@ -53,7 +53,7 @@ async def deliver(kind: FiringKind, data: FiringInput, firing: Firing) -> Firing
         workflow.set_current_details(f"skipped: {firing.reason}")
         return FiringResult(delivered=False, reason=firing.reason)
     await workflow.execute_activity_method(
-        FiringActivities.deliver,
+        FiringActivities.deliver_impulse,
         DeliverImpulseInput(
             kind=kind,
             agent=data.agent,

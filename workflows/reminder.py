@@ -32,7 +32,7 @@ class ReminderWorkflow:
         if claimed.one_shot and data.reminder_id is not None:
             try:
                 await workflow.execute_activity_method(
-                    FiringActivities.retire,
+                    FiringActivities.retire_reminder,
                     RetireReminderInput(agent=data.agent, reminder_id=data.reminder_id),
                     **summarized(TEMPORAL_CALL, "retire the one-shot reminder"),
                 )

@@ -60,7 +60,7 @@ class FiringActivities:
         self._client = client
 
     @activity.defn(name="autonomy.claim_firing")
-    async def claim(self, data: ClaimFiringInput) -> Firing:
+    async def claim_firing(self, data: ClaimFiringInput) -> Firing:
         """Log the firing and say whether to deliver it (a retry claims the same firing)."""
         async with self._db.session() as session:
             heartbeat = await get_heartbeat(session, agent=data.agent)
@@ -105,7 +105,7 @@ class FiringActivities:
         return self._client
 
     @activity.defn(name="autonomy.deliver_impulse")
-    async def deliver(self, data: DeliverImpulseInput) -> Done:
+    async def deliver_impulse(self, data: DeliverImpulseInput) -> Done:
         """Put the impulse in the agent's inbox (signal-with-start; the event ID dedupes)."""
         impulse = ImpulseInput(
             event_id=data.event_id, trigger=trigger_of(data.kind), text=data.text, at=data.at
@@ -119,7 +119,7 @@ class FiringActivities:
         return Done()
 
     @activity.defn(name="autonomy.retire_reminder")
-    async def retire(self, data: RetireReminderInput) -> Done:
+    async def retire_reminder(self, data: RetireReminderInput) -> Done:
         """A one-shot reminder fired: mark it done, then delete its schedule."""
         async with self._db.session() as session:
             row = await get_reminder(session, reminder_id=data.reminder_id, agent=data.agent)

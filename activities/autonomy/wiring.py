@@ -1,4 +1,8 @@
-"""The autonomy activities and context sources, built from the worker's dependencies."""
+"""The autonomy activities and context sources, built from the worker's dependencies.
+
+Called by the composition root (``workers.build``), which also builds the generation
+activities around the tool registry made here.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,6 @@ from activities.autonomy.firing import FiringActivities
 from activities.autonomy.sources import AutonomyOutcomesSource, GoalsSource, QuickFactsSource
 from activities.context.model import ContextSource
 from activities.gateway.gateway import ModelGateway
-from activities.generation import GenerationActivities
 from activities.memory.encoder import Encoder
 from activities.tools.builtin import build_registry
 from activities.tools.builtin.deps import ToolDeps
@@ -28,7 +31,7 @@ class Autonomy:
     """What a worker registers for tools, reminders, goals and the heartbeat."""
 
     registry: ToolRegistry
-    generation: GenerationActivities
+    """The tools the agent may call; the generation activities offer them to the model."""
     sources: list[ContextSource] = field(default_factory=list)
     activities: list[Callable[..., Any]] = field(default_factory=list)
 
@@ -42,12 +45,12 @@ def build_autonomy(
     encoder: Encoder | None = None,
     extra_tools: list[Tool] | None = None,
 ) -> Autonomy:
-    """The tool registry, the generation activities that offer it, and the autonomy activities.
+    """The tool registry, the context sources and the autonomy activities.
 
     Args:
         db: The database.
         gateway: The model gateway.
-        settings: The configuration (``settings.autonomy`` bounds the tool loop).
+        settings: The configuration (``settings.autonomy`` bounds tool calls).
         client: The worker's Temporal client; without one, reminder tools are absent and
             schedule-started workflows cannot deliver impulses.
         encoder: The text encoder (semantic memory search, goal-outcome memories).
@@ -58,22 +61,17 @@ def build_autonomy(
         encoder=encoder,
         extra=extra_tools or [],
     )
-    generation = GenerationActivities(
-        db, gateway, registry, max_tool_rounds=settings.autonomy.max_tool_rounds
-    )
     tools = ToolActivities(db, registry, settings.autonomy)
     firing = FiringActivities(db, client)
     assess = AssessActivities(db, gateway, settings.autonomy)
     return Autonomy(
         registry=registry,
-        generation=generation,
         sources=[GoalsSource(db), QuickFactsSource(db), AutonomyOutcomesSource(db)],
         activities=[
-            generation.respond,  # the activity ``generation.generate``
             tools.invoke,
-            firing.claim,
-            firing.deliver,
-            firing.retire,
+            firing.claim_firing,
+            firing.deliver_impulse,
+            firing.retire_reminder,
             assess.self_assess,
         ],
     )

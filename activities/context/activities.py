@@ -16,7 +16,7 @@ class ContextActivities:
         self._assembler = assembler
 
     @activity.defn(name="context.assemble")
-    async def assemble_context(self, data: AssembleContextInput) -> PromptRef:
+    async def assemble(self, data: AssembleContextInput) -> PromptRef:
         """Fetch every context source concurrently, fit the budget, store the prompt."""
         try:
             return await self._assembler.assemble(data)

@@ -107,7 +107,7 @@ def test_the_scan_finds_every_stage_that_calls_a_model() -> None:
     activities = {call.activity for call in CALLS}
 
     assert {
-        "GenerationActivities.respond",
+        "GenerationActivities.generate",
         "AssessActivities.self_assess",
         "JudgeActivities.judge",
         "CritiqueActivities.critique",

@@ -15,7 +15,7 @@ with workflow.unsafe.imports_passed_through():
 async def assemble(data: ActivationInput, *, task: TaskType = TaskType.RESPOND) -> PromptRef:
     """Store the prompt for ``task`` and return its reference."""
     return await workflow.execute_local_activity_method(
-        ContextActivities.assemble_context,
+        ContextActivities.assemble,
         AssembleContextInput(
             activation_id=data.activation_id,
             agent=data.agent,

@@ -1,6 +1,6 @@
 """Step: generate the candidate response, running the tool loop (spec §3 step 3, §4.6).
 
-Each round is a regular activity (``generation.respond``): every attempt is visible in the Web
+Each round is a regular activity (``generation.generate``): every attempt is visible in the Web
 UI and transient failures are retried with backoff. When the model calls tools, each call runs
 as its own activity (summary: the tool's name) and the results feed the next round; after the
 configured number of rounds the model must answer in words. The calls' arguments, results and
@@ -86,7 +86,7 @@ async def _tool_loop(data: ActivationInput, prompt: PromptRef) -> Draft:
         allow = bound is None or round_ < bound
         try:
             generation: ToolGeneration = await workflow.execute_activity_method(
-                GenerationActivities.respond,
+                GenerationActivities.generate,
                 RespondInput(
                     prompt=prompt,
                     stream=stream,
