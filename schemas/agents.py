@@ -117,3 +117,6 @@ class AgentStatus(Wire):
     in_flight_event: str | None
     open_conversations: list[OpenConversation]
     handled: int
+    starting_conversations: int = Field(
+        default=0, ge=0, description="Conversations the agent is still starting (normally 0)."
+    )

@@ -13,18 +13,17 @@ from __future__ import annotations
 from temporalio import workflow
 
 from contract import attribution, names
-from schemas.activation import ActivationFinished, ActivationInput, ActivationResult, Decision
+from schemas.activation import ActivationInput, ActivationResult, Decision
 from schemas.dialog import DialogTurn
 from schemas.events import Outcome
 from schemas.turn import TurnState
+from workflows.lock import release
 from workflows.pipeline import metrics
 from workflows.pipeline.context import assemble
 from workflows.pipeline.decide import decide
 from workflows.pipeline.deliberate import after_transmit, deliberate
 from workflows.pipeline.respond import respond
-from workflows.pipeline.transmit import MARKER_TTL, record, transmit
-
-__all__ = ["MARKER_TTL", "ActivationWorkflow"]
+from workflows.pipeline.transmit import record, transmit
 
 
 @workflow.defn(name="ActivationWorkflow")
@@ -84,8 +83,6 @@ class ActivationWorkflow:
 
         workflow.upsert_search_attributes([names.OUTCOME.value_set(marker.outcome.value)])
         self._count(data, marker.outcome)
-        await workflow.get_external_workflow_handle(names.agent_workflow_id(data.agent)).signal(
-            names.ACTIVATION_FINISHED, ActivationFinished(marker=marker)
-        )
+        await release(data.agent, marker)
         await after_transmit(data, prompt, draft, self._turn, transmitted=reply is not None)
         return ActivationResult(marker=marker, reply=reply)

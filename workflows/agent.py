@@ -46,7 +46,6 @@ from schemas.events import (
     InboundEvent,
     MarkerAnswer,
     MarkerQuery,
-    Outcome,
     Receipt,
     ReceiptStatus,
     SubmitEventInput,
@@ -54,6 +53,7 @@ from schemas.events import (
     event_digest,
 )
 from schemas.ids import is_ulid, ulid_from_parts
+from schemas.markers import failed_marker
 from schemas.records import AgentLookupInput, AgentProfile, ResolveSpeakerInput
 from workflows import handlers
 from workflows.conversation import ConversationWorkflow
@@ -88,7 +88,9 @@ class AgentWorkflow:
     def __init__(self, data: AgentWorkflowInput) -> None:
         self._state = data.state or AgentState(handle=data.handle)
         self._profile: AgentProfile | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        # Conversation starts still running; each drops out when done (asyncio keeps only a
+        # weak reference to a task, so one must be held until then).
+        self._starting: set[asyncio.Task[None]] = set()
         # The event being dispatched and the activation ID it was given: set before the event
         # is routed, so a completion that outruns the routing signal is still recognised.
         self._dispatching: tuple[str, str | None] | None = None
@@ -179,7 +181,7 @@ class AgentWorkflow:
                 "dropped a completion for event %s: %s", marker.event_id, problem
             )
             return
-        self._state.markers[marker.event_id] = marker
+        self._release(marker)
 
     @workflow.signal(
         name=names.CONVERSATION_CLOSED,
@@ -225,6 +227,7 @@ class AgentWorkflow:
             in_flight_event=flight.event.event_id if flight else None,
             open_conversations=list(self._state.open.values()),
             handled=self._state.handled,
+            starting_conversations=len(self._starting),
         )
 
     # -- helpers ------------------------------------------------------------------------------
@@ -265,14 +268,7 @@ class AgentWorkflow:
     def _refused(self, event_id: str, reason: str) -> None:
         if event_id in self._state.markers or self._known(event_id):
             return  # the ID already names a valid event: leave its marker alone
-        now = workflow.now()
-        self._state.refused[event_id] = CompletionMarker(
-            event_id=event_id,
-            outcome=Outcome.FAILED,
-            reason=reason[:1000],
-            completed_at=now,
-            expires_at=now + timedelta(hours=1),
-        )
+        self._state.refused[event_id] = failed_marker(event_id, reason[:1000], at=workflow.now())
 
     def _completion_problem(self, marker: CompletionMarker) -> str | None:
         """Why a completion is not the one the agent waits for (``None`` when it is)."""
@@ -313,17 +309,18 @@ class AgentWorkflow:
             marker=self._state.markers[event_id],
         )
 
-    def _marker(
-        self, event: InboundEvent, outcome: Outcome, reason: str, conversation: str | None = None
-    ) -> CompletionMarker:
-        now = workflow.now()
-        return CompletionMarker(
-            event_id=event.event_id,
-            conversation_id=conversation,
-            outcome=outcome,
-            reason=reason,
-            completed_at=now,
-            expires_at=now + timedelta(hours=1),
+    def _release(self, marker: CompletionMarker) -> None:
+        """Record how the event in the critical section ended.
+
+        The one way every outcome releases the lock (the dispatch waits for the marker) and
+        answers a waiting ``submit``.
+        """
+        self._state.markers[marker.event_id] = marker
+
+    def _fail(self, event: InboundEvent, reason: str, conversation: str | None = None) -> None:
+        """Release the lock with a ``failed`` marker for an event no activation answered."""
+        self._release(
+            failed_marker(event.event_id, reason, at=workflow.now(), conversation_id=conversation)
         )
 
     def _expire_markers(self) -> None:
@@ -358,9 +355,8 @@ class AgentWorkflow:
         if event.conversation_id is not None and (
             current is None or current.conversation_id != event.conversation_id
         ):
-            self._state.markers[event.event_id] = self._marker(
+            self._fail(
                 event,
-                Outcome.FAILED,
                 f"conversation {event.conversation_id} is not open on {key}: "
                 "omit conversation_id to start a new one",
             )
@@ -381,7 +377,9 @@ class AgentWorkflow:
             conversation_id=conversation_id, channel_key=key, opened_at=workflow.now()
         )
         # Started in the background: the lock waits for the activation, not for the start.
-        self._tasks.add(asyncio.create_task(self._start_conversation(turn, conversation_id)))
+        task = asyncio.create_task(self._start_conversation(turn, conversation_id))
+        self._starting.add(task)
+        task.add_done_callback(self._starting.discard)
         return conversation_id
 
     async def _start_conversation(self, turn: InboundTurn, conversation_id: str) -> None:
@@ -410,9 +408,7 @@ class AgentWorkflow:
         except Exception as err:
             workflow.logger.error("conversation %s did not start: %s", conversation_id, err)
             self._state.open.pop(key, None)
-            self._state.markers[event.event_id] = self._marker(
-                event, Outcome.FAILED, f"could not open a conversation: {err}", conversation_id
-            )
+            self._fail(event, f"could not open a conversation: {err}", conversation_id)
 
     async def _process(self, event: InboundEvent) -> None:
         try:
@@ -457,9 +453,7 @@ class AgentWorkflow:
                 timeout_summary="activation deadline: past it the turn is recorded as failed",
             )
         except TimeoutError:
-            self._state.markers[event_id] = self._marker(
-                event, Outcome.FAILED, "the activation did not finish in time", conversation_id
-            )
+            self._fail(event, "the activation did not finish in time", conversation_id)
         if self._state.in_flight is None:
             return  # its conversation closed first: the event was queued again
         self._state.in_flight = None

@@ -19,7 +19,7 @@ from temporalio.exceptions import ChildWorkflowError, TerminatedError
 
 from contract import attribution, names
 from contract.policies import DATABASE, summarized_local
-from schemas.activation import ActivationFinished, ActivationInput, ActivationResult
+from schemas.activation import ActivationInput, ActivationResult
 from schemas.conversation import (
     ConversationClosed,
     ConversationInput,
@@ -30,11 +30,12 @@ from schemas.conversation import (
 )
 from schemas.dialog import DialogTurn, Role
 from schemas.erasure import ForgetTurns
-from schemas.events import CompletionMarker, Outcome
 from schemas.ids import ulid_from_parts
+from schemas.markers import failed_marker
 from schemas.records import CloseConversationInput, OpenConversationInput, RecordTurnInput
 from workflows import conversation_hooks, handlers
-from workflows.activation import MARKER_TTL, ActivationWorkflow
+from workflows.activation import ActivationWorkflow
+from workflows.lock import release
 from workflows.pipeline import termination
 
 with workflow.unsafe.imports_passed_through():
@@ -190,38 +191,25 @@ class ConversationWorkflow:
             # The pipeline degrades rather than fails, so this is a bug or an operator's
             # termination: release the agent's lock with a failed marker.
             workflow.logger.error("activation %s failed: %s", activation_id, err.cause or err)
-            marker = self._failed(
-                event.event_id, activation_id, f"the activation failed: {err.cause or err}"
+            marker = failed_marker(
+                event.event_id,
+                f"the activation failed: {err.cause or err}"[:500],
+                at=workflow.now(),
+                activation_id=activation_id,
+                conversation_id=data.conversation_id,
             )
             if isinstance(err.cause, TerminatedError) and workflow.patched(termination.PATCH):
                 # The operator's reason, so the waiting submitter learns why.
                 marker = await termination.record(
                     marker, agent=data.agent, trigger=event.trigger, channel=data.channel
                 )
-            await self._report_failure(marker)
+            await release(data.agent, marker)
             return
         if result.reply is not None:
             self._remember(result.reply)
         # Background work started now belongs to this exchange (its cost and its trace).
         attribution.bind(activation=activation_id)
         await conversation_hooks.after_turn(data, self._state)
-
-    def _failed(self, event_id: str, activation_id: str, reason: str) -> CompletionMarker:
-        now = workflow.now()
-        return CompletionMarker(
-            event_id=event_id,
-            activation_id=activation_id,
-            conversation_id=self._input.conversation_id,
-            outcome=Outcome.FAILED,
-            reason=reason[:500],
-            completed_at=now,
-            expires_at=now + MARKER_TTL,
-        )
-
-    async def _report_failure(self, marker: CompletionMarker) -> None:
-        await workflow.get_external_workflow_handle(
-            names.agent_workflow_id(self._input.agent)
-        ).signal(names.ACTIVATION_FINISHED, ActivationFinished(marker=marker))
 
     async def _close(self, *, reason: str) -> ConversationClosed:
         data = self._input

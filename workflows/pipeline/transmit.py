@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from temporalio import workflow
 
 from contract.policies import DATABASE, summarized_local
@@ -18,13 +16,11 @@ from schemas.activation import (
 from schemas.dialog import DialogTurn
 from schemas.events import CompletionMarker, Outcome
 from schemas.ids import ulid_from_parts
+from schemas.markers import completion_marker
 
 with workflow.unsafe.imports_passed_through():
     from activities.channels.transmit import ChannelActivities
     from activities.store import StoreActivities
-
-MARKER_TTL = timedelta(hours=1)
-"""How long a completion marker lives: it is session state, not memory."""
 
 DEGRADED_OUTCOME_PATCH = "degraded-outcome"
 """Runs recorded before the ``degraded`` outcome existed called a fallback reply ``spoke``."""
@@ -60,22 +56,20 @@ async def record(
     data: ActivationInput, draft: Draft, decision: Decision, reply: DialogTurn | None
 ) -> CompletionMarker:
     """Persist the outcome and its completion marker; returns the marker."""
-    now = workflow.now()
     outcome = Outcome.SILENT if reply is None else Outcome.SPOKE
     # A fallback reply is not a success: say so wherever the outcome shows.
     if reply is not None and draft.degraded and workflow.patched(DEGRADED_OUTCOME_PATCH):
         outcome = Outcome.DEGRADED
     reasons = {Outcome.SILENT: decision.reason, Outcome.DEGRADED: DEGRADED_REASON}
-    marker = CompletionMarker(
+    marker = completion_marker(
         event_id=data.event.event_id,
+        outcome=outcome,
+        at=workflow.now(),
         activation_id=data.activation_id,
         conversation_id=data.conversation_id,
-        outcome=outcome,
         text=reply.text if reply is not None else None,
         reason=reasons.get(outcome),
         degraded=draft.degraded,
-        completed_at=now,
-        expires_at=now + MARKER_TTL,
     )
     await workflow.execute_local_activity_method(
         StoreActivities.record_outcome,

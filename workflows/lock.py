@@ -1,0 +1,28 @@
+"""The agent's lock, from the side of the runs that hold it.
+
+An event holds its agent's lock from the moment the agent dispatches it until the agent hears
+how it ended. Every outcome of a dispatched event is reported through :func:`release`: the
+activation's own outcome, and the ``failed`` marker its conversation sends when the activation
+failed or was terminated. The agent's side of the same path is ``AgentWorkflow._release``.
+
+Deterministic: only ``workflow`` APIs.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+from contract import names
+from schemas.activation import ActivationFinished
+from schemas.events import CompletionMarker
+
+
+async def release(agent: str, marker: CompletionMarker) -> None:
+    """Tell ``agent`` the event of ``marker`` left the critical section, and how it ended.
+
+    The agent accepts it only from the activation it dispatched (it names the activation), so
+    the marker must carry that activation's ID.
+    """
+    await workflow.get_external_workflow_handle(names.agent_workflow_id(agent)).signal(
+        names.ACTIVATION_FINISHED, ActivationFinished(marker=marker)
+    )
