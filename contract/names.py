@@ -7,6 +7,17 @@ from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSear
 TASK_QUEUE = "persyn"
 """Default task queue of the workers (settings may rename it)."""
 
+# Workflow type names: registered by ``@workflow.defn(name=...)`` and recorded in every history,
+# so they never change.
+AGENT_WORKFLOW = "AgentWorkflow"
+CONVERSATION_WORKFLOW = "ConversationWorkflow"
+ACTIVATION_WORKFLOW = "ActivationWorkflow"
+DELIBERATION_WORKFLOW = "DeliberationWorkflow"
+CONSOLIDATION_WORKFLOW = "ConsolidationWorkflow"
+MAINTENANCE_WORKFLOW = "MaintenanceWorkflow"
+HEARTBEAT_WORKFLOW = "HeartbeatWorkflow"
+REMINDER_WORKFLOW = "ReminderWorkflow"
+
 
 def agent_workflow_id(handle: str) -> str:
     """``agent/{handle}``: the agent's inbox and lock."""

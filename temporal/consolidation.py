@@ -26,7 +26,7 @@ async def consolidate_conversation(
     consolidation_id = new_ulid()
     workflow_id = names.consolidation_workflow_id(consolidation_id)
     await client.start_workflow(
-        "ConsolidationWorkflow",
+        names.CONSOLIDATION_WORKFLOW,
         ConsolidationInput(
             consolidation_id=consolidation_id,
             agent=agent,

@@ -62,7 +62,7 @@ async def submit(client: Client, *, handle: str, event: InboundEvent, task_queue
         SubmitRejectedError: The agent refused the event.
     """
     start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
-        "AgentWorkflow", AgentWorkflowInput(handle=handle), **_agent_start(handle, task_queue)
+        names.AGENT_WORKFLOW, AgentWorkflowInput(handle=handle), **_agent_start(handle, task_queue)
     )
     try:
         receipt: Receipt = await client.execute_update_with_start_workflow(
@@ -113,7 +113,7 @@ async def _delete_ghost(client: Client, start: WithStartWorkflowOperation[Any, A
 async def deliver(client: Client, *, handle: str, event: InboundEvent, task_queue: str) -> None:
     """Fire-and-forget: queue ``event`` with signal-with-start."""
     await client.start_workflow(
-        "AgentWorkflow",
+        names.AGENT_WORKFLOW,
         AgentWorkflowInput(handle=handle),
         start_signal=names.DELIVER,
         start_signal_args=[SubmitEventInput(event=event)],
@@ -128,7 +128,7 @@ async def impulse(client: Client, *, handle: str, impulse: ImpulseInput, task_qu
     :func:`submit` or :func:`deliver`, which cannot carry an internal trigger.
     """
     await client.start_workflow(
-        "AgentWorkflow",
+        names.AGENT_WORKFLOW,
         AgentWorkflowInput(handle=handle),
         start_signal=names.IMPULSE,
         start_signal_args=[impulse],
@@ -147,7 +147,7 @@ async def marker(client: Client, *, handle: str, event_id: str) -> MarkerAnswer:
 async def start_agent(client: Client, *, handle: str, task_queue: str) -> None:
     """Start ``agent/{handle}`` if it is not running (idempotent)."""
     await client.start_workflow(
-        "AgentWorkflow", AgentWorkflowInput(handle=handle), **_agent_start(handle, task_queue)
+        names.AGENT_WORKFLOW, AgentWorkflowInput(handle=handle), **_agent_start(handle, task_queue)
     )
 
 

@@ -23,7 +23,6 @@ from temporalio.client import (
 from contract import names
 from schemas.memory_formation import MaintenanceInput
 
-MAINTENANCE_WORKFLOW = "MaintenanceWorkflow"
 """The workflow type the schedule starts (``workflows.maintenance``)."""
 
 
@@ -31,7 +30,7 @@ def maintenance_schedule(handle: str, *, task_queue: str, every: timedelta) -> S
     """The schedule: one ``MaintenanceWorkflow`` every ``every``; a busy one skips a firing."""
     return Schedule(
         action=ScheduleActionStartWorkflow(
-            MAINTENANCE_WORKFLOW,
+            names.MAINTENANCE_WORKFLOW,
             MaintenanceInput(agent=handle),
             id=names.maintenance_schedule_id(handle),
             task_queue=task_queue,

@@ -33,9 +33,6 @@ from contract import names
 from schemas.autonomy import FiringInput, Recurrence
 from schemas.ids import check_ulid
 
-HEARTBEAT_WORKFLOW = "HeartbeatWorkflow"
-REMINDER_WORKFLOW = "ReminderWorkflow"
-
 
 def reminder_schedule_id(reminder_id: str) -> str:
     """``reminder/{ulid}``; the ID must be a ULID, so no reminder ID can name another schedule.
@@ -66,7 +63,7 @@ def heartbeat_schedule(
     phase = timedelta(seconds=started_at.timestamp() % every.total_seconds())
     return Schedule(
         action=ScheduleActionStartWorkflow(
-            HEARTBEAT_WORKFLOW,
+            names.HEARTBEAT_WORKFLOW,
             FiringInput(agent=agent),
             id=names.heartbeat_schedule_id(agent),
             task_queue=task_queue,
@@ -131,7 +128,7 @@ def reminder_schedule(
     state.note = objective[:200]
     return Schedule(
         action=ScheduleActionStartWorkflow(
-            REMINDER_WORKFLOW,
+            names.REMINDER_WORKFLOW,
             FiringInput(agent=agent, reminder_id=reminder_id),
             id=reminder_schedule_id(reminder_id),
             task_queue=task_queue,

@@ -19,7 +19,7 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
-from contract import attribution
+from contract import attribution, names
 from contract.policies import DATABASE, ENCODER_STEP, MODEL_CALL, summarized, summarized_local
 from schemas.memory_formation import (
     ClaimedFormation,
@@ -44,7 +44,7 @@ _FIRST_POLL = timedelta(milliseconds=250)
 _LONGEST_POLL = timedelta(seconds=2)
 
 
-@workflow.defn(name="ConsolidationWorkflow")
+@workflow.defn(name=names.CONSOLIDATION_WORKFLOW)
 class ConsolidationWorkflow:
     """Claims ranges of dialog and forms one memory record from each."""
 

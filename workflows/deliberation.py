@@ -18,7 +18,7 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
-from contract import attribution
+from contract import attribution, names
 from contract.policies import CRITIC_CALL, DATABASE, summarized, summarized_local
 from schemas.activation import StreamTarget
 from schemas.deliberation import (
@@ -110,7 +110,7 @@ async def critique_and_refine(
     return concluded.model_copy(update={"text": refinement.text, "refined": refinement.changed})
 
 
-@workflow.defn(name="DeliberationWorkflow")
+@workflow.defn(name=names.DELIBERATION_WORKFLOW)
 class DeliberationWorkflow:
     """Critique, refine and park the conclusion of one transmitted reply."""
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from temporalio import workflow
 
+from contract import names
 from schemas.autonomy import FiringInput, FiringKind, FiringResult
 from workflows import firing
 
 
-@workflow.defn(name="HeartbeatWorkflow")
+@workflow.defn(name=names.HEARTBEAT_WORKFLOW)
 class HeartbeatWorkflow:
     """A heartbeat's firing, turned into an impulse."""
 

@@ -37,7 +37,7 @@ SWEEP_PICKUP = 10
 """Failed ranges one sweep retries."""
 
 
-@workflow.defn(name="MaintenanceWorkflow")
+@workflow.defn(name=names.MAINTENANCE_WORKFLOW)
 class MaintenanceWorkflow:
     """Culling, retention and repair for one agent."""
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
+from contract import names
 from contract.policies import TEMPORAL_CALL, summarized
 from schemas.autonomy import FiringInput, FiringKind, FiringResult, RetireReminderInput
 from workflows import firing
@@ -20,7 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.autonomy.firing import FiringActivities
 
 
-@workflow.defn(name="ReminderWorkflow")
+@workflow.defn(name=names.REMINDER_WORKFLOW)
 class ReminderWorkflow:
     """A reminder's firing, turned into an impulse."""
 

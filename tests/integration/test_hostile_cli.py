@@ -15,7 +15,7 @@ from typing import Any
 from temporalio.api.enums.v1 import EventType
 
 from contract import names
-from schemas.export import HANDLERS
+from contract.catalog import HANDLERS
 from schemas.ids import new_ulid
 from tests.harness import Harness, Stack
 from tests.integration.test_temporal_cli import Run, event_json, running_agent, submit, temporal_cli

@@ -13,7 +13,15 @@ from pydantic import BaseModel, ValidationError
 from pydantic_settings import BaseSettings
 from temporalio import workflow
 
+from cli.schema import export_public, export_schemas
 from contract import names
+from contract.catalog import (
+    HANDLERS,
+    INDEX_FILE,
+    JSON_SCHEMA_DIALECT,
+    PUBLIC_MODELS,
+    wire_models,
+)
 from schemas.events import (
     ChannelRef,
     CompletionMarker,
@@ -24,15 +32,6 @@ from schemas.events import (
     Speaker,
     SubmitEventInput,
     Trigger,
-)
-from schemas.export import (
-    HANDLERS,
-    INDEX_FILE,
-    JSON_SCHEMA_DIALECT,
-    PUBLIC_MODELS,
-    export_public,
-    export_schemas,
-    wire_models,
 )
 from schemas.ids import new_ulid
 from tests.integration import jsonschema_subset
@@ -60,7 +59,7 @@ def handler_names() -> set[str]:
         if key.isupper()
         and isinstance(value, str)
         and key != "TASK_QUEUE"
-        and not key.endswith("_PREFIX")
+        and not key.endswith(("_PREFIX", "_WORKFLOW"))
     }
 
 
@@ -117,6 +116,9 @@ def test_index_names_match_temporal_names(exported: tuple[Path, list[Path]]) -> 
     directory, _ = exported
     index = load(directory, INDEX_FILE)
     assert {h["name"] for h in index["handlers"]} == handler_names()
+    assert {w["type"] for w in index["workflows"]} == {
+        value for key, value in vars(names).items() if key.endswith("_WORKFLOW")
+    }
     assert [w["id"] for w in index["workflows"]] == [
         names.agent_workflow_id("{handle}"),
         names.conversation_workflow_id("{ulid}"),

@@ -13,9 +13,9 @@ from typing import Annotated, Any
 import pytest
 from pydantic import AwareDatetime, BaseModel, TypeAdapter, ValidationError
 
+from contract.catalog import wire_models
 from schemas.activation import ActivationFinished
 from schemas.events import CompletionMarker, InboundEvent
-from schemas.export import wire_models
 from schemas.ids import new_ulid
 
 

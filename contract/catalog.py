@@ -1,11 +1,13 @@
-"""JSON Schema for integrators: every wire model, and an index of workflows and handlers.
+"""The published wire contract: each wire model's JSON Schema, and an index of the handlers.
 
 An integrator in any language drives an agent with only a Temporal client: a workflow ID, a
 handler name and a JSON payload. Persyn's pydantic data converter exchanges plain JSON
 (``json/plain`` payloads holding ``model.model_dump(mode="json")``), so a JSON Schema per model
-is the whole wire contract. :func:`export_schemas` writes one schema file (draft 2020-12) per
-model defined in this package and ``index.json``, which names each workflow's ID pattern and
-the model every update, signal and query takes and returns (see docs/integration.md).
+is the whole wire contract. :func:`documents` builds one schema (draft 2020-12) per model
+defined in ``schemas`` and ``index.json``, which names each workflow's ID pattern and the
+model every update, signal and query takes and returns (see docs/integration.md);
+``persyn schema export`` (``cli/schema.py``) writes them. It lives with the names it
+publishes, above ``schemas`` (whose models it describes), and does no I/O.
 
 The handler table here is declarative; tests check it against the workflow definitions, so it
 cannot drift from what the workers actually register.
@@ -13,18 +15,16 @@ cannot drift from what the workers actually register.
 The schemas carry every rule the workers enforce that JSON Schema can state: text lengths and
 forbidden characters (:mod:`schemas.text`), ID patterns (:mod:`schemas.ids`), and time zones (a
 ``date-time`` the workers require to be timezone-aware gets a pattern that demands an offset).
-:func:`export_public` writes only what an integrator needs: the public handlers' models and
-the agent workflow's start input.
+``documents(public=True)`` holds only what an integrator needs: the public handlers' models
+and the agent workflow's start input.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
-import json
 import pkgutil
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -106,42 +106,42 @@ class HandlerSpec:
 
 WORKFLOWS: tuple[WorkflowSpec, ...] = (
     WorkflowSpec(
-        "AgentWorkflow",
+        names.AGENT_WORKFLOW,
         names.agent_workflow_id("{handle}"),
         AgentWorkflowInput,
         None,
         "An agent's inbox and lock; runs as long as the agent exists.",
     ),
     WorkflowSpec(
-        "ConversationWorkflow",
+        names.CONVERSATION_WORKFLOW,
         names.conversation_workflow_id("{ulid}"),
         ConversationInput,
         ConversationClosed,
         "One session on one channel, started by its agent; closes when idle.",
     ),
     WorkflowSpec(
-        "ActivationWorkflow",
+        names.ACTIVATION_WORKFLOW,
         names.activation_workflow_id("{ulid}"),
         ActivationInput,
         ActivationResult,
         "One run of the response pipeline for one input, started by its conversation.",
     ),
     WorkflowSpec(
-        "DeliberationWorkflow",
+        names.DELIBERATION_WORKFLOW,
         names.deliberation_workflow_id("{activation ulid}"),
         DeliberationInput,
         DeliberationResult,
         "Deferred critique and refinement of a transmitted reply; parks its conclusion.",
     ),
     WorkflowSpec(
-        "ConsolidationWorkflow",
+        names.CONSOLIDATION_WORKFLOW,
         names.consolidation_workflow_id("{ulid}"),
         ConsolidationInput,
         ConsolidationResult,
         "Turns a range of dialog into first-person memory records, as of its moment.",
     ),
     WorkflowSpec(
-        "MaintenanceWorkflow",
+        names.MAINTENANCE_WORKFLOW,
         _by_schedule(names.maintenance_schedule_id("{handle}")),
         MaintenanceInput,
         MaintenanceResult,
@@ -149,7 +149,7 @@ WORKFLOWS: tuple[WorkflowSpec, ...] = (
         schedule=names.maintenance_schedule_id("{handle}"),
     ),
     WorkflowSpec(
-        "HeartbeatWorkflow",
+        names.HEARTBEAT_WORKFLOW,
         _by_schedule(names.heartbeat_schedule_id("{handle}")),
         FiringInput,
         FiringResult,
@@ -157,7 +157,7 @@ WORKFLOWS: tuple[WorkflowSpec, ...] = (
         schedule=names.heartbeat_schedule_id("{handle}"),
     ),
     WorkflowSpec(
-        "ReminderWorkflow",
+        names.REMINDER_WORKFLOW,
         _by_schedule(names.reminder_schedule_id("{ulid}")),
         FiringInput,
         FiringResult,
@@ -169,7 +169,7 @@ WORKFLOWS: tuple[WorkflowSpec, ...] = (
 
 HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
-        "AgentWorkflow",
+        names.AGENT_WORKFLOW,
         "update",
         names.SUBMIT,
         SubmitEventInput,
@@ -179,7 +179,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         "Use the event_id as the update ID so a retry is answered, not repeated.",
     ),
     HandlerSpec(
-        "AgentWorkflow",
+        names.AGENT_WORKFLOW,
         "signal",
         names.DELIVER,
         SubmitEventInput,
@@ -188,7 +188,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         "Queue an event without waiting; poll the marker query for the outcome.",
     ),
     HandlerSpec(
-        "AgentWorkflow",
+        names.AGENT_WORKFLOW,
         "query",
         names.MARKER,
         MarkerQuery,
@@ -197,7 +197,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         "The completion marker of an event, or whether it is still pending.",
     ),
     HandlerSpec(
-        "AgentWorkflow",
+        names.AGENT_WORKFLOW,
         "query",
         names.STATUS,
         AgentStatusQuery,
@@ -206,7 +206,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         "Queue length, the event in the critical section and the open conversations.",
     ),
     HandlerSpec(
-        "ConversationWorkflow",
+        names.CONVERSATION_WORKFLOW,
         "query",
         names.WINDOW,
         WindowQuery,
@@ -215,7 +215,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         "The verbatim dialog window of an open conversation and who took part.",
     ),
     HandlerSpec(
-        "AgentWorkflow",
+        names.AGENT_WORKFLOW,
         "signal",
         names.IMPULSE,
         ImpulseInput,
@@ -224,7 +224,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         "Sent by the heartbeat and reminder firings: an impulse on the agent's own channel.",
     ),
     HandlerSpec(
-        "AgentWorkflow",
+        names.AGENT_WORKFLOW,
         "signal",
         names.ACTIVATION_FINISHED,
         ActivationFinished,
@@ -233,7 +233,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         "Sent by an activation when its event leaves the agent's critical section.",
     ),
     HandlerSpec(
-        "AgentWorkflow",
+        names.AGENT_WORKFLOW,
         "signal",
         names.CONVERSATION_CLOSED,
         ConversationClosed,
@@ -242,7 +242,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         "Sent by a conversation when it closes.",
     ),
     HandlerSpec(
-        "ConversationWorkflow",
+        names.CONVERSATION_WORKFLOW,
         "signal",
         names.INBOUND,
         InboundTurn,
@@ -251,7 +251,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         "Sent by the agent to route an input to an open conversation.",
     ),
     HandlerSpec(
-        "ConversationWorkflow",
+        names.CONVERSATION_WORKFLOW,
         "signal",
         names.FORGET_TURNS,
         ForgetTurns,
@@ -344,7 +344,7 @@ def index(models: dict[str, type[BaseModel]], *, public: bool = False) -> dict[s
         models: The models whose files are written beside the index.
         public: List only the agent workflow and the handlers integrators call.
     """
-    workflows = [w for w in WORKFLOWS if not public or w.type_name == "AgentWorkflow"]
+    workflows = [w for w in WORKFLOWS if not public or w.type_name == names.AGENT_WORKFLOW]
     handlers = [h for h in HANDLERS if not public or h.caller == "integrator"]
     return {
         "description": "Persyn's wire contract: drive an agent with any Temporal client.",
@@ -384,46 +384,19 @@ def index(models: dict[str, type[BaseModel]], *, public: bool = False) -> dict[s
     }
 
 
-def _write_json(path: Path, document: dict[str, Any]) -> Path:
-    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
+def documents(*, public: bool = False) -> dict[str, dict[str, Any]]:
+    """Every file of the bundle by name: one JSON Schema per model, then ``index.json``.
 
-
-def export_schemas(directory: Path) -> list[Path]:
-    """Write one JSON Schema file per wire model, and ``index.json``, into ``directory``.
-
-    Files are overwritten; nothing else in the directory is touched.
+    Nothing is written here (the contract does no I/O); ``persyn schema export`` writes them.
 
     Args:
-        directory: Where to write (created if missing).
-
-    Returns:
-        The files written: the model schemas by name, then the index.
+        public: Only the integrator bundle: :data:`PUBLIC_MODELS` and an index of what they
+            serve.
     """
-    models = wire_models()
-    directory.mkdir(parents=True, exist_ok=True)
-    written = [
-        _write_json(directory / f"{name}.json", model_schema(model))
-        for name, model in models.items()
-    ]
-    written.append(_write_json(directory / INDEX_FILE, index(models)))
-    return written
-
-
-def export_public(directory: Path) -> list[Path]:
-    """Write the integrator bundle alone: :data:`PUBLIC_MODELS` and an index of what they serve.
-
-    Args:
-        directory: Where to write (created if missing).
-
-    Returns:
-        The files written: the model schemas by name, then the index.
-    """
-    models = {model.__name__: model for model in sorted(PUBLIC_MODELS, key=lambda m: m.__name__)}
-    directory.mkdir(parents=True, exist_ok=True)
-    written = [
-        _write_json(directory / f"{name}.json", model_schema(model))
-        for name, model in models.items()
-    ]
-    written.append(_write_json(directory / INDEX_FILE, index(models, public=True)))
-    return written
+    if public:
+        models = {m.__name__: m for m in sorted(PUBLIC_MODELS, key=lambda m: m.__name__)}
+    else:
+        models = wire_models()
+    files = {f"{name}.json": model_schema(model) for name, model in models.items()}
+    files[INDEX_FILE] = index(models, public=public)
+    return files
