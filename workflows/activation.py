@@ -26,7 +26,7 @@ from workflows.pipeline.respond import respond
 from workflows.pipeline.transmit import record, transmit
 
 
-@workflow.defn(name="ActivationWorkflow")
+@workflow.defn(name=names.ACTIVATION_WORKFLOW)
 class ActivationWorkflow:
     """Receive, retrieve, generate, deliberate, decide, transmit, record."""
 

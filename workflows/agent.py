@@ -80,7 +80,7 @@ PATCH_ACTIVATION_ID = "agent-names-activation"
 PATCH_UNKNOWN_COMPLETES = "unknown-agent-completes"
 
 
-@workflow.defn(name="AgentWorkflow")
+@workflow.defn(name=names.AGENT_WORKFLOW)
 class AgentWorkflow:
     """Inbox, lock and conversation router for one agent."""
 

@@ -42,7 +42,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.store import StoreActivities
 
 
-@workflow.defn(name="ConversationWorkflow")
+@workflow.defn(name=names.CONVERSATION_WORKFLOW)
 class ConversationWorkflow:
     """A session: ordered activations over a verbatim window, closed when idle."""
 
