@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from store.embedding import EmbeddingUnavailableError
 
-class EncoderUnavailableError(RuntimeError):
+
+class EncoderUnavailableError(EmbeddingUnavailableError):
     """The encoder cannot encode right now (service down, model missing)."""
 
 

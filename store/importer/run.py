@@ -11,7 +11,6 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sqlalchemy import text
 
@@ -19,15 +18,13 @@ from schemas.events import ChannelRef, Speaker
 from schemas.imports import ImportFormat, ImportReport
 from schemas.memory_search import turn_embedding_text
 from store.db import Database
+from store.embedding import EmbeddingUnavailableError, TurnEncoder
 from store.importer.ids import conversation_id, turn_id
 from store.importer.jsonl import parse_jsonl
 from store.importer.locomo import parse_locomo
 from store.importer.model import ImportInputError, SourceConversation, check_conversations
 from store.queries.imports import TurnRecord, existing_turns, write_conversation
 from store.queries.people import resolve_speaker
-
-if TYPE_CHECKING:
-    from activities.memory.encoder import Encoder
 
 AfterConversation = Callable[[str], Awaitable[None]]
 """Called with each conversation that gained turns, once it is committed (e.g. to consolidate)."""
@@ -61,7 +58,7 @@ async def import_file(
     agent: str,
     path: Path,
     fmt: ImportFormat = ImportFormat.AUTO,
-    encoder: Encoder | None = None,
+    encoder: TurnEncoder | None = None,
     after_conversation: AfterConversation | None = None,
 ) -> ImportReport:
     """Import a dialog file into ``agent``'s history.
@@ -121,15 +118,15 @@ async def import_file(
     return report
 
 
-async def _embed(encoder: Encoder, fresh: list[TurnRecord], report: ImportReport) -> Encoder | None:
-    from activities.memory.encoder import EncoderUnavailableError
-
+async def _embed(
+    encoder: TurnEncoder, fresh: list[TurnRecord], report: ImportReport
+) -> TurnEncoder | None:
     documents = [
         turn_embedding_text(speaker_name=r.speaker_name, at=r.at, text=r.text) for r in fresh
     ]
     try:
         vectors = await encoder.encode(documents)
-    except EncoderUnavailableError as err:
+    except EmbeddingUnavailableError as err:
         # Store the dialog anyway; index_turns embeds it when the encoder is back.
         report.notice = f"turns stored without embeddings ({err}): run index_turns later"
         return None

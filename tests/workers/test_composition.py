@@ -1,20 +1,56 @@
-"""The composition root builds every activity, and each method is named as it is registered.
+"""The composition root builds every activity, each method is named as it is registered, and
+no import runs back up the layers.
 
 Histories refer to activities by their registered names, so those never change; the Python
-method carries the same name so a reader of a workflow finds the activity it calls.
+method carries the same name so a reader of a workflow finds the activity it calls. The layers,
+lowest first: ``schemas``; ``store`` and ``contract``; ``activities``, ``workflows`` and
+``temporal``; ``workers`` and ``cli``. Only ``workers`` (the composition root) and ``cli``
+(entry points) put them together.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import pkgutil
 from collections import Counter
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 import activities as activities_package
 from schemas.settings import Settings
 from workers.build import activities, build_dependencies
+
+ROOT = Path(__file__).resolve().parents[2]
+ABOVE = {
+    "schemas": {"contract", "store", "activities", "workflows", "temporal", "workers", "cli"},
+    "store": {"contract", "activities", "workflows", "temporal", "workers", "cli"},
+    "contract": {"store", "activities", "workflows", "temporal", "workers", "cli"},
+}
+
+
+def _imported_packages(path: Path) -> set[str]:
+    packages = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            packages |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            packages.add(node.module.split(".")[0])
+    return packages
+
+
+@pytest.mark.parametrize("package", sorted(ABOVE))
+def test_no_import_runs_back_up(package: str) -> None:
+    upward = {
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if "migrations" not in path.parts
+        for name in _imported_packages(path) & ABOVE[package]
+    }
+    assert not upward
 
 
 def _activity_methods() -> list[tuple[str, str, str]]:
