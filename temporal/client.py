@@ -8,7 +8,6 @@ from collections.abc import Sequence
 
 import temporalio.worker
 from temporalio.client import Client, Interceptor, TLSConfig
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
 from temporalio.service import RPCError
 
@@ -25,6 +24,7 @@ from temporal.keyring import (
     master_key,
     opened_keyrings,
 )
+from temporal.payload_converter import tolerant_data_converter
 
 
 class TemporalUnavailableError(RuntimeError):
@@ -59,12 +59,15 @@ def keyring(settings: Settings) -> Keyring:
 def data_converter(settings: Settings, *, codec: bool | None = None) -> DataConverter:
     """The pydantic converter, with the payload codec unless it is off.
 
+    Untyped payloads that are not JSON reach the handlers raw, to be refused there by name
+    (``temporal/payload_converter.py``).
+
     Args:
         settings: The deployment (its database holds the keys, its home the master key).
         codec: Overrides ``PERSYN_CODEC_ENABLED``.
     """
     if not (get_codec_settings().enabled if codec is None else codec):
-        return pydantic_data_converter
+        return tolerant_data_converter
     return sealing(AgentPayloadCodec(keyring(settings)))
 
 
@@ -75,15 +78,15 @@ def replay_data_converter() -> DataConverter:
     """
     opened = opened_keyrings()
     if not opened:
-        return pydantic_data_converter
+        return tolerant_data_converter
     return sealing(AgentPayloadCodec(opened[0]))
 
 
 def sealing(codec: AgentPayloadCodec) -> DataConverter:
     """The pydantic converter with ``codec``."""
     return SealingDataConverter(
-        payload_converter_class=pydantic_data_converter.payload_converter_class,
-        failure_converter_class=pydantic_data_converter.failure_converter_class,
+        payload_converter_class=tolerant_data_converter.payload_converter_class,
+        failure_converter_class=tolerant_data_converter.failure_converter_class,
         payload_codec=codec,
     )
 

@@ -6,7 +6,8 @@ but breaks the workflow later) fails the workflow task on every retry, so one ma
 would stall the agent for good. An update or query whose input does not decode answers a
 retryable ``RuntimeError("Failed decoding arguments")`` that names no field. So every handler is
 declared with ``*payloads`` (any number of JSON values decodes, nothing can fail before our
-code) and validates them here against its model:
+code; a payload that is not JSON at all, or empty, arrives as a ``RawValue`` from Persyn's
+converter, ``temporal/payload_converter.py``) and validates them here against its model:
 
 * :func:`guarded_signal` wraps a signal handler: bad input, or any exception from the handler,
   is logged as a warning and dropped. No signal can fail a workflow task, by construction.
@@ -26,6 +27,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from temporalio import workflow
+from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError
 
 INVALID_INPUT = "InvalidInput"
@@ -68,10 +70,21 @@ def decode(handler: str, model: type[M], payloads: Sequence[Any], *, optional: b
         return model()
     if len(payloads) != 1:
         raise invalid(handler, f"send exactly one JSON object, not {len(payloads)} payloads")
+    if isinstance(payloads[0], RawValue):
+        raise invalid(handler, unreadable(payloads[0]))
     try:
         return model.model_validate(payloads[0])
     except ValidationError as err:
         raise invalid(handler, describe(err)) from None
+
+
+def unreadable(raw: RawValue) -> str:
+    """Why a payload the converter could not decode is refused (it arrives raw)."""
+    size = len(raw.payload.data)
+    if size == 0:
+        return "the payload is empty (0 bytes): send one JSON object"
+    encoding = raw.payload.metadata.get("encoding", b"").decode(errors="replace") or "none"
+    return f"the payload ({size} bytes, encoding {encoding}) is not JSON: send one JSON object"
 
 
 WRAPPED = "__persyn_handler__"
