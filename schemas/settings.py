@@ -26,6 +26,7 @@ from schemas.autonomy import AutonomySettings
 from schemas.deliberation import DeliberationSettings
 from schemas.memory import MemorySettings
 from schemas.models import CallPlan, ModelBinding, ProviderName, TaskType
+from schemas.sandbox import SandboxSettings
 
 ProviderChoice = Literal["auto", "anthropic", "openai", "openai-compatible", "local", "scripted"]
 MeterName = Literal["ledger", "prometheus", "event-log"]
@@ -169,6 +170,9 @@ class Settings(BaseSettings):
 
     # Critique, refinement and the decision to speak; see docs/deliberation.md
     deliberation: DeliberationSettings = Field(default_factory=DeliberationSettings)
+
+    # Sandboxed code execution: engine, isolation and limits; see docs/tools.md
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
 
     # Observability (Appendices C and D); see docs/observability.md
     meters: Annotated[list[MeterName], NoDecode] = Field(

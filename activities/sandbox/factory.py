@@ -1,0 +1,32 @@
+"""Choosing the execution provider from settings, and saying whether it can be offered."""
+
+from __future__ import annotations
+
+from activities.sandbox.provider import ExecutionProvider
+from schemas.sandbox import Availability, SandboxSettings
+
+
+def build_provider(settings: SandboxSettings) -> ExecutionProvider:
+    """The configured provider; it connects to its engine on first use."""
+    # Imported here so that a deployment without the sandbox never loads the engine's SDK.
+    from activities.sandbox.docker import DockerProvider
+
+    return DockerProvider(settings)
+
+
+async def sandbox_availability(settings: SandboxSettings) -> Availability:
+    """Whether sandboxed code execution is available, and if not why, in one line.
+
+    Never raises: a switched-off sandbox, a missing SDK, no engine, a missing image and an
+    isolation setting the engine lacks all come back as ``available=False`` with the reason.
+    """
+    if not settings.enabled:
+        return Availability(available=False, reason="sandbox switched off (sandbox.enabled)")
+    try:
+        provider = build_provider(settings)
+    except ImportError as error:
+        return Availability(available=False, reason=f"docker SDK not installed ({error.name})")
+    try:
+        return await provider.check()
+    finally:
+        await provider.close()
