@@ -64,6 +64,11 @@ COMMANDS: dict[str, Entry] = {
         "trace",
         "Print the trace of one activation: its spans as a tree, with timings.",
     ),
+    "replay": Entry(
+        "cli.replay",
+        "replay",
+        "Replay exported workflow histories against this code (before deploying it).",
+    ),
     "agent": Entry("cli.agent", "app", "Create and inspect agents."),
     "heartbeat": Entry(
         "cli.heartbeat", "app", "Inspect, delete, restore or trigger an agent's heartbeat."

@@ -115,6 +115,7 @@ async def connect(
     extra_interceptors: Sequence[Interceptor] = (),
     ready_within: float = 0.0,
     codec: bool | None = None,
+    lazy: bool = False,
 ) -> Client:
     """Connect to Temporal with the pydantic converter, the payload codec and the interceptors.
 
@@ -126,6 +127,8 @@ async def connect(
             started opens its port before its frontend serves, and under load the gap shows.
         codec: Encrypt payloads with per-agent keys; by default as ``PERSYN_CODEC_ENABLED``
             says (on unless set to false).
+        lazy: Reach the server only on the first call: a replayer configured from the client
+            needs none.
 
     Raises:
         TemporalUnavailableError: Nothing answered; the message says what to start.
@@ -134,7 +137,7 @@ async def connect(
     converter = data_converter(settings, codec=codec)
     while True:
         try:
-            return await _connect(settings, address, extra_interceptors, converter)
+            return await _connect(settings, address, extra_interceptors, converter, lazy=lazy)
         except TemporalUnavailableError:
             if time.monotonic() >= deadline:
                 raise
@@ -146,6 +149,8 @@ async def _connect(
     address: str | None,
     extra_interceptors: Sequence[Interceptor],
     converter: DataConverter,
+    *,
+    lazy: bool = False,
 ) -> Client:
     target = address or settings.temporal_address
     # Observability hook: with tracing on, every worker built from this client traces turns.
@@ -162,6 +167,7 @@ async def _connect(
             tls=_tls(settings),
             data_converter=converter,
             interceptors=interceptors(extra_interceptors),
+            lazy=lazy,
         )
     except (RuntimeError, RPCError) as err:
         raise TemporalUnavailableError(
