@@ -12,13 +12,21 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from activities.memory.encoders.local import LocalEncoder
 from schemas.settings import Settings
 from store.embedded import EmbeddedPostgres
 from store.migrate import upgrade
 from temporal import search_attributes
 from temporal.client import connect
 from temporal.devserver import DevServer, free_port
-from tests.harness import Harness, Stack, running_worker, start_time_skipping
+from tests.harness import (
+    Harness,
+    Stack,
+    close_session_encoder,
+    running_worker,
+    session_encoder,
+    start_time_skipping,
+)
 
 
 @pytest.fixture(scope="session")
@@ -27,6 +35,19 @@ def session_dir() -> Iterator[Path]:
         # The embedded PostgreSQL may run as another user: it must reach its data directory.
         Path(path).chmod(0o755)
         yield Path(path)
+
+
+@pytest.fixture(scope="session", autouse=True)
+async def _shared_encoder() -> AsyncIterator[None]:
+    """Closes the session's one local encoder after the last test (see ``session_encoder``)."""
+    yield
+    await close_session_encoder()
+
+
+@pytest.fixture(scope="session")
+def encoder() -> LocalEncoder:
+    """The local encoder every worker of the session shares; the model loads once."""
+    return session_encoder()
 
 
 @pytest.fixture(scope="session")

@@ -9,18 +9,19 @@ import os
 import sysconfig
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer, Worker
 
 from activities.gateway.base import Provider
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
+from activities.memory.encoders.local import LocalEncoder
 from observability.metering.hub import UsageMeter
 from schemas.agents import AgentCreate, AgentPublic
 from schemas.events import ChannelRef, InboundEvent, Receipt, Speaker
@@ -30,9 +31,9 @@ from schemas.settings import Settings
 from store.db import Database
 from store.queries.agents import create_agent
 from temporal import inbox, search_attributes
-from temporal.client import interceptors, replay_data_converter, replay_interceptors
-from workers.build import WORKFLOWS, Dependencies, build_dependencies, build_worker
-from workers.runner import workflow_runner
+from temporal.client import interceptors
+from workers import replay
+from workers.build import Dependencies, build_dependencies, build_worker
 
 # The payload codec is on by default; the suite runs without it (integrators' JSON results stay
 # readable) except where a test asks for it: tests/codec/ connects with codec=True.
@@ -139,6 +140,54 @@ class Harness:
         return await inbox.submit(self.client, handle=handle, event=ev, task_queue=self.task_queue)
 
 
+_session_encoder: LocalEncoder | None = None
+
+
+def session_encoder() -> LocalEncoder:
+    """The test session's one local encoder; its ONNX model loads once, on first use.
+
+    Every worker the tests start shares it: a worker per test would otherwise load its own
+    copy of the model (tenths of a second and about 100 MB each).
+    """
+    global _session_encoder
+    if _session_encoder is None:
+        _session_encoder = LocalEncoder()
+    return _session_encoder
+
+
+async def close_session_encoder() -> None:
+    """Stop the shared encoder's inference thread (the session's last fixture does)."""
+    global _session_encoder
+    if _session_encoder is not None:
+        await _session_encoder.aclose()
+        _session_encoder = None
+
+
+def dependencies(
+    settings: Settings,
+    *,
+    providers: dict[ProviderName, Provider],
+    meters: list[UsageMeter] | None = None,
+    dsn: str,
+) -> Dependencies:
+    """``build_dependencies`` as a worker calls it, but with the session's local encoder.
+
+    Release them with :func:`close_dependencies`, which leaves the shared encoder running.
+    """
+    deps = build_dependencies(settings, providers=providers, meters=meters, dsn=dsn)
+    if isinstance(deps.encoder, LocalEncoder):
+        # Built but never loaded: dropping it costs nothing.
+        deps.encoder = session_encoder()
+    return deps
+
+
+async def close_dependencies(deps: Dependencies) -> None:
+    """Close what :func:`dependencies` built, except the encoder the session shares."""
+    if deps.encoder is _session_encoder:
+        deps.encoder = None
+    await deps.aclose()
+
+
 @asynccontextmanager
 async def running_worker(
     client: Client,
@@ -153,7 +202,7 @@ async def running_worker(
     """A worker with a scripted model (echo by default) on a private task queue."""
     settings = stack.settings(**(settings_overrides or {}))
     provider = ScriptedProvider(Script(rules=rules or []))
-    deps = build_dependencies(
+    deps = dependencies(
         settings,
         providers=providers or {ProviderName.SCRIPTED: provider},
         meters=meters,
@@ -165,17 +214,33 @@ async def running_worker(
         yield Harness(
             client=client, task_queue=queue, deps=deps, provider=provider, worker=worker, db=deps.db
         )
-    await deps.aclose()
+    await close_dependencies(deps)
 
 
-def replayer() -> Replayer:
-    """A replayer configured exactly as the workers are."""
-    return Replayer(
-        workflows=WORKFLOWS,
-        workflow_runner=workflow_runner(),
-        data_converter=replay_data_converter(),
-        interceptors=replay_interceptors(),
-    )
+def record_new_histories(
+    directory: Path,
+    histories: Mapping[str, WorkflowHistory],
+    *,
+    text: Callable[[WorkflowHistory], str] = WorkflowHistory.to_json,
+) -> None:
+    """With ``PERSYN_RECORD_HISTORIES=1``, write each history that has no file yet.
+
+    A recorded history is never overwritten: it stands for runs already out there, and a
+    change to workflow code must keep replaying it (``workflow.patched``). Only a new
+    workflow or a new path gets a new file.
+    """
+    if os.environ.get("PERSYN_RECORD_HISTORIES") != "1":
+        return
+    directory.mkdir(exist_ok=True)
+    for name, history in histories.items():
+        path = directory / f"{name}.json"
+        if not path.exists():
+            path.write_text(text(history))
+
+
+def replayer(client: Client) -> Replayer:
+    """A replayer built from ``client`` as a worker is: its converter, codec, interceptors."""
+    return replay.replayer(client)
 
 
 async def start_time_skipping() -> WorkflowEnvironment:

@@ -18,8 +18,8 @@ from schemas.events import CompletionMarker, Receipt, ReceiptStatus
 from schemas.models import ProviderName
 from store.tables.autonomy import ToolCallRow
 from temporal import inbox
-from tests.harness import Harness, Stack, unique, until
-from workers.build import build_dependencies, build_worker
+from tests.harness import Harness, Stack, close_dependencies, dependencies, unique, until
+from workers.build import build_worker
 
 
 @asynccontextmanager
@@ -35,7 +35,7 @@ async def autonomy_worker(
     """A worker whose model follows ``rules``, offering the built-ins plus ``tools``."""
     settings = stack.settings(autonomy=autonomy or {})
     provider = ScriptedProvider(Script(rules=rules or []))
-    deps = build_dependencies(settings, providers={ProviderName.SCRIPTED: provider}, dsn=stack.dsn)
+    deps = dependencies(settings, providers={ProviderName.SCRIPTED: provider}, dsn=stack.dsn)
     deps.extra_tools = list(tools or [])
     queue = task_queue or unique("tq")
     worker = build_worker(client, deps, task_queue=queue)
@@ -43,7 +43,7 @@ async def autonomy_worker(
         yield Harness(
             client=client, task_queue=queue, deps=deps, provider=provider, worker=worker, db=deps.db
         )
-    await deps.aclose()
+    await close_dependencies(deps)
 
 
 async def tool_calls(harness: Harness, activation_id: str) -> list[ToolCallRow]:

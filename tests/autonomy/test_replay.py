@@ -1,14 +1,13 @@
 """The autonomy workflows replay deterministically: fresh histories, and histories recorded earlier.
 
 Covers ``HeartbeatWorkflow``, ``ReminderWorkflow`` (a one-shot, so its retirement too) and an
-``ActivationWorkflow`` for a heartbeat: self-assessment, a tool round and the answer. Set
-PERSYN_RECORD_HISTORIES=1 to refresh tests/autonomy/histories/ (only for a change meant to be
-incompatible, together with a ``workflow.patched`` gate).
+``ActivationWorkflow`` for a heartbeat: self-assessment, a tool round and the answer.
+PERSYN_RECORD_HISTORIES=1 records a history that has no file yet; recorded ones are kept, never
+rewritten: a change to workflow code must replay them (``workflow.patched``).
 """
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from activities.scheduling.reminders import Reminders
 from contract import names
 from temporal import schedules_autonomy as schedules
 from tests.autonomy.conftest import autonomy_worker, fired_run, impulse_receipt
-from tests.harness import Stack, replayer, until
+from tests.harness import Stack, record_new_histories, replayer, until
 
 HISTORIES = Path(__file__).parent / "histories"
 NAMES = ["heartbeat", "reminder", "activation_tools"]
@@ -95,17 +94,14 @@ async def test_fresh_autonomy_histories_replay(client: Client, stack: Stack) -> 
         if e.HasField("activity_task_scheduled_event_attributes")
     ]
     assert {"autonomy.self_assess", "generation.generate", "tools.invoke"} <= set(kinds)
-    if os.environ.get("PERSYN_RECORD_HISTORIES") == "1":
-        HISTORIES.mkdir(exist_ok=True)
-        for name, history in histories.items():
-            (HISTORIES / f"{name}.json").write_text(history.to_json())
+    record_new_histories(HISTORIES, histories)
     for history in histories.values():
-        await replayer().replay_workflow(history)
+        await replayer(client).replay_workflow(history)
 
 
 @pytest.mark.parametrize("name", NAMES)
-async def test_recorded_autonomy_histories_replay(name: str) -> None:
+async def test_recorded_autonomy_histories_replay(name: str, client: Client) -> None:
     path = HISTORIES / f"{name}.json"
     assert path.exists(), f"record it with PERSYN_RECORD_HISTORIES=1 ({path.name})"
     history = WorkflowHistory.from_json(f"{name}-recorded", path.read_text())
-    await replayer().replay_workflow(history)
+    await replayer(client).replay_workflow(history)

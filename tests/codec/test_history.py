@@ -13,15 +13,12 @@ from pathlib import Path
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHistory, WorkflowUpdateRPCTimeoutOrCancelledError
-from temporalio.worker import Replayer
 
 from contract import names
 from schemas.events import Outcome
-from temporal.client import connect, keyring, replay_data_converter, replay_interceptors
+from temporal.client import connect, keyring
 from temporal.codec import ENCODING
 from tests.harness import Stack, replayer, running_worker, until
-from workers.build import WORKFLOWS
-from workers.runner import workflow_runner
 
 SECRET = "TANGERINE-forty-two"
 RECORDED = sorted((Path(__file__).parent.parent / "histories").glob("*.json"))
@@ -75,7 +72,7 @@ async def test_history_holds_ciphertext_that_the_codec_opens(
 
     # A replayer configured as the workers are replays the sealed histories.
     for history in histories.values():
-        await replayer().replay_workflow(history)
+        await replayer(sealed_client).replay_workflow(history)
 
 
 async def test_a_shredded_agents_run_fails_its_task_while_the_worker_serves_others(
@@ -113,12 +110,6 @@ async def test_a_shredded_agents_run_fails_its_task_while_the_worker_serves_othe
 async def test_histories_recorded_before_the_codec_replay_through_it(
     sealed_client: Client, path: Path
 ) -> None:
-    converter = replay_data_converter()
-    assert converter.payload_codec is not None  # this process opened a keyring: the codec is on
+    assert sealed_client.data_converter.payload_codec is not None  # the codec is on
     history = WorkflowHistory.from_json(path.stem, await asyncio.to_thread(path.read_text))
-    await Replayer(
-        workflows=WORKFLOWS,
-        workflow_runner=workflow_runner(),
-        data_converter=converter,
-        interceptors=replay_interceptors(),
-    ).replay_workflow(history)
+    await replayer(sealed_client).replay_workflow(history)

@@ -23,8 +23,8 @@ from schemas.models import ModelBinding, ModelRequest, ModelResponse, ProviderNa
 from store.db import Database
 from store.queries.agents import create_agent
 from store.tables import PromptRow
-from tests.harness import Harness, Stack, unique
-from workers.build import build_dependencies, build_worker
+from tests.harness import Harness, Stack, close_dependencies, dependencies, unique
+from workers.build import build_worker
 
 CLAIM = (
     "We agreed last Tuesday that you would send me the quarterly report by Friday, and you "
@@ -144,7 +144,7 @@ async def worker(
     """A worker on a private queue whose deliberation settings are ``deliberation``."""
     settings = stack.settings(deliberation=deliberation or {}, **overrides)
     model = provider or ScriptedProvider(Script(rules=rules or []))
-    deps = build_dependencies(
+    deps = dependencies(
         settings, providers={ProviderName.SCRIPTED: model}, meters=meters, dsn=stack.dsn
     )
     deps.extra_sources.extend(sources)
@@ -155,7 +155,7 @@ async def worker(
         yield Harness(
             client=client, task_queue=queue, deps=deps, provider=model, worker=running, db=deps.db
         )
-    await deps.aclose()
+    await close_dependencies(deps)
 
 
 INLINE = {"channels": {"terminal": "inline"}}

@@ -1,13 +1,12 @@
 """Deliberation replays deterministically: fresh and recorded histories, and the drawn lens.
 
-Set PERSYN_RECORD_HISTORIES=1 to refresh the recorded histories in tests/deliberation/histories/
-(only when a change is meant to be incompatible, together with a ``workflow.patched`` gate).
+PERSYN_RECORD_HISTORIES=1 records a history that has no file yet; recorded ones are kept, never
+rewritten: a change to workflow code must replay them (``workflow.patched``).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from contract import names
 from contract.names import deliberation_workflow_id
 from schemas.deliberation import DRAWN_LENSES
 from tests.deliberation.helpers import claim_rules, new_agent, worker
-from tests.harness import Harness, Stack, replayer, terminal
+from tests.harness import Harness, Stack, record_new_histories, replayer, terminal
 
 HISTORIES = Path(__file__).parent / "histories"
 RECORDED = ["activation_inline", "activation_deferred", "deliberation"]
@@ -62,12 +61,9 @@ async def test_fresh_histories_replay(client: Client, stack: Stack) -> None:
     settings = {"channels": {"terminal:inline": "inline"}}
     async with worker(client, stack, rules=claim_rules(), deliberation=settings) as harness:
         histories = await _scenario(harness)
-    if os.environ.get("PERSYN_RECORD_HISTORIES") == "1":
-        HISTORIES.mkdir(exist_ok=True)
-        for name, history in histories.items():
-            (HISTORIES / f"{name}.json").write_text(history.to_json())
+    record_new_histories(HISTORIES, histories)
     for history in histories.values():
-        await replayer().replay_workflow(history)
+        await replayer(client).replay_workflow(history)
     # The inline turn ran the provenance gate and exactly one drawn lens.
     ran = critique_ids(histories["activation_inline"])
     assert len(ran) == 2 and "critique-provenance" in ran
@@ -76,15 +72,15 @@ async def test_fresh_histories_replay(client: Client, stack: Stack) -> None:
 
 
 @pytest.mark.parametrize("name", RECORDED)
-async def test_recorded_histories_replay(name: str) -> None:
+async def test_recorded_histories_replay(name: str, client: Client) -> None:
     path = HISTORIES / f"{name}.json"
     assert path.exists(), f"record it with PERSYN_RECORD_HISTORIES=1 ({path.name})"
     history = WorkflowHistory.from_json(f"{name}-recorded", path.read_text())
-    await replayer().replay_workflow(history)
+    await replayer(client).replay_workflow(history)
 
 
 @pytest.mark.parametrize("name", ["activation_inline", "deliberation"])
-async def test_the_drawn_lens_is_pinned_by_the_history(name: str) -> None:
+async def test_the_drawn_lens_is_pinned_by_the_history(name: str, client: Client) -> None:
     """A replay that drew another lens would not match the history: the draw is deterministic,
     and a change that broke it could not go unnoticed."""
     recorded = (HISTORIES / f"{name}.json").read_text()
@@ -95,4 +91,4 @@ async def test_the_drawn_lens_is_pinned_by_the_history(name: str) -> None:
     tampered = json.loads(recorded.replace(f'"{drawn}"', f'"{other}"'))
     assert json.dumps(tampered) != json.dumps(json.loads(recorded))
     with pytest.raises(Exception, match=r"(?i)nondetermin"):
-        await replayer().replay_workflow(WorkflowHistory.from_json(name, tampered))
+        await replayer(client).replay_workflow(WorkflowHistory.from_json(name, tampered))

@@ -1,4 +1,7 @@
-"""Memory-test fixtures: the session's embedded PostgreSQL, agents of one's own, one encoder."""
+"""Memory-test fixtures: the session's embedded PostgreSQL and agents of one's own.
+
+The one local encoder is the session's (``encoder`` in tests/conftest.py).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
-from activities.memory.encoders.local import LocalEncoder
 from schemas.agents import AgentCreate
 from store.db import Database
 from store.embedded import EmbeddedPostgres
@@ -19,13 +21,6 @@ async def db(postgres: EmbeddedPostgres) -> AsyncIterator[Database]:
     database = Database(postgres.dsn, pool_size=4)
     yield database
     await database.aclose()
-
-
-@pytest.fixture(scope="session")
-async def encoder() -> AsyncIterator[LocalEncoder]:
-    local = LocalEncoder()
-    yield local
-    await local.aclose()
 
 
 NewAgent = Callable[[], Awaitable[str]]

@@ -1,12 +1,11 @@
 """Every workflow replays deterministically: fresh histories, and histories recorded earlier.
 
-Set PERSYN_RECORD_HISTORIES=1 to refresh the recorded histories in tests/histories/ (do it
-only when a change is meant to be incompatible, together with a ``workflow.patched`` gate).
+PERSYN_RECORD_HISTORIES=1 records a history that has no file yet; recorded ones are kept, never
+rewritten: a change to workflow code must replay them (``workflow.patched``).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from temporalio.client import Client, WorkflowHistory
 from contract import names
 from schemas.agents import AgentConfig, AgentCreate
 from store.queries.agents import create_agent
-from tests.harness import Harness, replayer, unique
+from tests.harness import Harness, record_new_histories, replayer, unique
 from workflows.conversation import ConversationWorkflow
 
 HISTORIES = Path(__file__).parent.parent / "histories"
@@ -53,17 +52,14 @@ async def _run_scenario(harness: Harness) -> dict[str, WorkflowHistory]:
 
 async def test_fresh_histories_replay(harness: Harness) -> None:
     histories = await _run_scenario(harness)
-    if os.environ.get("PERSYN_RECORD_HISTORIES") == "1":
-        HISTORIES.mkdir(exist_ok=True)
-        for name, history in histories.items():
-            (HISTORIES / f"{name}.json").write_text(history.to_json())
+    record_new_histories(HISTORIES, histories)
     for history in histories.values():
-        await replayer().replay_workflow(history)
+        await replayer(harness.client).replay_workflow(history)
 
 
 @pytest.mark.parametrize("name", ["agent", "conversation", "activation"])
-async def test_recorded_histories_replay(name: str) -> None:
+async def test_recorded_histories_replay(name: str, client: Client) -> None:
     path = HISTORIES / f"{name}.json"
     assert path.exists(), f"record it with PERSYN_RECORD_HISTORIES=1 ({path.name})"
     history = WorkflowHistory.from_json(f"{name}-recorded", path.read_text())
-    await replayer().replay_workflow(history)
+    await replayer(client).replay_workflow(history)

@@ -14,8 +14,8 @@ from schemas.conversation import WindowAnswer, WindowQuery
 from schemas.models import ProviderName
 from store.tables import Conversation
 from temporal import inbox
-from tests.harness import Harness, Stack, event, unique
-from workers.build import build_dependencies, build_worker
+from tests.harness import Harness, Stack, close_dependencies, dependencies, event, unique
+from workers.build import build_worker
 from workflows.conversation import ConversationWorkflow
 
 
@@ -23,7 +23,7 @@ async def test_an_idle_conversation_closes_and_the_next_message_opens_a_new_one(
     skipping: WorkflowEnvironment, stack: Stack
 ) -> None:
     settings = stack.settings()
-    deps = build_dependencies(
+    deps = dependencies(
         settings, providers={ProviderName.SCRIPTED: ScriptedProvider()}, dsn=stack.dsn
     )
     queue = unique("tq")
@@ -59,4 +59,4 @@ async def test_an_idle_conversation_closes_and_the_next_message_opens_a_new_one(
         )
         assert second.marker is not None
         assert second.marker.conversation_id != conversation
-    await deps.aclose()
+    await close_dependencies(deps)

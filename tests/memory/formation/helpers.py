@@ -19,8 +19,8 @@ from schemas.models import ModelRequest, ProviderName
 from store.db import Database
 from store.queries.agents import create_agent
 from store.queries.memory import execute, list_records
-from tests.harness import Harness, Stack, unique
-from workers.build import build_dependencies, build_worker
+from tests.harness import Harness, Stack, close_dependencies, dependencies, unique
+from workers.build import build_worker
 
 SUMMARY_SYSTEM = "forming an autobiographical memory"
 RATING_SYSTEM = "rating how much one of your own memories matters"
@@ -102,15 +102,12 @@ async def formation_worker(
     encoder: Encoder | None = None,
     settings_overrides: Mapping[str, object] | None = None,
 ) -> AsyncIterator[Harness]:
-    """A worker with a scripted model and, optionally, a shared encoder (kept open after)."""
+    """A worker with a scripted model and ``encoder`` (by default the session's), kept open."""
     settings = stack.settings(**dict(settings_overrides or {}))
     provider = ScriptedProvider(Script(rules=rules))
-    deps = build_dependencies(settings, providers={ProviderName.SCRIPTED: provider}, dsn=stack.dsn)
+    deps = dependencies(settings, providers={ProviderName.SCRIPTED: provider}, dsn=stack.dsn)
     if encoder is not None:
-        own = deps.encoder
         deps.encoder = encoder
-        if own is not None:
-            await own.aclose()
     queue = unique("tq")
     worker = build_worker(client, deps, task_queue=queue)
     try:
@@ -118,8 +115,8 @@ async def formation_worker(
             yield Harness(client, queue, deps, provider, worker, deps.db)
     finally:
         if encoder is not None:
-            deps.encoder = None  # the shared encoder outlives this worker
-        await deps.aclose()
+            deps.encoder = None  # the caller's encoder outlives this worker
+        await close_dependencies(deps)
 
 
 async def new_agent(db: Database, *, idle_minutes: float = 30.0) -> str:

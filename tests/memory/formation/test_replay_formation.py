@@ -1,13 +1,12 @@
 """Memory-formation workflows replay deterministically: fresh histories and recorded ones.
 
-Set PERSYN_RECORD_HISTORIES=1 to refresh the recorded histories in tests/histories/ (only when
-a change is meant to be incompatible, together with a ``workflow.patched`` gate).
+PERSYN_RECORD_HISTORIES=1 records a history that has no file yet; recorded ones are kept, never
+rewritten: a change to workflow code must replay them (``workflow.patched``).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from contract.names import consolidation_workflow_id
 from schemas.ids import new_ulid
 from schemas.memory import MemorySettings
 from schemas.memory_formation import ConsolidationResult, MaintenanceInput, MaintenanceResult
-from tests.harness import Harness, Stack, replayer
+from tests.harness import Harness, Stack, record_new_histories, replayer
 from tests.memory.formation.helpers import (
     SUMMARY_SYSTEM,
     close_and_consolidate,
@@ -114,17 +113,14 @@ async def test_fresh_formation_histories_replay(client: Client, stack: Stack) ->
         settings_overrides={"memory": MemorySettings(chunk_tokens=200), "encoder": "none"},
     ) as harness:
         histories = await _scenario(harness)
-    if os.environ.get("PERSYN_RECORD_HISTORIES") == "1":
-        HISTORIES.mkdir(exist_ok=True)
-        for name, history in histories.items():
-            (HISTORIES / f"{name}.json").write_text(_scrubbed(history.to_json()))
+    record_new_histories(HISTORIES, histories, text=lambda h: _scrubbed(h.to_json()))
     for history in histories.values():
-        await replayer().replay_workflow(history)
+        await replayer(client).replay_workflow(history)
 
 
 @pytest.mark.parametrize("name", NAMES)
-async def test_recorded_formation_histories_replay(name: str) -> None:
+async def test_recorded_formation_histories_replay(name: str, client: Client) -> None:
     path = HISTORIES / f"{name}.json"
     assert path.exists(), f"record it with PERSYN_RECORD_HISTORIES=1 ({path.name})"
     history = WorkflowHistory.from_json(f"{name}-recorded", path.read_text())
-    await replayer().replay_workflow(history)
+    await replayer(client).replay_workflow(history)
