@@ -96,7 +96,36 @@ def _first_error(err: ValueError) -> str:
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine to completion on a fresh event loop."""
-    return asyncio.run(coro)
+
+    async def quietly() -> T:
+        asyncio.get_running_loop().set_exception_handler(_abandoned_is_not_news)
+        return await coro
+
+    return asyncio.run(quietly())
+
+
+_LEFTOVERS = ("Future exception was never retrieved", "Task exception was never retrieved")
+
+
+def _abandoned_is_not_news(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """Keep a command's output to what it says: no tracebacks from what it chose to abandon.
+
+    A command that gives up waiting (no worker, no server) cancels its pending calls; client
+    libraries leave futures behind that then hold the cancellation or a connection error. The
+    command has already said what happened in one line; anything else is reported as usual.
+    """
+    error = context.get("exception")
+    if str(context.get("message", "")).startswith(_LEFTOVERS) and _abandoned(error):
+        return
+    loop.default_exception_handler(context)
+
+
+def _abandoned(error: object) -> bool:
+    if isinstance(error, asyncio.CancelledError):
+        return True
+    # A connection error from the Temporal SDK (imported only if the command used it).
+    rpc_error = getattr(sys.modules.get("temporalio.service"), "RPCError", None)
+    return rpc_error is not None and isinstance(error, rpc_error)
 
 
 def echo_err(message: str) -> None:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 
 from temporalio.client import Client, WorkflowUpdateRPCTimeoutOrCancelledError
+from temporalio.runtime import LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
 from temporalio.service import RPCError, RPCStatusCode
 
 from cli.common import UserError
@@ -32,7 +33,9 @@ RESTART_GRACE_S = 15.0
 
 WATCH_EVERY_S = 1.0
 
-_TRANSIENT = {RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED}
+_TRANSIENT = {RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.UNKNOWN}
+"""A server going away mid-call shows as "transport error" with an unknown status; resending the
+same event is safe whatever the cause."""
 
 
 def resend_hint(event_id: str) -> str:
@@ -45,12 +48,24 @@ def no_worker(settings: Settings) -> str:
     return f"no worker is serving task queue {settings.task_queue!r}: run `persyn up`"
 
 
+def quiet_sdk_logs() -> None:
+    """Keep the Temporal SDK's retry warnings off the terminal (before the first connection).
+
+    Its core logs every retried call to stderr; the command says what matters in one line.
+    """
+    quiet = LoggingConfig(filter=TelemetryFilter(core_level="ERROR", other_level="ERROR"))
+    Runtime.set_default(
+        Runtime(telemetry=TelemetryConfig(logging=quiet)), error_if_already_set=False
+    )
+
+
 async def connect_for(settings: Settings, event_id: str) -> Client:
     """Connect, retrying for a while; a server that stays away is one line naming the event.
 
     Raises:
         UserError: Temporal did not answer.
     """
+    quiet_sdk_logs()
     try:
         return await connect(settings, ready_within=RETRY_FOR_S)
     except TemporalUnavailableError as err:

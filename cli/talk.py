@@ -155,6 +155,7 @@ async def _listen(
 
 async def _chat(settings: Settings, handle: str, speaker: Speaker, channel: str) -> None:
     name = await _agent_name(settings, handle)
+    delivery.quiet_sdk_logs()
     client = await connect(settings)
     console = Console(name, live=sys.stdout.isatty())
     channel_key = f"terminal:{channel}"

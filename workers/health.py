@@ -113,13 +113,14 @@ def model_server_status(settings: Settings) -> ComponentStatus | None:
         return ComponentStatus(
             name=MODEL_SERVER, healthy=False, address=base_url(settings), detail=str(err)
         )
-    if server.answers():
+    if server.listening():
+        busy = "" if server.answers() else " (busy generating)"
         return ComponentStatus(
             name=MODEL_SERVER,
             healthy=True,
             address=server.base_url,
             pid=pid,
-            detail=f"{server.model_path.name}" + _history(child),
+            detail=f"{server.model_path.name}{busy}" + _history(child),
         )
     return ComponentStatus(
         name=MODEL_SERVER,

@@ -11,6 +11,7 @@ Kept free of heavy imports: ``persyn up`` and the supervisor load it before anyt
 from __future__ import annotations
 
 import importlib.util
+import socket
 import subprocess
 import sys
 import time
@@ -157,6 +158,16 @@ class ModelServer:
                 stdin=subprocess.DEVNULL,
                 start_new_session=detached,
             )
+
+    def listening(self) -> bool:
+        """Whether the server accepts connections: it opens its port once the model is loaded.
+
+        A server busy generating may take a while to answer anything else (calls queue for the
+        model), so this, not :meth:`answers`, says whether it is up.
+        """
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.settimeout(0.5)
+            return sock.connect_ex((HOST, self.port)) == 0
 
     def answers(self) -> bool:
         """Whether the server serves its model list right now."""

@@ -192,7 +192,7 @@ class EmbeddedStack:
                 raise StackError(f"the {child.name} exited ({child.last_words}): see {log}")
         if not liveness.alive(self.settings):
             return False
-        return MODEL_SERVER not in children or model_server(self.settings).answers()
+        return MODEL_SERVER not in children or model_server(self.settings).listening()
 
     # -- down -----------------------------------------------------------------------------------
 

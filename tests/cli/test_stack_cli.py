@@ -37,6 +37,7 @@ def _stack(root: str) -> Iterator[dict[str, str]]:
         "PERSYN_TEMPORAL_ADDRESS": f"127.0.0.1:{free_port()}",
         "PERSYN_TEMPORAL_UI_PORT": str(free_port()),
         "PERSYN_POSTGRES_PORT": str(free_port()),
+        "PERSYN_CODEC_PORT": str(free_port()),
         "PERSYN_PROVIDER": "scripted",
     }
     for key in ("PERSYN_DATABASE_URL", "PERSYN_EMBEDDED"):

@@ -53,6 +53,7 @@ def home() -> Iterator[dict[str, str]]:
             "PERSYN_TEMPORAL_ADDRESS": f"127.0.0.1:{free_port()}",
             "PERSYN_TEMPORAL_UI_PORT": str(free_port()),
             "PERSYN_POSTGRES_PORT": str(free_port()),
+            "PERSYN_CODEC_PORT": str(free_port()),
             "PERSYN_LOCAL_MODEL_PORT": str(free_port()),
             "PERSYN_PROVIDER": "local",
             "PERSYN_SUPERVISOR_BACKOFF_SECONDS": str(RESTART_AFTER_S),

@@ -48,6 +48,7 @@ def _stack(root: Path) -> Iterator[dict[str, str]]:
         "PERSYN_TEMPORAL_ADDRESS": f"127.0.0.1:{free_port()}",
         "PERSYN_TEMPORAL_UI_PORT": str(free_port()),
         "PERSYN_POSTGRES_PORT": str(free_port()),
+        "PERSYN_CODEC_PORT": str(free_port()),
         "PERSYN_PROVIDER": "scripted",
         # Long enough to see the worker down before the supervisor brings it back.
         "PERSYN_SUPERVISOR_BACKOFF_SECONDS": str(BACKOFF_S),
