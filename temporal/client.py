@@ -6,7 +6,6 @@ import asyncio
 import time
 from collections.abc import Sequence
 
-import temporalio.worker
 from temporalio.client import Client, Interceptor, TLSConfig
 from temporalio.converter import DataConverter
 from temporalio.service import RPCError
@@ -17,13 +16,7 @@ from schemas.codec import get_codec_settings
 from schemas.settings import Settings
 from temporal.attribution_interceptor import AttributionInterceptor
 from temporal.codec import AgentPayloadCodec, SealingDataConverter
-from temporal.keyring import (
-    MASTER_KEY_FILE,
-    Keyring,
-    keyring_for,
-    master_key,
-    opened_keyrings,
-)
+from temporal.keyring import MASTER_KEY_FILE, Keyring, keyring_for, master_key
 from temporal.payload_converter import tolerant_data_converter
 
 
@@ -34,14 +27,10 @@ class TemporalUnavailableError(RuntimeError):
 def interceptors(extra: Sequence[Interceptor] = ()) -> list[Interceptor]:
     """The interceptors every client uses (attribution, then any extras).
 
-    Each is also a worker interceptor, so workers built from the client inherit them.
+    Each is also a worker interceptor, so workers and replayers built from the client inherit
+    them (``workers/replay.py``).
     """
     return [AttributionInterceptor(), *extra]
-
-
-def replay_interceptors() -> list[temporalio.worker.Interceptor]:
-    """The workflow-side interceptors, for a ``Replayer``."""
-    return [AttributionInterceptor()]
 
 
 def keyring(settings: Settings) -> Keyring:
@@ -69,17 +58,6 @@ def data_converter(settings: Settings, *, codec: bool | None = None) -> DataConv
     if not (get_codec_settings().enabled if codec is None else codec):
         return tolerant_data_converter
     return sealing(AgentPayloadCodec(keyring(settings)))
-
-
-def replay_data_converter() -> DataConverter:
-    """The converter for a ``Replayer``: opens sealed payloads with this process's keyring.
-
-    Histories recorded without the codec replay with it too: their payloads pass through.
-    """
-    opened = opened_keyrings()
-    if not opened:
-        return tolerant_data_converter
-    return sealing(AgentPayloadCodec(opened[0]))
 
 
 def sealing(codec: AgentPayloadCodec) -> DataConverter:
