@@ -206,3 +206,30 @@ def test_a_grammar_llama_cpp_cannot_compile_crashes_the_server_not_the_worker(
     lines = (settings.log_dir / "model-server.log").read_text(errors="replace").splitlines()
     assert any(line.endswith("more bytes cut]") for line in lines)
     assert max(len(line.encode()) for line in lines) < 2100
+
+
+def test_up_says_in_one_line_when_the_local_model_cannot_be_served() -> None:
+    with tempfile.TemporaryDirectory(prefix="persyn-nomodel-") as path:
+        Path(path).chmod(0o755)  # the embedded PostgreSQL may run as another user
+        missing = Path(path) / "nowhere.gguf"
+        env = {
+            **os.environ,
+            "PERSYN_HOME": path,
+            "PERSYN_TEMPORAL_ADDRESS": f"127.0.0.1:{free_port()}",
+            "PERSYN_TEMPORAL_UI_PORT": str(free_port()),
+            "PERSYN_POSTGRES_PORT": str(free_port()),
+            "PERSYN_CODEC_PORT": str(free_port()),
+            "PERSYN_LOCAL_MODEL_PORT": str(free_port()),
+            "PERSYN_LOCAL_MODEL_PATH": str(missing),
+            "PERSYN_PROVIDER": "local",
+        }
+        try:
+            up = persyn(env, "up")
+            assert up.returncode == 1, up.stdout
+            assert up.stderr.strip() == (
+                f"error: local model file {missing} does not exist: set PERSYN_LOCAL_MODEL_PATH"
+            ), up.stderr
+            # What this `up` started has nothing to serve: no supervisor is left behind.
+            assert pidfile.live_pid(pid_file(settings_of(env), "supervisor")) is None
+        finally:
+            persyn(env, "down")
