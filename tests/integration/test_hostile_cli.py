@@ -8,17 +8,26 @@ next message, within its normal latency, and its workflows must show no failed w
 from __future__ import annotations
 
 import json
+import re
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+from temporalio.api.common.v1 import Payload
 from temporalio.api.enums.v1 import EventType
+from temporalio.client import WorkflowQueryFailedError, WorkflowUpdateFailedError
+from temporalio.common import RawValue
+from temporalio.exceptions import ApplicationError
 
 from contract import names
 from contract.catalog import HANDLERS
 from schemas.ids import new_ulid
-from tests.harness import Harness, Stack
+from tests.harness import Harness
+from tests.integration.edge import Edge
 from tests.integration.test_temporal_cli import Run, event_json, running_agent, submit, temporal_cli
+from workflows.handlers import INVALID_INPUT
 
 NAIVE = "2026-05-01T09:30:00"
 SERVER_LIMIT = 2 * 1024 * 1024
@@ -28,7 +37,7 @@ JUST_UNDER = SERVER_LIMIT - 100 * 1024
 """An update this big is still answered: its refusal echoes the request, and must fit too."""
 
 
-async def signal(stack: Stack, workflow_id: str, name: str, *inputs: str, meta: str = "") -> Run:
+async def signal(stack: Edge, workflow_id: str, name: str, *inputs: str, meta: str = "") -> Run:
     args = ["workflow", "signal", "--workflow-id", workflow_id, "--name", name]
     for value in inputs:
         args += ["--input", value]
@@ -37,32 +46,41 @@ async def signal(stack: Stack, workflow_id: str, name: str, *inputs: str, meta: 
     return await temporal_cli(stack, *args)
 
 
-async def signal_file(stack: Stack, workflow_id: str, name: str, path: Path) -> Run:
+async def signal_file(stack: Edge, workflow_id: str, name: str, path: Path) -> Run:
     return await temporal_cli(
         stack, "workflow", "signal", "--workflow-id", workflow_id, "--name", name,
         "--input-file", str(path),
     )  # fmt: skip
 
 
-async def update(stack: Stack, handle: str, payload: str, *, update_id: str | None = None) -> Run:
+async def update(
+    stack: Edge,
+    handle: str,
+    payload: str,
+    *,
+    update_id: str | None = None,
+    meta: Sequence[str] = (),
+) -> Run:
     return await temporal_cli(
         stack, "workflow", "update", "execute", "--workflow-id", names.agent_workflow_id(handle),
-        "--name", names.SUBMIT, "--update-id", update_id or new_ulid(), "--input", payload,
+        "--name", names.SUBMIT, "--update-id", update_id or new_ulid(), "--input", payload, *meta,
     )  # fmt: skip
 
 
-async def update_file(stack: Stack, handle: str, path: Path) -> Run:
+async def update_file(stack: Edge, handle: str, path: Path) -> Run:
     return await temporal_cli(
         stack, "workflow", "update", "execute", "--workflow-id", names.agent_workflow_id(handle),
         "--name", names.SUBMIT, "--update-id", new_ulid(), "--input-file", str(path),
     )  # fmt: skip
 
 
-async def query(stack: Stack, workflow_id: str, name: str, *inputs: str) -> Run:
+async def query(
+    stack: Edge, workflow_id: str, name: str, *inputs: str, meta: Sequence[str] = ()
+) -> Run:
     args = ["workflow", "query", "--workflow-id", workflow_id, "--name", name]
     for value in inputs:
         args += ["--input", value]
-    return await temporal_cli(stack, *args)
+    return await temporal_cli(stack, *args, *meta)
 
 
 async def task_failures(harness: Harness, workflow_id: str) -> int:
@@ -76,7 +94,7 @@ async def task_failures(harness: Harness, workflow_id: str) -> int:
     return failures
 
 
-async def answers_normally(stack: Stack, handle: str, *, baseline: float) -> None:
+async def answers_normally(stack: Edge, handle: str, *, baseline: float) -> None:
     """The agent answers the next message, and not much slower than before the attack."""
     started = time.monotonic()
     receipt = (await submit(stack, handle, event_json("are you still there?"))).json()["result"]
@@ -88,7 +106,7 @@ async def answers_normally(stack: Stack, handle: str, *, baseline: float) -> Non
 
 
 async def test_wrong_input_to_every_public_handler_is_refused_naming_the_field(
-    harness: Harness, stack: Stack
+    harness: Harness, stack: Edge
 ) -> None:
     handle = await running_agent(harness)
     started = time.monotonic()
@@ -138,7 +156,7 @@ async def test_wrong_input_to_every_public_handler_is_refused_naming_the_field(
 
 
 async def test_every_signal_survives_garbage_naive_times_forged_ids_and_replays(
-    harness: Harness, stack: Stack
+    harness: Harness, stack: Edge
 ) -> None:
     handle = await running_agent(harness)
     started = time.monotonic()
@@ -196,7 +214,7 @@ async def test_every_signal_survives_garbage_naive_times_forged_ids_and_replays(
 
 
 async def test_payloads_from_zero_bytes_past_the_servers_limit(
-    harness: Harness, stack: Stack, tmp_path: Path
+    harness: Harness, stack: Edge, tmp_path: Path
 ) -> None:
     handle = await running_agent(harness)
     started = time.monotonic()
@@ -244,7 +262,7 @@ async def test_payloads_from_zero_bytes_past_the_servers_limit(
 
 
 async def test_update_with_start_for_an_unknown_handle_leaves_no_failed_run(
-    harness: Harness, stack: Stack
+    harness: Harness, stack: Edge
 ) -> None:
     ghost = f"ghost-{new_ulid()[-8:].lower()}"
     event = event_json("anyone home?")
@@ -264,3 +282,55 @@ async def test_update_with_start_for_an_unknown_handle_leaves_no_failed_run(
     )
     status = described.json()["workflowExecutionInfo"]["status"]
     assert status != "WORKFLOW_EXECUTION_STATUS_FAILED", status
+
+
+async def test_input_that_is_not_json_is_refused_naming_what_to_send(
+    harness: Harness, stack: Edge
+) -> None:
+    handle = await running_agent(harness)
+    started = time.monotonic()
+    (await submit(stack, handle, event_json("hello"))).json()
+    baseline = time.monotonic() - started
+    agent = names.agent_workflow_id(handle)
+
+    # The CLI checks JSON itself (`input #1 is not valid JSON`), unless the payload is labelled
+    # with another encoding: then the bytes reach the worker, as from any SDK.
+    refused_by_cli = await update(stack, handle, "not json")
+    assert refused_by_cli.stderr.strip() == "Error: input #1 is not valid JSON"
+
+    not_json = "the payload (8 bytes, encoding text/plain) is not JSON: send one JSON object"
+    empty = "the payload is empty (0 bytes): send one JSON object"
+    for payload, reason in [("not json", not_json), ("", empty)]:
+        meta = ["--input-meta", "encoding=text/plain"]
+        runs = {
+            names.SUBMIT: await update(stack, handle, payload, meta=meta),
+            names.MARKER: await query(stack, agent, names.MARKER, payload, meta=meta),
+            names.STATUS: await query(stack, agent, names.STATUS, payload, meta=meta),
+        }
+        for name, run in runs.items():
+            assert run.returncode != 0, name
+            assert f"invalid {name} input: {reason}" in run.stderr, (name, run.stderr)
+            assert "Failed decoding" not in run.stderr
+        assert "(type: InvalidInput, retryable: false)" in runs[names.SUBMIT].stderr
+        delivered = await signal(stack, agent, names.DELIVER, payload, meta="encoding=text/plain")
+        assert delivered.returncode == 0, delivered.stderr  # taken by the server, dropped
+    as_bytes = await update(stack, handle, "{}", meta=["--input-meta", "encoding=binary/plain"])
+    assert "invalid submit input: the payload (2 bytes, encoding binary/plain) is not JSON" in (
+        as_bytes.stderr
+    )
+
+    # What another SDK can send: an empty `json/plain` payload. Refused, not retryable.
+    hollow = RawValue(Payload(metadata={"encoding": b"json/plain"}, data=b""))
+    workflow = harness.client.get_workflow_handle(agent)
+    with pytest.raises(WorkflowUpdateFailedError) as failed:
+        await workflow.execute_update(names.SUBMIT, hollow, id=new_ulid())
+    cause = failed.value.cause
+    assert isinstance(cause, ApplicationError) and cause.type == INVALID_INPUT
+    assert cause.non_retryable and cause.message == f"invalid submit input: {empty}"
+    with pytest.raises(WorkflowQueryFailedError, match=re.escape(f"invalid status input: {empty}")):
+        await workflow.query(names.STATUS, hollow)
+
+    status = (await query(stack, agent, names.STATUS)).json()["queryResult"][0]
+    assert status["handled"] == 1  # nothing that was refused was queued
+    await answers_normally(stack, handle, baseline=baseline)
+    assert await task_failures(harness, agent) == 0

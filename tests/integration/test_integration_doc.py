@@ -1,8 +1,9 @@
-"""Every command in docs/integration.md runs as written, with only the address filled in.
+"""Every command in docs/integration.md runs as written, with only the addresses filled in.
 
 The page's examples address `agent/ada` on the task queue `persyn`, so this test serves that
-queue and creates `ada`. The one ID the page cannot know, the conversation the agent opened,
-is taken from the first receipt. JSON output keys the page names are checked against what the
+queue and creates `ada`, with the payload codec on and its endpoint running, as `persyn up`
+runs them. The one ID the page cannot know, the conversation the agent opened, is taken from
+the first receipt. JSON output keys the page names are checked against what the
 CLI prints.
 """
 
@@ -21,12 +22,17 @@ from schemas.agents import AgentCreate
 from store.queries.agents import create_agent
 from temporal import inbox
 from temporal.devserver import temporal_binary
-from tests.harness import Stack, running_worker
+from tests.harness import running_worker
+from tests.integration.edge import Edge
 from tests.integration.test_temporal_cli import Run
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "integration.md"
 EXAMPLE_CONVERSATION = "01JD3M6ZC4R8W2Y6A0D3F5H7K9"
 """The page's example conversation ID, replaced by the one the agent really opened."""
+EXAMPLE_CODEC_ENDPOINT = "http://127.0.0.1:8234"
+"""The codec endpoint ``persyn up`` runs, replaced by the session's (like the address)."""
+PAYLOAD_COMMANDS = {"update", "execute-update-with-start", "signal", "signal-with-start", "query"}
+"""The CLI commands that send or read a payload: with the codec on, they need the endpoint."""
 
 
 def doc_commands() -> list[list[str]]:
@@ -65,13 +71,17 @@ def test_every_example_is_complete() -> None:
     assert len(commands) >= 14
     for argv in commands:
         assert argv[0] in {"temporal", "persyn"}, argv
+        if argv[0] == "temporal" and argv[2] in PAYLOAD_COMMANDS:
+            # The codec is on by default: the page tells integrators to pass the endpoint.
+            at = argv.index("--codec-endpoint")
+            assert argv[at + 1] == EXAMPLE_CODEC_ENDPOINT, argv
         assert not any("..." in arg for arg in argv), f"an elided example: {argv}"
         for arg in argv:
             for ulid in re.findall(r"\b0[0-9A-Z]{25}\b", arg):
                 assert not set(ulid) & set("ILOU"), f"{ulid} is not a ULID (Crockford base32)"
 
 
-async def test_every_command_runs_as_written(client: Client, stack: Stack, tmp_path: Path) -> None:
+async def test_every_command_runs_as_written(client: Client, stack: Edge, tmp_path: Path) -> None:
     binary = str(temporal_binary())
     persyn = str(Path(binary).parent / "persyn")
     async with running_worker(client, stack, task_queue=names.TASK_QUEUE) as harness:
@@ -90,6 +100,7 @@ async def test_every_command_runs_as_written(client: Client, stack: Stack, tmp_p
                 continue
             if conversation is not None:
                 argv = [arg.replace(EXAMPLE_CONVERSATION, conversation) for arg in argv]
+            argv = [stack.codec_endpoint if arg == EXAMPLE_CODEC_ENDPOINT else arg for arg in argv]
             address = ["--address", stack.temporal_address]
             done = await run(binary, *argv[1:], *address, cwd=tmp_path)
             assert done.returncode == 0, (argv, done.stderr)

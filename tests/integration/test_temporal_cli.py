@@ -18,7 +18,8 @@ from contract import names
 from schemas.ids import new_ulid
 from temporal import inbox
 from temporal.devserver import temporal_binary
-from tests.harness import Harness, Stack
+from tests.harness import Harness
+from tests.integration.edge import Edge
 
 T = TypeVar("T")
 
@@ -37,11 +38,17 @@ class Run:
         return json.loads(self.stdout)
 
 
-async def temporal_cli(stack: Stack, *args: str) -> Run:
-    """Run ``temporal <args>`` against the test server, JSON output."""
+async def temporal_cli(stack: Edge, *args: str, codec: bool = True) -> Run:
+    """Run ``temporal <args>`` against the test server, JSON output.
+
+    With ``codec`` (as docs/integration.md tells integrators) the CLI reads and writes payloads
+    through the codec endpoint; without it, it shows what Temporal stores.
+    """
+    endpoint = ["--codec-endpoint", stack.codec_endpoint] if codec else []
     process = await asyncio.create_subprocess_exec(
         str(temporal_binary()),
         *args,
+        *endpoint,
         "--address",
         stack.temporal_address,
         "--output",
@@ -85,7 +92,7 @@ async def running_agent(harness: Harness) -> str:
     return agent.handle
 
 
-async def submit(stack: Stack, handle: str, event: dict[str, Any]) -> Run:
+async def submit(stack: Edge, handle: str, event: dict[str, Any]) -> Run:
     return await temporal_cli(
         stack,
         "workflow",
@@ -103,7 +110,7 @@ async def submit(stack: Stack, handle: str, event: dict[str, Any]) -> Run:
     )
 
 
-async def test_submit_returns_a_receipt_with_the_reply(harness: Harness, stack: Stack) -> None:
+async def test_submit_returns_a_receipt_with_the_reply(harness: Harness, stack: Edge) -> None:
     handle = await running_agent(harness)
     event = event_json("hello from the command line")
 
@@ -120,7 +127,7 @@ async def test_submit_returns_a_receipt_with_the_reply(harness: Harness, stack: 
     assert again == receipt
 
 
-async def test_update_with_start_needs_no_running_workflow(harness: Harness, stack: Stack) -> None:
+async def test_update_with_start_needs_no_running_workflow(harness: Harness, stack: Edge) -> None:
     agent = await harness.create_agent()  # a record, but no agent workflow yet
 
     async def submit_with_start(text: str) -> dict[str, Any]:
@@ -158,7 +165,7 @@ async def test_update_with_start_needs_no_running_workflow(harness: Harness, sta
     assert joined["marker"]["conversation_id"] == started["marker"]["conversation_id"]
 
 
-async def test_deliver_then_poll_the_marker(harness: Harness, stack: Stack) -> None:
+async def test_deliver_then_poll_the_marker(harness: Harness, stack: Edge) -> None:
     handle = await running_agent(harness)
     event = event_json("no need to wait for me")
 
@@ -197,7 +204,7 @@ async def test_deliver_then_poll_the_marker(harness: Harness, stack: Stack) -> N
     assert found["text"] == "no need to wait for me"
 
 
-async def test_list_finds_a_conversations_activations(harness: Harness, stack: Stack) -> None:
+async def test_list_finds_a_conversations_activations(harness: Harness, stack: Edge) -> None:
     handle = await running_agent(harness)
     first = (await submit(stack, handle, event_json("first"))).json()["result"]["marker"]
     conversation = first["conversation_id"]
@@ -227,7 +234,7 @@ async def test_list_finds_a_conversations_activations(harness: Harness, stack: S
 
 
 async def test_a_non_ulid_conversation_id_is_rejected_naming_the_field(
-    harness: Harness, stack: Stack
+    harness: Harness, stack: Edge
 ) -> None:
     handle = await running_agent(harness)
 
@@ -241,7 +248,7 @@ async def test_a_non_ulid_conversation_id_is_rejected_naming_the_field(
     assert receipt["marker"]["text"] == "still there?"
 
 
-async def test_a_malformed_deliver_is_refused_in_its_marker(harness: Harness, stack: Stack) -> None:
+async def test_a_malformed_deliver_is_refused_in_its_marker(harness: Harness, stack: Edge) -> None:
     """Signals cannot answer, so a refused event's marker says why (naming the field)."""
     handle = await running_agent(harness)
     bad = event_json("lost", conversation_id="yesterdays-chat")
