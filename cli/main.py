@@ -78,6 +78,9 @@ COMMANDS: dict[str, Entry] = {
     "memory": Entry(
         "cli.memory", "app", "Inspect and withdraw agents' memories; search and index their dialog."
     ),
+    "sandbox": Entry(
+        "cli.sandbox", "app", "Build the sandbox image; see whether agents' code can run, and why."
+    ),
 }
 """Every top-level command, in the order ``persyn --help`` lists them."""
 

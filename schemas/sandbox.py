@@ -72,14 +72,15 @@ class SandboxSettings(BaseModel):
         name = info.field_name
         value = value.strip()
         if not value:
-            raise ValueError(f"sandbox.{name} is empty: name one ('none' for the network)")
+            example = "'none'" if name == "network" else "'runc'"
+            raise ValueError(f"empty: name one, e.g. {example} (sandbox.{name})")
         if name == "network" and (value in _OPEN_NETWORKS or value.startswith("container:")):
             raise ValueError(
-                f"sandbox.network {value!r} shares another namespace: use 'none' or a named "
-                "Docker network"
+                f"{value!r} shares another namespace: use 'none' or a named Docker network "
+                "(sandbox.network)"
             )
         if not _DOCKER_NAME.match(value):
-            raise ValueError(f"sandbox.{name} {value!r} is not a valid Docker name")
+            raise ValueError(f"{value!r} is not a valid Docker name (sandbox.{name})")
         return value
 
     @field_validator("workspace")

@@ -7,6 +7,7 @@ import subprocess
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from temporalio.client import Client
@@ -27,6 +28,18 @@ from tests.harness import (
     session_encoder,
     start_time_skipping,
 )
+
+if TYPE_CHECKING:
+    from tests.sandbox.engine import DockerEngine
+
+
+@pytest.fixture(scope="session")
+async def docker_engine() -> AsyncIterator[DockerEngine]:
+    """A private Docker engine for the sandbox tests; skips without one (fails in CI)."""
+    from tests.sandbox.engine import private_engine
+
+    async with private_engine() as engine:
+        yield engine
 
 
 @pytest.fixture(scope="session")

@@ -65,6 +65,7 @@ class DockerProvider(ExecutionProvider):
         self._settings = settings
         self._client: docker.DockerClient | None = None
         self._locks: dict[str, asyncio.Lock] = {}
+        self._validated = False
 
     # -- engine ------------------------------------------------------------------------------
 
@@ -77,9 +78,9 @@ class DockerProvider(ExecutionProvider):
                     client = docker.from_env(timeout=30)
                 client.ping()
             except DockerException as error:
-                where = self._settings.docker_host or "the default socket"
+                where = self._settings.docker_host or "DOCKER_HOST or the default socket"
                 raise SandboxUnavailableError(
-                    f"no Docker engine answers at {where}: {_first_line(error)}"
+                    f"no Docker engine answers at {where}: start one, or set sandbox.docker_host"
                 ) from error
             self._client = client
         return self._client
@@ -140,6 +141,9 @@ class DockerProvider(ExecutionProvider):
             return await asyncio.to_thread(self._ensure, agent)
 
     def _ensure(self, agent: str) -> Any:
+        if not self._validated:  # nothing starts on an isolation setting the engine lacks
+            self._validate()
+            self._validated = True
         client = self._docker()
         name = resource_name(agent)
         try:
