@@ -107,6 +107,14 @@ def model_server_status(settings: Settings) -> ComponentStatus | None:
         return None
     child = _child(settings, MODEL_SERVER)
     pid = live_pid(settings, MODEL_SERVER)
+    if child is None and read_state(settings) is not None:
+        # The running supervisor was started when nothing ran on the local model.
+        return ComponentStatus(
+            name=MODEL_SERVER,
+            healthy=False,
+            address=base_url(settings),
+            detail="the stack started without it: run `persyn down`, then `persyn up`",
+        )
     try:
         server = model_server(settings)
     except RuntimeError as err:
