@@ -81,6 +81,9 @@ COMMANDS: dict[str, Entry] = {
     "sandbox": Entry(
         "cli.sandbox", "app", "Build the sandbox image; see whether agents' code can run, and why."
     ),
+    "skills": Entry(
+        "cli.skills", "app", "List, show and refresh skills: the supplied ones and each agent's."
+    ),
 }
 """Every top-level command, in the order ``persyn --help`` lists them."""
 

@@ -27,6 +27,7 @@ from schemas.deliberation import DeliberationSettings
 from schemas.memory import MemorySettings
 from schemas.models import CallPlan, ModelBinding, ProviderName, TaskType
 from schemas.sandbox import SandboxSettings
+from schemas.skills import SkillSettings
 
 ProviderChoice = Literal["auto", "anthropic", "openai", "openai-compatible", "local", "scripted"]
 MeterName = Literal["ledger", "prometheus", "event-log"]
@@ -173,6 +174,9 @@ class Settings(BaseSettings):
 
     # Sandboxed code execution: engine, isolation and limits; see docs/tools.md
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+
+    # Skills: supplied and self-authored procedures; see docs/tools.md
+    skills: SkillSettings = Field(default_factory=SkillSettings)
 
     # Observability (Appendices C and D); see docs/observability.md
     meters: Annotated[list[MeterName], NoDecode] = Field(
