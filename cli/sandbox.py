@@ -9,7 +9,10 @@ import typer
 
 from cli.common import fail, friendly_errors, run
 
-app = typer.Typer(help="The sandbox agents' code runs in.", no_args_is_help=True)
+app = typer.Typer(
+    help="Build the sandbox image; see whether agents' code can run, and why.",
+    no_args_is_help=True,
+)
 image_app = typer.Typer(help="The sandbox image.", no_args_is_help=True)
 app.add_typer(image_app, name="image")
 
@@ -59,9 +62,7 @@ def status(
     availability = run(sandbox_availability(settings))
     if as_json:
         typer.echo(
-            json.dumps(
-                {**availability.model_dump(), "settings": settings.model_dump(mode="json")}
-            )
+            json.dumps({**availability.model_dump(), "settings": settings.model_dump(mode="json")})
         )
     else:
         state = "available" if availability.available else f"unavailable: {availability.reason}"

@@ -232,15 +232,24 @@ class DockerProvider(ExecutionProvider):
     ) -> CommandResult:
         """Run ``command`` under ``timeout -s KILL`` inside; a runaway restarts the container."""
         limit = timeout_seconds or self._settings.command_timeout_seconds
-        container = await self._container(agent)
         started = time.monotonic()
         try:
-            result = await asyncio.wait_for(
-                asyncio.to_thread(self._exec, container.id, command, limit),
-                timeout=limit + _GRACE_SECONDS,
-            )
-        except (TimeoutError, APIError):
-            # The engine could not stop it (or could not even start it: no pids left).
+            result = await self._attempt(agent, command, limit)
+        except APIError:
+            # The exec could not start (the container stopped, or no pids left): a fresh
+            # container, same files, one more try.
+            await self._restart(agent)
+            try:
+                result = await self._attempt(agent, command, limit)
+            except APIError as error:
+                return CommandResult(
+                    exit_code=None,
+                    stdout="",
+                    stderr=f"the sandbox could not run it: {_first_line(error)}",
+                    duration_seconds=time.monotonic() - started,
+                )
+        except TimeoutError:
+            # The limit inside did not end it; restarting the container does.
             await self._restart(agent)
             return CommandResult(
                 exit_code=None,
@@ -253,6 +262,13 @@ class DockerProvider(ExecutionProvider):
             # Whatever it left running in the background (a fork bomb's children) dies too.
             await self._restart(agent)
         return result
+
+    async def _attempt(self, agent: str, command: str, limit: float) -> CommandResult:
+        container = await self._container(agent)
+        return await asyncio.wait_for(
+            asyncio.to_thread(self._exec, container.id, command, limit),
+            timeout=limit + _GRACE_SECONDS,
+        )
 
     async def _restart(self, agent: str) -> None:
         lock = self._locks.setdefault(agent, asyncio.Lock())

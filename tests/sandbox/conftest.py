@@ -21,9 +21,8 @@ async def make_provider(docker_engine: DockerEngine) -> AsyncIterator[MakeProvid
     made: list[tuple[DockerProvider, set[str]]] = []
 
     def make(**overrides: Any) -> DockerProvider:
-        settings = SandboxSettings(
-            docker_host=docker_engine.host, image=docker_engine.image, **overrides
-        )
+        defaults = {"docker_host": docker_engine.host, "image": docker_engine.image}
+        settings = SandboxSettings.model_validate({**defaults, **overrides})
         provider = _Tracking(settings)
         made.append((provider, provider.agents))
         return provider

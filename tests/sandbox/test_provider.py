@@ -87,3 +87,18 @@ async def test_teardown_removes_the_container_and_the_volume(
         engine.close()
     # Used again, the agent starts from an empty work directory.
     assert await provider.list_files(agent) == []
+
+
+async def test_a_stopped_or_removed_container_comes_back_with_the_files(
+    make_provider: MakeProvider, agent: str, docker_engine: DockerEngine
+) -> None:
+    provider = make_provider()
+    await provider.write_file(agent, "kept.txt", b"kept")
+    engine = docker.DockerClient(base_url=docker_engine.host)
+    try:
+        engine.containers.get(resource_name(agent)).stop(timeout=0)
+        assert (await provider.run(agent, "cat kept.txt")).stdout == "kept"
+        engine.containers.get(resource_name(agent)).remove(force=True)
+        assert (await provider.run(agent, "cat kept.txt")).stdout == "kept"
+    finally:
+        engine.close()
