@@ -28,6 +28,15 @@ def _table(components: list[ComponentStatus]) -> str:
     )
 
 
+def _sandbox_line() -> str:
+    """Whether agents can run code, or why not, in one line (it never fails the status)."""
+    from activities.sandbox import sandbox_availability
+    from cli.common import run
+
+    availability = run(sandbox_availability(get_settings().sandbox))
+    return "Sandbox: " + ("available" if availability.available else availability.reason)
+
+
 @friendly_errors
 def up() -> None:
     """Start Temporal, PostgreSQL, migrations, the worker and the local model (skipping what runs).
@@ -73,5 +82,6 @@ def status(
         typer.echo(_table(components))
         if settings.embedded:
             typer.echo(f"Temporal Web UI: {settings.ui_url}")
+        typer.echo(_sandbox_line())
     if not all(c.healthy for c in components):
         raise typer.Exit(1)
