@@ -17,6 +17,7 @@ CONSOLIDATION_WORKFLOW = "ConsolidationWorkflow"
 MAINTENANCE_WORKFLOW = "MaintenanceWorkflow"
 HEARTBEAT_WORKFLOW = "HeartbeatWorkflow"
 REMINDER_WORKFLOW = "ReminderWorkflow"
+SANDBOX_TASK_WORKFLOW = "SandboxTaskWorkflow"
 
 
 def agent_workflow_id(handle: str) -> str:
@@ -47,6 +48,11 @@ def deliberation_workflow_id(activation_id: str) -> str:
 def maintenance_schedule_id(handle: str) -> str:
     """``maintenance/{handle}``: the agent's maintenance schedule (and its runs' ID prefix)."""
     return f"maintenance/{handle}"
+
+
+def sandbox_task_workflow_id(task_id: str) -> str:
+    """``sandbox/{ulid}``: one delegated code-execution task."""
+    return f"sandbox/{task_id}"
 
 
 HEARTBEAT_PREFIX = "heartbeat/"

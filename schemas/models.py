@@ -21,6 +21,8 @@ class TaskType(StrEnum):
     CLASSIFY = "classify"
     DECIDE = "decide"
     EMBED = "embed"
+    SANDBOX = "sandbox"
+    """A delegated sandbox task's own agent loop (metered apart from the reply)."""
 
 
 class ProviderName(StrEnum):

@@ -36,6 +36,10 @@ from activities.memory.remember import RememberActivities
 from activities.memory.retention import RetentionActivities
 from activities.memory.search.activities import DialogSearchActivities
 from activities.runs import RunActivities
+from activities.sandbox.delegation import DelegationActivities
+from activities.sandbox.delegation_source import SandboxReportsSource
+from activities.sandbox.factory import build_provider as build_execution_provider
+from activities.skills.wiring import build_skills
 from activities.store import StoreActivities
 from activities.tools.registry import Tool
 from observability import tracing
@@ -54,6 +58,7 @@ from workflows.deliberation import DeliberationWorkflow
 from workflows.heartbeat import HeartbeatWorkflow
 from workflows.maintenance import MaintenanceWorkflow
 from workflows.reminder import ReminderWorkflow
+from workflows.sandbox_task import SandboxTaskWorkflow
 
 WORKFLOWS: list[type] = [
     AgentWorkflow,
@@ -64,6 +69,7 @@ WORKFLOWS: list[type] = [
     ReminderWorkflow,
     ConsolidationWorkflow,
     MaintenanceWorkflow,
+    SandboxTaskWorkflow,
 ]
 """Every workflow a Persyn worker runs."""
 
@@ -128,6 +134,9 @@ def build_dependencies(
 
 def activities(deps: Dependencies, client: Client | None = None) -> list[Callable[..., Any]]:
     """Every activity, bound to its dependencies (``client``: for schedules and impulses)."""
+    # Skills (docs/tools.md): absent with a logged reason when unavailable; restores
+    # every library's protected skills as the worker starts.
+    skills = build_skills(deps.settings)
     # Autonomy: tools, reminders, goals and the heartbeat (docs/autonomy.md).
     autonomy = build_autonomy(
         deps.db,
@@ -135,7 +144,7 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         deps.settings,
         client,
         encoder=deps.encoder,
-        extra_tools=deps.extra_tools,
+        extra_tools=[*skills.tools, *deps.extra_tools],
     )
     generation = GenerationActivities(
         deps.db,
@@ -151,6 +160,8 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         *autonomy.sources,
         *([MemoryRecall(deps.db, deps.encoder, deps.settings.memory)] if deps.encoder else []),
         ParkedSource(deps.db, deps.settings.deliberation),
+        SandboxReportsSource(deps.db),
+        *skills.sources,
         *deps.extra_sources,
     ]
     assembler = ContextAssembler(deps.db, deps.gateway.registry, sources)
@@ -177,6 +188,10 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
     remember = RememberActivities(deps.db)
     search = DialogSearchActivities(deps.db, deps.encoder)
     runs = RunActivities(client)
+    # Delegated sandbox tasks; the provider reaches its engine only when a task runs.
+    delegation = DelegationActivities(
+        deps.db, deps.gateway, build_execution_provider(deps.settings.sandbox)
+    )
     return [
         store.lookup_agent,
         store.resolve_speaker,
@@ -211,6 +226,9 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         remember.remember_harder,
         search.search_dialog,
         search.index_turns,
+        delegation.think,
+        delegation.step,
+        delegation.deliver,
     ]
 
 

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from activities.memory.encoder import Encoder
 from activities.tools.builtin.calculate import CalculateTool
+from activities.tools.builtin.code import code_tools
 from activities.tools.builtin.contact import MessageContact
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.builtin.facts import fact_tools
@@ -43,6 +44,7 @@ def build_registry(
         RecentAutonomy(deps),
         SelfInspect(deps),
         MessageContact(deps),
+        *code_tools(deps),
         *extra,
     ]
     registry = ToolRegistry(tools, provider_tools)
