@@ -6,95 +6,20 @@ without one, a failure under ``PERSYN_REQUIRE_DOCKER=1``).
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-
-from docker.errors import DockerException
-from sqlmodel import col, select
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule, ScriptToolCall
-from activities.sandbox.docker import DockerProvider
 from activities.tools.builtin.code import TOOL_NAME, code_tools, code_tools_availability
 from activities.tools.builtin.deps import ToolDeps
 from contract import names
 from schemas.events import Outcome
-from schemas.ids import new_ulid
 from schemas.models import TaskType
-from schemas.sandbox_task import SandboxReport, SandboxTaskBounds, SandboxTaskInput
-from store.tables import OutboxRow
+from schemas.sandbox_task import SandboxReport
 from tests.autonomy.conftest import tool_calls
-from tests.harness import Harness, Stack, running_worker, terminal
+from tests.harness import Stack, terminal
 from tests.observability.fakes import RecordingMeter
+from tests.sandbox.delegation import new_agent, run_task, sandbox_rules, sandbox_worker, unprompted
 from tests.sandbox.engine import DockerEngine
-
-
-def sandbox_rules() -> list[ScriptRule]:
-    """The delegated model: write a script, run it, report what it printed."""
-    return [
-        ScriptRule(task="sandbox", tool_match="sixty-four", reply="The script printed 42."),
-        ScriptRule(
-            task="sandbox",
-            tool_match="wrote",
-            tool_calls=[ScriptToolCall(name="run_command", arguments={"command": "sh six.sh"})],
-        ),
-        ScriptRule(
-            task="sandbox",
-            after_tool=False,
-            tool_calls=[
-                ScriptToolCall(
-                    name="write_file",
-                    arguments={"path": "six.sh", "content": "echo sixty-four $((6*7))\n"},
-                )
-            ],
-        ),
-    ]
-
-
-@asynccontextmanager
-async def sandbox_worker(
-    client: Client,
-    stack: Stack,
-    engine: DockerEngine,
-    *,
-    rules: list[ScriptRule],
-    meters: list[RecordingMeter] | None = None,
-) -> AsyncIterator[Harness]:
-    """A worker whose sandbox is the test engine."""
-    overrides: dict[str, object] = {"sandbox": {"docker_host": engine.host, "image": engine.image}}
-    async with running_worker(
-        client, stack, rules=rules, settings_overrides=overrides, meters=list(meters or [])
-    ) as harness:
-        try:
-            yield harness
-        finally:
-            provider = DockerProvider(harness.deps.settings.sandbox)
-            for agent in _agents:
-                # Best effort: the engine may still hold the volume for a moment.
-                with contextlib.suppress(DockerException):
-                    await provider.teardown(agent)
-            await provider.close()
-            _agents.clear()
-
-
-_agents: list[str] = []
-
-
-async def _agent(harness: Harness) -> str:
-    handle = (await harness.create_agent()).handle
-    _agents.append(handle)
-    return handle
-
-
-async def _outbox(harness: Harness, agent: str) -> list[OutboxRow]:
-    async with harness.db.session() as session:
-        rows = await session.exec(
-            select(OutboxRow)
-            .where(OutboxRow.agent == agent, col(OutboxRow.unprompted).is_(True))
-            .order_by(col(OutboxRow.created_at))
-        )
-        return list(rows)
 
 
 async def test_a_task_writes_a_file_runs_it_and_reports_to_the_conversation(
@@ -114,7 +39,7 @@ async def test_a_task_writes_a_file_runs_it_and_reports_to_the_conversation(
         ScriptRule(task="respond", match="what came of it", reply="You said: {last}"),
     ]
     async with sandbox_worker(client, stack, docker_engine, rules=rules, meters=[meter]) as h:
-        agent = await _agent(h)
+        agent = await new_agent(h)
         receipt = await h.say(agent, "Please work out six times seven in your sandbox.")
 
         # The turn only waited for the start: the reply acknowledges, the task runs on.
@@ -130,7 +55,7 @@ async def test_a_task_writes_a_file_runs_it_and_reports_to_the_conversation(
         assert (report.status, report.text, report.steps) == ("done", "The script printed 42.", 2)
 
         # The report reached the conversation as an unprompted message, exactly once.
-        [sent] = await _outbox(h, agent)
+        [sent] = await unprompted(h, agent)
         assert "The script printed 42." in sent.text and sent.channel_key == terminal().key
 
         # The delegated model's calls are metered under their own stage, for the activation.
@@ -179,8 +104,8 @@ async def test_malformed_arguments_are_read_by_the_model_and_the_task_goes_on(
         ),
     ]
     async with sandbox_worker(client, stack, docker_engine, rules=rules) as h:
-        agent = await _agent(h)
-        report = await _run_task(h, agent, "break things")
+        agent = await new_agent(h)
+        report = await run_task(h, agent, "break things")
         assert (report.status, report.text, report.steps) == ("done", "Gave up politely.", 3)
         errors = [
             m.messages[-1]
@@ -204,22 +129,3 @@ async def test_with_no_engine_the_tool_is_absent_with_a_one_line_reason(stack: S
     # With a client but no engine, the registry is built without the tool (and without a crash).
     deps = ToolDeps(db=None, settings=settings, models=None, client=object())  # type: ignore[arg-type]
     assert code_tools(deps) == []
-
-
-async def _run_task(harness: Harness, agent: str, objective: str) -> SandboxReport:
-    task = SandboxTaskInput(
-        task_id=new_ulid(),
-        agent=agent,
-        objective=objective,
-        channel=terminal(),
-        activation_id=new_ulid(),
-        bounds=SandboxTaskBounds(max_rounds=6),
-    )
-    report: SandboxReport = await harness.client.execute_workflow(
-        names.SANDBOX_TASK_WORKFLOW,
-        task,
-        id=names.sandbox_task_workflow_id(task.task_id),
-        task_queue=harness.task_queue,
-        result_type=SandboxReport,
-    )
-    return report
