@@ -24,6 +24,7 @@ from pydantic_settings import (
 
 from schemas.autonomy import AutonomySettings
 from schemas.deliberation import DeliberationSettings
+from schemas.mcp import McpSettings
 from schemas.memory import MemorySettings
 from schemas.models import CallPlan, ModelBinding, ProviderName, TaskType
 from schemas.sandbox import SandboxSettings
@@ -171,6 +172,9 @@ class Settings(BaseSettings):
 
     # Critique, refinement and the decision to speak; see docs/deliberation.md
     deliberation: DeliberationSettings = Field(default_factory=DeliberationSettings)
+
+    # Tool servers over MCP ([mcp] in persyn.toml); see docs/tools.md
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     # Sandboxed code execution: engine, isolation and limits; see docs/tools.md
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)

@@ -41,6 +41,7 @@ from activities.sandbox.delegation_source import SandboxReportsSource
 from activities.sandbox.factory import build_provider as build_execution_provider
 from activities.skills.wiring import build_skills
 from activities.store import StoreActivities
+from activities.tools.mcp import ToolServers
 from activities.tools.registry import Tool
 from observability import tracing
 from observability.metering.factory import build_meters
@@ -87,11 +88,15 @@ class Dependencies:
     guardrails: list[GuardrailCheck] = field(default_factory=list)
     """Checks that may veto a reply before it is sent (none by default)."""
     extra_tools: list[Tool] = field(default_factory=list)
-    """More platform tools for the agent (tests; later external tool servers)."""
+    """More platform tools for the agent (tests)."""
+    tool_servers: ToolServers | None = None
+    """Connected MCP tool servers, whose tools join the registry (the worker connects them)."""
 
     async def aclose(self) -> None:
         """Flush meters and close clients and pools."""
         await self.meters.aclose()
+        if self.tool_servers is not None:
+            await self.tool_servers.aclose()
         await self.gateway.aclose()
         if self.encoder is not None:
             await self.encoder.aclose()
@@ -144,7 +149,7 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         deps.settings,
         client,
         encoder=deps.encoder,
-        extra_tools=[*skills.tools, *deps.extra_tools],
+        extra_tools=[*skills.tools, *deps.extra_tools, *_server_tools(deps)],
     )
     generation = GenerationActivities(
         deps.db,
@@ -230,6 +235,10 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         delegation.step,
         delegation.deliver,
     ]
+
+
+def _server_tools(deps: Dependencies) -> list[Tool]:
+    return deps.tool_servers.tools() if deps.tool_servers is not None else []
 
 
 def build_worker(client: Client, deps: Dependencies, *, task_queue: str) -> Worker:

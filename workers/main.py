@@ -21,6 +21,7 @@ from sqlalchemy.exc import OperationalError
 
 from activities.memory.encoders.dimensions import DimensionMismatchError, check_dimensions
 from activities.scheduling.heartbeats import reconcile_heartbeats
+from activities.tools.mcp import ToolServers
 from observability import tracing
 from observability.metering import sdk_metrics
 from schemas.settings import get_settings
@@ -55,6 +56,8 @@ async def serve() -> None:
     # Autonomy: heartbeat schedules follow their durable records (deleted stays deleted).
     await reconcile_heartbeats(client, settings)
     deps = build_dependencies(settings)
+    # Tool servers: each one unreachable is logged and left out, within a bounded timeout.
+    deps.tool_servers = await ToolServers.connect(settings.mcp)
     if deps.encoder is not None:
         # A changed encoder with old vectors would compare apples with pears: refuse to serve.
         await check_dimensions(deps.db, deps.encoder.dimensions)

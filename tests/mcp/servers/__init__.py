@@ -1,0 +1,1 @@
+"""Real MCP servers the tests start, over stdio and streamable HTTP."""
