@@ -22,6 +22,7 @@ import math
 import posixpath
 import tarfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 import docker
@@ -51,6 +52,8 @@ _ENVIRONMENT = {
     "LANG": "C.UTF-8",
 }
 """The whole environment inside: nothing of the worker's (no keys, no tokens) reaches it."""
+Mounts = Callable[[str], dict[str, dict[str, str]]]
+"""An agent's extra host folders: host path to ``{"bind": ..., "mode": "ro"|"rw"}``."""
 _GRACE_SECONDS = 10.0
 _MAX_ENTRIES = 1000
 _DIR_BIT = 1 << 31  # Go's os.ModeDir, as the engine reports a path's mode
@@ -61,8 +64,10 @@ class DockerProvider(ExecutionProvider):
 
     name = "docker"
 
-    def __init__(self, settings: SandboxSettings) -> None:
+    def __init__(self, settings: SandboxSettings, *, mounts: Mounts | None = None) -> None:
         self._settings = settings
+        # Per-agent host folders besides the workspace: the agent's skill library at /skills.
+        self._mounts = mounts
         self._client: docker.DockerClient | None = None
         self._locks: dict[str, asyncio.Lock] = {}
         self._validated = False
@@ -156,15 +161,19 @@ class DockerProvider(ExecutionProvider):
             return container
         self._ensure_volume(client, name)
         try:
-            return client.containers.run(self._settings.image, _KEEPALIVE, **self._options(name))
+            return client.containers.run(
+                self._settings.image, _KEEPALIVE, **self._options(name, agent)
+            )
         except APIError as error:
             if error.status_code == 409:  # another worker created it first
                 return client.containers.get(name)
             raise
 
-    def _options(self, name: str) -> dict[str, Any]:
+    def _options(self, name: str, agent: str) -> dict[str, Any]:
         s = self._settings
         volumes: dict[str, dict[str, str]] = {name: {"bind": WORK_DIR, "mode": "rw"}}
+        if self._mounts is not None:
+            volumes.update(self._mounts(agent))
         if s.workspace is not None:
             mode = "ro" if s.workspace_read_only else "rw"
             volumes[str(s.workspace)] = {"bind": WORKSPACE_DIR, "mode": mode}

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from activities.sandbox.provider import ExecutionProvider
 from schemas.sandbox import Availability, SandboxSettings
 
+if TYPE_CHECKING:
+    from activities.sandbox.docker import Mounts
 
-def build_provider(settings: SandboxSettings) -> ExecutionProvider:
-    """The configured provider; it connects to its engine on first use."""
+
+def build_provider(settings: SandboxSettings, *, mounts: Mounts | None = None) -> ExecutionProvider:
+    """The configured provider; it connects to its engine on first use.
+
+    ``mounts`` names each agent's extra host folders (its skill library at ``/skills``).
+    """
     # Imported here so that a deployment without the sandbox never loads the engine's SDK.
     from activities.sandbox.docker import DockerProvider
 
-    return DockerProvider(settings)
+    return DockerProvider(settings, mounts=mounts)
 
 
 async def sandbox_availability(settings: SandboxSettings) -> Availability:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -34,6 +35,8 @@ class Skills:
     status: SkillsStatus
     tools: list[Tool] = field(default_factory=list)
     sources: list[SkillsSource] = field(default_factory=list)
+    sandbox_mounts: Callable[[str], dict[str, dict[str, str]]] | None = None
+    """Each agent's library as a sandbox mount (the execution provider's ``mounts``)."""
 
 
 def skills_status(settings: Settings) -> SkillsStatus:
@@ -78,7 +81,12 @@ def build_skills(settings: Settings) -> Skills:
         status = SkillsStatus(available=False, reason=f"cannot refresh the library: {err}")
         log.warning("skills absent: %s", status.reason)
         return Skills(status=status)
-    return Skills(status=status, tools=skill_tools(library), sources=[SkillsSource(library)])
+    return Skills(
+        status=status,
+        tools=skill_tools(library),
+        sources=[SkillsSource(library)],
+        sandbox_mounts=lambda agent: sandbox_mounts(settings, agent),
+    )
 
 
 def sandbox_mount(settings: Settings, agent: str) -> tuple[Path, Literal["rw", "ro"]]:
@@ -89,3 +97,9 @@ def sandbox_mount(settings: Settings, agent: str) -> tuple[Path, Literal["rw", "
     """
     library = SkillLibrary.from_settings(settings).ensure(agent)
     return library, "rw" if settings.skills.sandbox_write else "ro"
+
+
+def sandbox_mounts(settings: Settings, agent: str) -> dict[str, dict[str, str]]:
+    """:func:`sandbox_mount` in the shape Docker's ``volumes`` takes."""
+    path, mode = sandbox_mount(settings, agent)
+    return {str(path): {"bind": SANDBOX_SKILLS_DIR, "mode": mode}}
