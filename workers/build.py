@@ -195,7 +195,9 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
     runs = RunActivities(client)
     # Delegated sandbox tasks; the provider reaches its engine only when a task runs.
     delegation = DelegationActivities(
-        deps.db, deps.gateway, build_execution_provider(deps.settings.sandbox)
+        deps.db,
+        deps.gateway,
+        build_execution_provider(deps.settings.sandbox, mounts=skills.sandbox_mounts),
     )
     return [
         store.lookup_agent,
