@@ -29,6 +29,7 @@ from schemas.memory import MemorySettings
 from schemas.models import CallPlan, ModelBinding, ProviderName, TaskType
 from schemas.sandbox import SandboxSettings
 from schemas.skills import SkillSettings
+from schemas.web import WebSettings
 
 ProviderChoice = Literal["auto", "anthropic", "openai", "openai-compatible", "local", "scripted"]
 MeterName = Literal["ledger", "prometheus", "event-log"]
@@ -181,6 +182,9 @@ class Settings(BaseSettings):
 
     # Skills: supplied and self-authored procedures; see docs/tools.md
     skills: SkillSettings = Field(default_factory=SkillSettings)
+
+    # The web: read_url, provider web search, offline reference; see docs/tools.md
+    web: WebSettings = Field(default_factory=WebSettings)
 
     # Observability (Appendices C and D); see docs/observability.md
     meters: Annotated[list[MeterName], NoDecode] = Field(

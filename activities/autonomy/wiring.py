@@ -22,6 +22,7 @@ from activities.tools.builtin import build_registry
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.invoke import ToolActivities
 from activities.tools.registry import Tool, ToolRegistry
+from activities.tools.web import build_web
 from schemas.settings import Settings
 from store.db import Database
 
@@ -56,10 +57,12 @@ def build_autonomy(
         encoder: The text encoder (semantic memory search, goal-outcome memories).
         extra_tools: More platform tools (external tool servers, skills, tests).
     """
+    web = build_web(settings)  # each web tool behind its own setting (docs/tools.md)
     registry = build_registry(
         ToolDeps(db=db, settings=settings, models=gateway.registry, client=client),
         encoder=encoder,
-        extra=extra_tools or [],
+        extra=[*web.tools, *(extra_tools or [])],
+        provider_tools=web.provider_tools,
     )
     tools = ToolActivities(db, registry, settings.autonomy)
     firing = FiringActivities(db, client)

@@ -1,0 +1,91 @@
+"""The web tools, each group behind its own setting (``docs/tools.md``, The web).
+
+:func:`build_web` gives the registry its platform tools and provider tools; :func:`availability`
+says, for ``persyn tools list``, which are offered and why any is not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from activities.tools.registry import Tool
+from schemas.models import ProviderName, ToolExecutor, ToolSpec
+from schemas.settings import Settings
+from schemas.web import ToolAvailability
+
+WEB_SEARCH = "web_search"
+_ANTHROPIC_SEARCH_TYPE = "web_search_20250305"
+
+
+@dataclass
+class WebTools:
+    """What the web contributes to the registry."""
+
+    tools: list[Tool] = field(default_factory=list)
+    provider_tools: list[ToolSpec] = field(default_factory=list)
+
+
+def web_search_spec(max_uses: int) -> ToolSpec:
+    """Anthropic's server-side web search, advertised to Anthropic only.
+
+    OpenAI's Chat Completions API, which the OpenAI adapter speaks, runs no tools itself, so
+    there is nothing to advertise to it.
+    """
+    return ToolSpec(
+        name=WEB_SEARCH,
+        description="Search the web (run by the model provider, results returned inline).",
+        executor=ToolExecutor.PROVIDER,
+        provider=ProviderName.ANTHROPIC,
+        provider_type=_ANTHROPIC_SEARCH_TYPE,
+        provider_config={"max_uses": max_uses},
+    )
+
+
+def availability(settings: Settings) -> list[ToolAvailability]:
+    """Each web tool, whether it is offered, and why not."""
+    web = settings.web
+    out = [
+        ToolAvailability(
+            name="read_url",
+            source="built-in",
+            available=web.read_url,
+            reason="" if web.read_url else "off (PERSYN_WEB__READ_URL=false)",
+        ),
+        ToolAvailability(
+            name=WEB_SEARCH,
+            source="provider",
+            available=web.search,
+            reason="Anthropic models only" if web.search else "off (PERSYN_WEB__SEARCH)",
+        ),
+    ]
+    if web.reference_dir is None:
+        reason = "no archive configured (PERSYN_WEB__REFERENCE_DIR)"
+    elif not web.reference_dir.is_dir():
+        reason = f"archive folder {web.reference_dir} does not exist"
+    else:
+        reason = ""
+    out.append(
+        ToolAvailability(
+            name="lookup_reference", source="built-in", available=not reason, reason=reason
+        )
+    )
+    return out
+
+
+def build_web(settings: Settings) -> WebTools:
+    """The web tools the settings switch on; an unusable one is left out with its reason."""
+    # Imported here: trafilatura and its parsers load only when a web tool is offered.
+    from activities.tools.web.read_url import ReadUrl
+    from activities.tools.web.reference import LookupReference, ReferenceArchive
+
+    web = settings.web
+    offered = {a.name for a in availability(settings) if a.available}
+    built = WebTools()
+    if "read_url" in offered:
+        built.tools.append(ReadUrl(web))
+    if "lookup_reference" in offered and web.reference_dir is not None:
+        archive = ReferenceArchive(web.reference_dir, max_file_bytes=web.reference_max_file_bytes)
+        built.tools.append(LookupReference(archive))
+    if WEB_SEARCH in offered:
+        built.provider_tools.append(web_search_spec(web.search_max_uses))
+    return built

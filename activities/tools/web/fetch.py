@@ -1,0 +1,110 @@
+"""Fetch a page within the caps, connecting only to addresses the guard passed.
+
+Redirects are followed here, one hop at a time, so each hop's resolved address is checked
+before anything is sent to it. The connection goes to that address with the original name in
+the Host header and TLS server name, so a second DNS answer is never consulted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+from dataclasses import dataclass
+from urllib.parse import urljoin
+
+import httpx
+
+from activities.tools.web.guard import Target, UrlRefusedError, parse, resolve
+from schemas.web import WebSettings
+
+_REDIRECTS = {301, 302, 303, 307, 308}
+_TEXT_TYPES = ("text/", "application/xhtml+xml", "application/xml", "application/json")
+
+
+class FetchError(Exception):
+    """The page could not be read; the message says why in one line."""
+
+
+@dataclass(frozen=True)
+class Page:
+    """A fetched body, cut at the size cap."""
+
+    url: str
+    content_type: str
+    body: bytes
+    truncated: bool
+
+
+def _pinned_url(target: Target) -> str:
+    host = str(target.address)
+    if isinstance(target.address, ipaddress.IPv6Address):
+        host = f"[{host}]"
+    path = target.url.path or "/"
+    query = f"?{target.url.query}" if target.url.query else ""
+    return f"{target.url.scheme}://{host}:{target.port}{path}{query}"
+
+
+def _host_header(target: Target) -> str:
+    default = 443 if target.url.scheme == "https" else 80
+    return target.host if target.port == default else f"{target.host}:{target.port}"
+
+
+async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > limit:
+            return bytes(body[:limit]), True
+    return bytes(body), False
+
+
+async def _fetch(client: httpx.AsyncClient, url: str, settings: WebSettings) -> Page:
+    for _ in range(settings.max_redirects + 1):
+        target = await resolve(parse(url), allow_private=settings.allow_private)
+        request = client.build_request(
+            "GET",
+            _pinned_url(target),
+            headers={"Host": _host_header(target)},
+            extensions={"sni_hostname": target.host} if target.url.scheme == "https" else {},
+        )
+        response = await client.send(request, stream=True)
+        try:
+            if response.status_code in _REDIRECTS and "location" in response.headers:
+                url = urljoin(url, response.headers["location"])
+                continue
+            if response.status_code >= 400:
+                raise FetchError(f"{target.host} answered HTTP {response.status_code}")
+            content_type = response.headers.get("content-type", "text/html").lower()
+            if not content_type.startswith(_TEXT_TYPES):
+                raise FetchError(f"the page is {content_type.split(';')[0]}, not text or HTML")
+            body, truncated = await _read_capped(response, settings.max_bytes)
+            return Page(url=url, content_type=content_type, body=body, truncated=truncated)
+        finally:
+            await response.aclose()
+    raise FetchError(f"more than {settings.max_redirects} redirects")
+
+
+async def fetch_page(url: str, settings: WebSettings) -> Page:
+    """GET ``url`` with redirects, refusing non-global hops unless allowed.
+
+    Raises:
+        UrlRefusedError: A hop's address is not allowed, or the URL is not http(s).
+        FetchError: A network error, an HTTP error, a non-text body or the time cap.
+    """
+    timeout = httpx.Timeout(settings.timeout_seconds)
+    # No environment proxies: a proxy would connect to the name itself, past the guard.
+    async with httpx.AsyncClient(
+        timeout=timeout, follow_redirects=False, trust_env=False
+    ) as client:
+        try:
+            async with asyncio.timeout(settings.timeout_seconds):
+                return await _fetch(client, url, settings)
+        except TimeoutError:
+            raise FetchError(
+                f"the page took longer than {settings.timeout_seconds:g} s and was abandoned"
+            ) from None
+        except httpx.HTTPError as err:
+            raise FetchError(f"could not read the page: {err or type(err).__name__}") from None
+
+
+__all__ = ["FetchError", "Page", "UrlRefusedError", "fetch_page"]
