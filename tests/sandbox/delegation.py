@@ -88,14 +88,16 @@ async def unprompted(harness: Harness, agent: str) -> list[OutboxRow]:
         return list(rows)
 
 
-async def run_task(harness: Harness, agent: str, objective: str) -> SandboxReport:
+async def run_task(
+    harness: Harness, agent: str, objective: str, bounds: SandboxTaskBounds | None = None
+) -> SandboxReport:
     task = SandboxTaskInput(
         task_id=new_ulid(),
         agent=agent,
         objective=objective,
         channel=terminal(),
         activation_id=new_ulid(),
-        bounds=SandboxTaskBounds(max_rounds=6),
+        bounds=bounds or SandboxTaskBounds(max_rounds=6),
     )
     report: SandboxReport = await harness.client.execute_workflow(
         names.SANDBOX_TASK_WORKFLOW,

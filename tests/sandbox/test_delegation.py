@@ -14,7 +14,7 @@ from activities.tools.builtin.deps import ToolDeps
 from contract import names
 from schemas.events import Outcome
 from schemas.models import TaskType
-from schemas.sandbox_task import SandboxReport
+from schemas.sandbox_task import SandboxReport, SandboxTaskBounds
 from tests.autonomy.conftest import tool_calls
 from tests.harness import Stack, terminal
 from tests.observability.fakes import RecordingMeter
@@ -118,6 +118,32 @@ async def test_malformed_arguments_are_read_by_the_model_and_the_task_goes_on(
         receipt = await h.say(agent, "run something odd")
         assert receipt.marker is not None and receipt.marker.text is not None
         assert "invalid arguments" in receipt.marker.text and "task" in receipt.marker.text
+
+
+async def test_a_task_stops_at_its_round_bound_and_long_output_is_cut(
+    client: Client, stack: Stack, docker_engine: DockerEngine
+) -> None:
+    rules = [
+        ScriptRule(
+            task="sandbox",
+            reply="Still going.",
+            tool_calls=[
+                ScriptToolCall(name="run_command", arguments={"command": "yes x | head -c 20000"})
+            ],
+        )
+    ]
+    async with sandbox_worker(client, stack, docker_engine, rules=rules) as h:
+        agent = await new_agent(h)
+        bounds = SandboxTaskBounds(max_rounds=3, max_output_chars=300)
+        report = await run_task(h, agent, "never stop", bounds)
+        assert (report.status, report.rounds, report.steps) == ("out_of_rounds", 3, 2)
+        assert report.text == "Still going."
+        sandbox = [r for r in h.provider.requests if r.task is TaskType.SANDBOX]
+        # The last round is asked for words only; every result the model read was cut.
+        assert [r.tool_choice for r in sandbox] == ["auto", "auto", "none"]
+        results = [m for m in sandbox[-1].messages if m.role == "tool"]
+        assert len(results) == 2
+        assert all(len(m.content) < 400 and "characters cut" in m.content for m in results)
 
 
 async def test_with_no_engine_the_tool_is_absent_with_a_one_line_reason(stack: Stack) -> None:
