@@ -82,7 +82,9 @@ COMMANDS: dict[str, Entry] = {
         "cli.sandbox", "app", "Build the sandbox image; see whether agents' code can run, and why."
     ),
     "skills": Entry(
-        "cli.skills", "app", "List, show and refresh skills: the supplied ones and each agent's."
+        "cli.skills",
+        "app",
+        "List, show and refresh skills: the supplied ones and each agent's library.",
     ),
 }
 """Every top-level command, in the order ``persyn --help`` lists them."""
