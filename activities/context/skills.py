@@ -24,6 +24,9 @@ TITLE = (
     "call load_skill with its name to read its instructions before you start."
 )
 
+PROTECTED = " [protected: use it, do not change it]"
+"""Marks a protected skill: the platform restores it anyway, but the agent is told first."""
+
 
 class SkillsSource:
     """Names and descriptions of the agent's skills."""
@@ -39,7 +42,10 @@ class SkillsSource:
         found, _ = await asyncio.to_thread(self._library.listing, request.agent.handle)
         if not found:
             return None
-        items = [f"- {skill.name}: {skill.description}" for skill in found]
+        items = [
+            f"- {skill.name}: {skill.description}{PROTECTED if skill.protected else ''}"
+            for skill in found
+        ]
         return ContextBlock(
             source=self.name,
             title=TITLE,

@@ -81,6 +81,7 @@ async def test_a_skill_the_agent_writes_is_listed_on_its_next_turn(
         # The shipped authoring procedure was listed all along; the new skill joins it.
         first = responds(harness.provider.requests)[0]
         assert "- authoring-skills:" in first.system and "greet-warmly" not in first.system
+        assert "any skill. [protected: use it, do not change it]" in first.system
 
         await harness.say(agent.handle, "hello")
 
