@@ -136,6 +136,26 @@ ENCODER_STEP: ActivityConfig = {
 }
 """A step that may call the encoder (which fails soft inside) and writes to PostgreSQL."""
 
+READ_RUN: LocalActivityConfig = {
+    "start_to_close_timeout": timedelta(seconds=10),
+    "retry_policy": RetryPolicy(maximum_attempts=3),
+}
+"""Reading a run's description from the Temporal service (a local activity)."""
+
+SANDBOX_STEP: ActivityConfig = {
+    # The command's own wall-clock limit ends it first; this bounds a stuck worker.
+    "start_to_close_timeout": timedelta(minutes=65),
+    # A step heartbeats every 2 s: a killed worker's step is retried within 20 s.
+    "heartbeat_timeout": timedelta(seconds=20),
+    "retry_policy": RetryPolicy(
+        initial_interval=timedelta(seconds=1),
+        backoff_coefficient=2.0,
+        maximum_interval=timedelta(seconds=30),
+        maximum_attempts=5,
+    ),
+}
+"""One tool call inside the sandbox environment (regular activity: each shows in the Web UI)."""
+
 TEMPORAL_CALL: ActivityConfig = {
     "start_to_close_timeout": timedelta(seconds=30),
     "retry_policy": RetryPolicy(

@@ -14,12 +14,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
-from temporalio.workflow import ActivityConfig
 
 from contract import attribution, names
-from contract.policies import DATABASE_ACTIVITY, MODEL_CALL, summarized
+from contract.policies import DATABASE_ACTIVITY, MODEL_CALL, SANDBOX_STEP, summarized
 from schemas.models import ChatMessage, ToolCall
 from schemas.sandbox_task import (
     DeliverSandboxReportInput,
@@ -33,20 +31,6 @@ from schemas.sandbox_task import (
 
 with workflow.unsafe.imports_passed_through():
     from activities.sandbox.delegation import DelegationActivities
-
-SANDBOX_STEP = ActivityConfig(
-    # The command's own wall-clock limit ends it first; this bounds a stuck worker.
-    start_to_close_timeout=timedelta(minutes=65),
-    # A step heartbeats every 2 s: a killed worker's step is retried within 20 s.
-    heartbeat_timeout=timedelta(seconds=20),
-    retry_policy=RetryPolicy(
-        initial_interval=timedelta(seconds=1),
-        backoff_coefficient=2.0,
-        maximum_interval=timedelta(seconds=30),
-        maximum_attempts=5,
-    ),
-)
-"""One tool call inside the environment (regular activity: each shows in the Web UI)."""
 
 
 @workflow.defn(name=names.SANDBOX_TASK_WORKFLOW)

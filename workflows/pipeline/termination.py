@@ -7,14 +7,11 @@ completion marker the agent's waiting ``submit`` returns.
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 from contract import names
-from contract.policies import DATABASE, summarized_local
+from contract.policies import DATABASE, READ_RUN, summarized_local
 from schemas.activation import RecordOutcomeInput
 from schemas.events import ChannelRef, CompletionMarker, Outcome, Trigger
 from schemas.runs import Termination, TerminationQuery
@@ -27,9 +24,6 @@ with workflow.unsafe.imports_passed_through():
 PATCH = "terminated-activation-reason"
 """Runs recorded earlier reported a terminated activation without reading its reason."""
 
-_READ_RUN_TIMEOUT = timedelta(seconds=10)
-_READ_RUN_RETRY = RetryPolicy(maximum_attempts=3)
-
 
 async def record(
     marker: CompletionMarker, *, agent: str, trigger: Trigger, channel: ChannelRef
@@ -41,9 +35,7 @@ async def record(
         termination = await workflow.execute_local_activity_method(
             RunActivities.termination,
             TerminationQuery(workflow_id=names.activation_workflow_id(marker.activation_id)),
-            summary="read why the activation was terminated",
-            start_to_close_timeout=_READ_RUN_TIMEOUT,
-            retry_policy=_READ_RUN_RETRY,
+            **summarized_local(READ_RUN, "read why the activation was terminated"),
         )
     except ActivityError as err:
         # Temporal unreachable for a moment: the marker still says it was terminated.
