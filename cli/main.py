@@ -86,6 +86,9 @@ COMMANDS: dict[str, Entry] = {
         "app",
         "List, show and refresh skills: the supplied ones and each agent's library.",
     ),
+    "tools": Entry(
+        "cli.tools", "app", "List the tools an agent can be offered: source, availability, why not."
+    ),
 }
 """Every top-level command, in the order ``persyn --help`` lists them."""
 

@@ -1,0 +1,149 @@
+"""Every tool an agent could be offered, its source, and whether it is available and why not.
+
+The operators' view behind ``persyn tools list``. It builds the built-in registry as a worker
+does (without connecting anything) and asks each optional group for its own availability:
+the web, the sandbox, skills and tool servers. The optional groups are imported defensively,
+so a deployment (or a checkout) without one still lists the rest.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from types import ModuleType
+
+from pydantic import TypeAdapter
+
+from activities.gateway.registry import ModelRegistry
+from activities.tools.builtin import build_registry
+from activities.tools.builtin.deps import ToolDeps
+from activities.tools.registry import Tool
+from activities.tools.web import availability as web_availability
+from schemas.ids import AgentHandle
+from schemas.models import ProviderName, TaskType
+from schemas.settings import Settings
+from schemas.web import ToolAvailability
+from store.db import Database
+
+log = logging.getLogger(__name__)
+
+
+def _tool_names(module: ModuleType) -> list[str]:
+    """Names of the tools a module defines (class attributes: nothing is built)."""
+    return sorted(
+        value.name
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, Tool)
+        and value.__module__ == module.__name__
+        and isinstance(getattr(value, "name", None), str)
+    )
+
+
+def _optional(module: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:  # that group is not installed here: it is simply not listed
+        log.info("%s not importable: %s", module, err)
+        return None
+
+
+def _builtin(settings: Settings) -> list[ToolAvailability]:
+    # No Temporal client here, so the reminder tools (which need the worker's) are named
+    # from their classes; the database engine is created but never connected.
+    deps = ToolDeps(
+        db=Database(settings.database_dsn(), pool_size=1),
+        settings=settings,
+        models=ModelRegistry.from_settings(settings),
+    )
+    names = set(build_registry(deps).names())
+    reminders = _optional("activities.tools.builtin.reminders")
+    if reminders is not None:
+        names.update(_tool_names(reminders))
+    return [ToolAvailability(name=n, source="built-in", available=True) for n in sorted(names)]
+
+
+async def _sandbox(settings: Settings) -> list[ToolAvailability]:
+    code = _optional("activities.tools.builtin.code")
+    if code is None:
+        return []
+    status = await code.code_tools_availability(settings)
+    return [
+        ToolAvailability(
+            name=code.TOOL_NAME,
+            source="sandbox",
+            available=status.available,
+            reason=status.reason or "",
+        )
+    ]
+
+
+def _skills(settings: Settings, agent: str) -> list[ToolAvailability]:
+    wiring = _optional("activities.skills.wiring")
+    tools = _optional("activities.tools.builtin.skills")
+    if wiring is None or tools is None:
+        return []
+    status = wiring.skills_status(settings)
+    reason = status.reason or ""
+    if status.available:
+        library = wiring.SkillLibrary.from_settings(settings)
+        if not library.folder(agent).is_dir():
+            reason = "no library yet (made on the agent's first turn)"
+    return [
+        ToolAvailability(name=name, source="skill", available=status.available, reason=reason)
+        for name in _tool_names(tools)
+    ]
+
+
+async def _servers(settings: Settings) -> list[ToolAvailability]:
+    servers = _optional("activities.tools.mcp.servers")
+    if servers is None or not settings.mcp.servers:
+        return []
+    out: list[ToolAvailability] = []
+    for status in await servers.probe(settings.mcp):
+        if status.available:
+            out += [
+                ToolAvailability(name=n, source=status.source, available=True) for n in status.tools
+            ]
+        else:
+            out.append(
+                ToolAvailability(
+                    name="*", source=status.source, available=False, reason=status.reason or ""
+                )
+            )
+    return out
+
+
+def _for_model(rows: list[ToolAvailability], provider: ProviderName) -> list[ToolAvailability]:
+    """What the agent's reply model can actually be offered."""
+    if provider is ProviderName.LOCAL:
+        reason = "the local model is offered no tools"
+        return [
+            r.model_copy(update={"available": False, "reason": reason}) if r.available else r
+            for r in rows
+        ]
+    return [
+        r.model_copy(update={"available": False, "reason": f"not offered to {provider} models"})
+        if r.source == "provider" and r.available and provider is not ProviderName.ANTHROPIC
+        else r
+        for r in rows
+    ]
+
+
+async def list_tools(settings: Settings, agent: str) -> list[ToolAvailability]:
+    """Every tool ``agent`` could be offered, by source then name; never raises for a group.
+
+    Raises:
+        ValueError: ``agent`` is not an agent handle.
+    """
+    TypeAdapter(AgentHandle).validate_python(agent)
+    rows = [
+        *_builtin(settings),
+        *web_availability(settings),
+        *await _sandbox(settings),
+        *_skills(settings, agent),
+        *await _servers(settings),
+    ]
+    provider = ModelRegistry.from_settings(settings).bindings[TaskType.RESPOND].provider
+    rows = _for_model(rows, provider)
+    return sorted(rows, key=lambda r: (r.source != "built-in", r.source, r.name))

@@ -1,0 +1,43 @@
+"""``persyn tools list``: every tool an agent could be offered, its source and availability."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated
+
+import typer
+
+from cli.common import fail, friendly_errors
+
+app = typer.Typer(
+    help="List the tools an agent can be offered: source, availability, why not.",
+    no_args_is_help=True,
+)
+
+
+@app.command("list")
+@friendly_errors
+def list_tools(
+    agent: Annotated[str, typer.Option("--agent", "-a", help="The agent's handle.")],
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON array.")] = False,
+) -> None:
+    """Each tool, its source (built-in, provider, mcp:<server>, skill, sandbox), and why not."""
+    from pydantic import ValidationError
+
+    from activities.tools.listing import list_tools as collect
+    from schemas.settings import get_settings
+
+    try:
+        rows = asyncio.run(collect(get_settings(), agent))
+    except ValidationError:
+        fail(f"{agent[:40]!r} is not an agent handle (lowercase letters, digits and -)")
+    if as_json:
+        typer.echo(json.dumps([row.model_dump() for row in rows]))
+        return
+    width = max((len(row.name) for row in rows), default=0)
+    source_width = max((len(row.source) for row in rows), default=0)
+    for row in rows:
+        state = "available" if row.available else f"unavailable: {row.reason}"
+        note = f" ({row.reason})" if row.available and row.reason else ""
+        typer.echo(f"{row.name:<{width}}  {row.source:<{source_width}}  {state}{note}")
