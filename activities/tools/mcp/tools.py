@@ -19,6 +19,8 @@ PREFIX = "mcp__"
 MAX_NAME = 64
 """Anthropic and OpenAI both cap tool names at 64 characters of ``[a-zA-Z0-9_-]``."""
 MAX_DESCRIPTION = 1024
+MAX_BUDGET_SECONDS = 540.0
+"""Below the tool activity's 10-minute start-to-close timeout, so the tool's own limit ends it."""
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 
 
@@ -93,7 +95,7 @@ def mcp_tool(connection: ServerConnection, remote: mcp_types.Tool) -> McpTool:
         "remote_name": remote.name,
         "server": server,
         "remote_schema": schema,
-        "timeout_seconds": budget,
+        "timeout_seconds": min(budget, MAX_BUDGET_SECONDS),
     }
     cls = type(f"McpTool_{server}_{remote.name}", (McpTool,), attributes)
     tool: McpTool = cls(connection)
