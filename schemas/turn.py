@@ -29,7 +29,7 @@ class TurnState(Wire):
     verdict: Verdict | None = Field(default=None, description="The decide step's verdict.")
 
 
-class Deliberated(Wire):
+class DeliberatedTurn(Wire):
     """What the deliberate step hands on: the draft to decide on and what it learned."""
 
     draft: Draft

@@ -29,7 +29,7 @@ from schemas.deliberation import (
     Lens,
     SettleInput,
 )
-from schemas.turn import Deliberated, TurnState
+from schemas.turn import DeliberatedTurn, TurnState
 from workflows.deliberation import DELIBERATION_DEADLINE, DeliberationWorkflow, critique_and_refine
 
 with workflow.unsafe.imports_passed_through():
@@ -41,7 +41,7 @@ def draw(lenses: list[Lens]) -> Lens | None:
     return workflow.random().choice(lenses) if lenses else None
 
 
-async def deliberate(data: ActivationInput, prompt: PromptRef, draft: Draft) -> Deliberated:
+async def deliberate(data: ActivationInput, prompt: PromptRef, draft: Draft) -> DeliberatedTurn:
     """The draft to decide on, and what this step learned.
 
     The draft is the refined one when deliberation runs inline, else the candidate; the turn
@@ -62,14 +62,14 @@ async def deliberate(data: ActivationInput, prompt: PromptRef, draft: Draft) -> 
         )
     except ActivityError as err:
         workflow.logger.warning("no deliberation plan; the reply goes out as is: %s", err)
-        return Deliberated(draft=draft, turn=turn)
+        return DeliberatedTurn(draft=draft, turn=turn)
     turn.plan = plan
     if plan.mode is DeliberationMode.OFF or not plan.substantive:
-        return Deliberated(draft=draft, turn=turn)
+        return DeliberatedTurn(draft=draft, turn=turn)
     turn.lens = draw(plan.lenses)
     turn.lenses = [*([Lens.PROVENANCE] if plan.provenance else []), *filter(None, [turn.lens])]
     if plan.mode is not DeliberationMode.INLINE:
-        return Deliberated(draft=draft, turn=turn)
+        return DeliberatedTurn(draft=draft, turn=turn)
     workflow.set_current_details(f"Reconsidering the reply ({turn.lens or 'provenance only'})")
     concluded = await critique_and_refine(
         prompt_id=prompt.prompt_id,
@@ -81,10 +81,10 @@ async def deliberate(data: ActivationInput, prompt: PromptRef, draft: Draft) -> 
     )
     turn.objections, turn.refined = len(concluded.objections), concluded.refined
     if not concluded.refined:
-        return Deliberated(draft=draft, turn=turn)
+        return DeliberatedTurn(draft=draft, turn=turn)
     # The refinement is a new text: it goes on as text, the stored draft no longer applies.
     refined = draft.model_copy(update={"text": concluded.text, "ref": None})
-    return Deliberated(draft=refined, turn=turn)
+    return DeliberatedTurn(draft=refined, turn=turn)
 
 
 def _revise_stream(data: ActivationInput) -> StreamTarget | None:
