@@ -120,6 +120,9 @@ def read(folder: Path, *, max_bytes: int) -> Skill:
         SkillFormatError: The file is missing, too large, not UTF-8 or not a valid skill.
     """
     path = folder / SKILL_FILE
+    if path.is_symlink():
+        # A link could lead the worker to read a host file the agent planted in its library.
+        raise SkillFormatError(f"{SKILL_FILE} is a link: make it a plain file")
     if not path.is_file():
         raise SkillFormatError(f"no {SKILL_FILE} in the folder")
     size = path.stat().st_size

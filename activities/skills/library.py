@@ -114,7 +114,12 @@ class SkillLibrary:
 
     def _folders(self, parent: Path) -> Iterator[Path]:
         if parent.is_dir():
-            yield from sorted(p for p in parent.iterdir() if p.is_dir() and not p.is_symlink())
+            # Dot-folders are staging copies mid-swap (or left by a crash), never skills.
+            yield from sorted(
+                p
+                for p in parent.iterdir()
+                if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
+            )
 
     def _read(self, folder: Path, warnings: list[str]) -> Skill | None:
         try:
@@ -187,8 +192,6 @@ class SkillLibrary:
         warnings: list[str] = []
         found: list[SkillSummary] = []
         for folder in self._folders(library):
-            if folder.name.startswith("."):
-                continue
             skill = self._read(folder, warnings)
             if skill is None:
                 continue

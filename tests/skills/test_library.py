@@ -210,3 +210,23 @@ def test_the_sandbox_mount_is_the_agents_library(settings: Settings) -> None:
         update={"skills": settings.skills.model_copy(update={"sandbox_write": True})}
     )
     assert sandbox_mount(writable, "ada")[1] == "rw"
+
+
+def test_a_skill_file_linking_out_of_the_library_is_skipped(
+    library: SkillLibrary, tmp_path: Path
+) -> None:
+    planted = tmp_path / "host-secret.md"
+    planted.write_text(skill_text("leak", "host secret"))
+    (library.ensure("ada") / "leak").mkdir()
+    (library.folder("ada") / "leak" / "SKILL.md").symlink_to(planted)
+    (library.folder("ada") / ".brew-tea.0123").mkdir()  # a staging copy left by a crash
+
+    found, warnings = library.listing("ada")
+
+    assert [s.name for s in found] == ["brew-tea", "keep-safe"]
+    assert warnings == [
+        f"skill skipped: {library.folder('ada') / 'leak' / 'SKILL.md'}: "
+        "SKILL.md is a link: make it a plain file"
+    ]
+    with pytest.raises(SkillError, match=r"cannot be read: SKILL\.md is a link"):
+        library.load("ada", "leak")
