@@ -33,6 +33,7 @@ async def test_a_stdio_server_s_tools_are_registered_under_its_name_and_answer()
         spec = tools["mcp__demo__add"].spec()
         assert spec.input_schema["required"] == ["a", "b"]  # the server's own schema
         assert spec.description.startswith("[tool server demo] Add two whole numbers")
+        assert spec.output_schema is not None  # the server's, as it declared it
         assert await call(tools["mcp__demo__add"], a=2, b=40) == "42"
         [status] = servers.statuses
         assert status.available and status.source == "mcp:demo"
@@ -98,6 +99,16 @@ async def test_unreachable_servers_at_start_are_reported_and_contribute_nothing(
         assert not status["gone"].available and "Connect" in (status["gone"].reason or "")
         assert not status["nocmd"].available and status["nocmd"].reason
         assert status["off"].reason == "disabled in persyn.toml (set enabled = true)"
+
+
+async def test_a_server_that_never_answers_is_left_out_after_the_connect_timeout() -> None:
+    mute = stdio_server(name="mute", command="sleep", args=["30"])
+    started = time.monotonic()
+    async with connected(settings(mute, connect_timeout_seconds=1)) as servers:
+        assert time.monotonic() - started < 6  # the timeout, and a bounded wait to stop it
+        [status] = servers.statuses
+        assert (status.available, status.reason) == (False, "no answer within 1 s")
+        assert servers.tools() == []
 
 
 async def test_a_server_that_wants_a_token_refuses_us_without_it(

@@ -74,7 +74,7 @@ class ServerConnection:
         try:
             self._client = await asyncio.wait_for(asyncio.shield(ready), timeout)
         except TimeoutError:
-            await self._close_holder()
+            await self._close_holder(graceful=False)  # it never answered: nothing to end well
             raise ServerUnavailableError(f"no answer within {timeout:g} s") from None
         except ServerUnavailableError:
             if self._refused is not None:
@@ -196,12 +196,14 @@ class ServerConnection:
         if response.status_code in (401, 403):
             self._refused = response.status_code
 
-    async def _close_holder(self) -> None:
+    async def _close_holder(self, *, graceful: bool = True) -> None:
         holder, self._holder, self._client = self._holder, None, None
         if holder is None:
             return
         self._stop.set()
         try:
+            if not graceful:
+                holder.cancel()
             await asyncio.wait_for(asyncio.shield(holder), _CLOSE_GRACE_SECONDS)
         except TimeoutError:
             holder.cancel()

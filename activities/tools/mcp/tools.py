@@ -50,6 +50,7 @@ class McpTool(Tool):
     remote_name: ClassVar[str]
     server: ClassVar[str]
     remote_schema: ClassVar[dict[str, Any]]
+    remote_output_schema: ClassVar[dict[str, Any] | None]
 
     def __init__(self, connection: ServerConnection) -> None:
         self._connection = connection
@@ -57,7 +58,10 @@ class McpTool(Tool):
     def spec(self) -> ToolSpec:
         """The server's own input schema, so the model sees what the server expects."""
         return ToolSpec(
-            name=self.name, description=self.description, input_schema=self.remote_schema
+            name=self.name,
+            description=self.description,
+            input_schema=self.remote_schema,
+            output_schema=self.remote_output_schema,
         )
 
     async def run(self, call: ToolRun, args: Any) -> str:
@@ -95,6 +99,7 @@ def mcp_tool(connection: ServerConnection, remote: mcp_types.Tool) -> McpTool:
         "remote_name": remote.name,
         "server": server,
         "remote_schema": schema,
+        "remote_output_schema": remote.output_schema,
         "timeout_seconds": min(budget, MAX_BUDGET_SECONDS),
     }
     cls = type(f"McpTool_{server}_{remote.name}", (McpTool,), attributes)
