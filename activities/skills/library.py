@@ -209,8 +209,14 @@ class SkillLibrary:
 
     def resources(self, folder: Path) -> list[str]:
         """The files beside ``SKILL.md``, relative to the skill's folder."""
-        names = [rel for rel, _ in _tree(folder) if (folder / rel).is_file()]
-        return [name for name in names if name != SKILL_FILE][:_MAX_RESOURCES]
+        # Names only: a listing runs every turn and must not read the files themselves.
+        found: list[str] = []
+        for root, _dirs, files in os.walk(folder, followlinks=False):
+            for name in files:
+                rel = (Path(root) / name).relative_to(folder).as_posix()
+                if rel != SKILL_FILE:
+                    found.append(rel)
+        return sorted(found)[:_MAX_RESOURCES]
 
     def skill_folder(self, agent: str, name: str) -> Path:
         """The folder of ``agent``'s skill ``name``.
