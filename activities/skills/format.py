@@ -20,6 +20,8 @@ SKILL_FILE = "SKILL.md"
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 _NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
+# libyaml's loader when present: every turn's catalogue parses each skill's front matter.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # both are safe loaders
 _FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
 
@@ -79,7 +81,7 @@ def parse(text: str, *, folder: str | None = None) -> Skill:
     if match is None:
         raise SkillFormatError("no front matter: start with '---', name and description, '---'")
     try:
-        data = yaml.safe_load(match.group(1))
+        data = yaml.load(match.group(1), Loader=_LOADER)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
