@@ -42,6 +42,8 @@ SHIPPED = Path(__file__).parent / "supplied"
 _HANDLE = re.compile(HANDLE_PATTERN)
 _MAX_RESOURCE_PATH = 255
 _MAX_RESOURCES = 50
+MAX_SKILLS = 1000
+"""Skill folders read per library: a listing runs every turn, so a flood is cut off."""
 
 
 class SkillError(ValueError):
@@ -191,7 +193,11 @@ class SkillLibrary:
         supplied = self.supplied_skills()
         warnings: list[str] = []
         found: list[SkillSummary] = []
-        for folder in self._folders(library):
+        for count, folder in enumerate(self._folders(library)):
+            if count == MAX_SKILLS:
+                warnings.append(f"skills past the first {MAX_SKILLS} in {library} are ignored")
+                log.warning("%s", warnings[-1])
+                break
             skill = self._read(folder, warnings)
             if skill is None:
                 continue

@@ -230,3 +230,16 @@ def test_a_skill_file_linking_out_of_the_library_is_skipped(
     ]
     with pytest.raises(SkillError, match=r"cannot be read: SKILL\.md is a link"):
         library.load("ada", "leak")
+
+
+def test_a_flooded_library_is_cut_off_with_a_warning(
+    library: SkillLibrary, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("activities.skills.library.MAX_SKILLS", 3)
+    for name in ("zz-one", "zz-two"):
+        write_skill(library.ensure("ada"), name, skill_text(name, "Flood."))
+
+    found, warnings = library.listing("ada")
+
+    assert [s.name for s in found] == ["brew-tea", "keep-safe", "zz-one"]
+    assert warnings == [f"skills past the first 3 in {library.folder('ada')} are ignored"]
