@@ -18,6 +18,7 @@ MAINTENANCE_WORKFLOW = "MaintenanceWorkflow"
 HEARTBEAT_WORKFLOW = "HeartbeatWorkflow"
 REMINDER_WORKFLOW = "ReminderWorkflow"
 SANDBOX_TASK_WORKFLOW = "SandboxTaskWorkflow"
+RENDER_WORKFLOW = "RenderWorkflow"
 
 
 def agent_workflow_id(handle: str) -> str:
@@ -53,6 +54,11 @@ def maintenance_schedule_id(handle: str) -> str:
 def sandbox_task_workflow_id(task_id: str) -> str:
     """``sandbox/{ulid}``: one delegated code-execution task."""
     return f"sandbox/{task_id}"
+
+
+def render_workflow_id(render_id: str) -> str:
+    """``render/{ulid}``: one image render."""
+    return f"render/{render_id}"
 
 
 HEARTBEAT_PREFIX = "heartbeat/"

@@ -142,6 +142,19 @@ READ_RUN: LocalActivityConfig = {
 }
 """Reading a run's description from the Temporal service (a local activity)."""
 
+IMAGE_RENDER: ActivityConfig = {
+    # The client's own timeout (images.timeout_seconds) ends an attempt first.
+    "start_to_close_timeout": timedelta(minutes=31),
+    "retry_policy": RetryPolicy(
+        initial_interval=timedelta(seconds=2),
+        backoff_coefficient=2.0,
+        maximum_interval=timedelta(seconds=30),
+        maximum_attempts=3,
+        non_retryable_error_types=["ImageRefused"],
+    ),
+}
+"""One image render through the images endpoint: a server error is tried three times."""
+
 SANDBOX_STEP: ActivityConfig = {
     # The command's own wall-clock limit ends it first; this bounds a stuck worker.
     "start_to_close_timeout": timedelta(minutes=65),

@@ -24,6 +24,7 @@ from pydantic_settings import (
 
 from schemas.autonomy import AutonomySettings
 from schemas.deliberation import DeliberationSettings
+from schemas.images import ImageSettings
 from schemas.mcp import McpSettings
 from schemas.memory import MemorySettings
 from schemas.models import CallPlan, ModelBinding, ProviderName, TaskType
@@ -185,6 +186,9 @@ class Settings(BaseSettings):
 
     # The web: read_url, provider web search, offline reference; see docs/tools.md
     web: WebSettings = Field(default_factory=WebSettings)
+
+    # Image generation through an OpenAI-compatible endpoint; see docs/tools.md
+    images: ImageSettings = Field(default_factory=ImageSettings)
 
     # Observability (Appendices C and D); see docs/observability.md
     meters: Annotated[list[MeterName], NoDecode] = Field(

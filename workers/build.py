@@ -28,6 +28,8 @@ from activities.gateway.factory import build_provider
 from activities.gateway.gateway import ModelGateway
 from activities.gateway.registry import ModelRegistry
 from activities.generation import GenerationActivities
+from activities.images.render import ImageActivities
+from activities.images.source import RendersSource
 from activities.memory.consolidate import ConsolidationActivities
 from activities.memory.encoder import Encoder
 from activities.memory.encoders.factory import build_encoder
@@ -59,6 +61,7 @@ from workflows.deliberation import DeliberationWorkflow
 from workflows.heartbeat import HeartbeatWorkflow
 from workflows.maintenance import MaintenanceWorkflow
 from workflows.reminder import ReminderWorkflow
+from workflows.render import RenderWorkflow
 from workflows.sandbox_task import SandboxTaskWorkflow
 
 WORKFLOWS: list[type] = [
@@ -71,6 +74,7 @@ WORKFLOWS: list[type] = [
     ConsolidationWorkflow,
     MaintenanceWorkflow,
     SandboxTaskWorkflow,
+    RenderWorkflow,
 ]
 """Every workflow a Persyn worker runs."""
 
@@ -166,6 +170,7 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         *([MemoryRecall(deps.db, deps.encoder, deps.settings.memory)] if deps.encoder else []),
         ParkedSource(deps.db, deps.settings.deliberation),
         SandboxReportsSource(deps.db),
+        RendersSource(deps.db),
         *skills.sources,
         *deps.extra_sources,
     ]
@@ -198,6 +203,14 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         deps.db,
         deps.gateway,
         build_execution_provider(deps.settings.sandbox, mounts=skills.sandbox_mounts),
+    )
+    # Image renders (docs/tools.md, Images): one usage record per image, priced per image.
+    images = ImageActivities(
+        deps.db,
+        deps.settings.images,
+        deps.settings.home / "images",
+        meters=deps.meters,
+        prices=load_or_empty(deps.settings.price_table),
     )
     return [
         store.lookup_agent,
@@ -236,6 +249,8 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         delegation.think,
         delegation.step,
         delegation.deliver,
+        images.render,
+        images.deliver,
     ]
 
 

@@ -60,7 +60,11 @@ def _builtin(settings: Settings) -> list[ToolAvailability]:
     reminders = _optional("activities.tools.builtin.reminders")
     if reminders is not None:
         names.update(_tool_names(reminders))
-    return [ToolAvailability(name=n, source="built-in", available=True) for n in sorted(names)]
+    rows = [ToolAvailability(name=n, source="built-in", available=True) for n in sorted(names)]
+    images = _optional("activities.tools.builtin.images")
+    if images is not None:
+        rows.append(images.image_availability(settings))
+    return rows
 
 
 async def _sandbox(settings: Settings) -> list[ToolAvailability]:

@@ -74,6 +74,7 @@ def test_switched_off_groups_say_which_setting(tmp_path: Path) -> None:
     assert "unavailable: off (PERSYN_WEB__SEARCH)" in lines["web_search"]
     assert "PERSYN_WEB__REFERENCE_DIR" in lines["lookup_reference"]
     assert lines["calculate"].split()[1:] == ["built-in", "available"]
+    assert "unavailable: no images endpoint (PERSYN_IMAGES__BASE_URL)" in lines["generate_image"]
 
 
 def test_the_local_model_is_offered_nothing_and_a_bad_handle_is_one_line(tmp_path: Path) -> None:

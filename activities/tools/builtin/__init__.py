@@ -11,6 +11,7 @@ from activities.tools.builtin.contact import MessageContact
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.builtin.facts import fact_tools
 from activities.tools.builtin.goals import OutcomeMemory, goal_tools
+from activities.tools.builtin.images import image_tools
 from activities.tools.builtin.introspect import RecentAutonomy, SelfInspect
 from activities.tools.builtin.memory import GoalOutcomes, memory_tools
 from activities.tools.builtin.reminders import reminder_tools
@@ -45,6 +46,7 @@ def build_registry(
         SelfInspect(deps),
         MessageContact(deps),
         *code_tools(deps),
+        *image_tools(deps),
         *extra,
     ]
     registry = ToolRegistry(tools, provider_tools)

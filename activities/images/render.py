@@ -1,0 +1,154 @@
+"""The render activities: draw through an OpenAI-compatible images endpoint, keep, deliver.
+
+A render is stored as ``home/images/{agent}/{render_id}.png``; that path is its retrievable
+reference. The file is written once per render ID, so a retried activity does not draw (or
+bill) the same picture twice. One usage record per image, priced per image from the price
+table (Appendix C), attributed to the activation whose tool call asked for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import time
+from pathlib import Path
+
+import httpx
+import openai
+from openai import AsyncOpenAI
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from observability.metering.hub import MeterHub
+from observability.metering.producer import emit_work, work_record
+from schemas.images import (
+    IMAGE_PREFIX,
+    DeliverRenderInput,
+    ImageSettings,
+    RenderImageInput,
+    RenderResult,
+)
+from schemas.pricing import PriceTable
+from store.db import Database
+from store.queries.agents import get_agent
+from store.queries.contacts import send_unprompted
+from store.tables.columns import utcnow
+
+STAGE = "image"
+
+
+def image_path(root: Path, agent: str, render_id: str) -> Path:
+    """Where render ``render_id`` of ``agent`` is kept."""
+    return root / agent / f"{render_id}.png"
+
+
+class ImageActivities:
+    """Renders through the configured endpoint and delivers them to conversations."""
+
+    def __init__(
+        self,
+        db: Database,
+        settings: ImageSettings,
+        root: Path,
+        *,
+        meters: MeterHub | None = None,
+        prices: PriceTable | None = None,
+    ):
+        self._db = db
+        self._settings = settings
+        self._root = root
+        self._meters = meters
+        self._prices = prices
+
+    def _client(self) -> AsyncOpenAI:
+        key = self._settings.api_key
+        return AsyncOpenAI(
+            base_url=self._settings.base_url,
+            api_key=key.get_secret_value() if key else "unused",
+            timeout=self._settings.timeout_seconds,
+            max_retries=0,  # Temporal retries the activity, with its own policy
+        )
+
+    @activity.defn(name="images.render")
+    async def render(self, data: RenderImageInput) -> RenderResult:
+        """Draw the picture once and keep it; a server error is retried by Temporal.
+
+        Raises:
+            ApplicationError: ``ImageRefused`` (not retried) when the endpoint refuses the
+                request; retryable for a server error, a timeout or no answer.
+        """
+        path = image_path(self._root, data.agent, data.render_id)
+        if path.exists():  # a retry after the file was kept: nothing to draw or bill again
+            return RenderResult(render_id=data.render_id, status="done", reference=str(path))
+        started = time.monotonic()
+        client = self._client()
+        try:
+            response = await client.images.generate(
+                model=self._settings.model,
+                prompt=data.prompt,
+                size=self._settings.size,
+                n=1,
+                response_format="b64_json",
+            )
+        except openai.APIStatusError as err:
+            if 400 <= err.status_code < 500 and err.status_code not in (408, 429):
+                raise ApplicationError(
+                    f"the images endpoint refused the request (HTTP {err.status_code})",
+                    type="ImageRefused",
+                    non_retryable=True,
+                ) from None
+            raise ApplicationError(f"the images endpoint failed (HTTP {err.status_code})") from None
+        except (openai.APIConnectionError, httpx.HTTPError) as err:
+            raise ApplicationError(f"the images endpoint did not answer: {err}") from None
+        finally:
+            await client.close()
+        encoded = response.data[0].b64_json if response.data else None
+        if not encoded:
+            raise ApplicationError("the images endpoint returned no image", type="ImageRefused")
+        await asyncio.to_thread(_keep, path, base64.b64decode(encoded))
+        emit_work(
+            self._meters,
+            work_record(
+                stage=STAGE,
+                provider="openai-compatible",
+                model=self._settings.model,
+                units=1,
+                variant=self._settings.size,
+                prices=self._prices,
+                record_id=f"image-{data.render_id}",
+                latency_ms=(time.monotonic() - started) * 1000,
+            ),
+        )
+        return RenderResult(render_id=data.render_id, status="done", reference=str(path))
+
+    @activity.defn(name="images.deliver")
+    async def deliver(self, data: DeliverRenderInput) -> bool:
+        """Send the render's outcome to the conversation as an unprompted message, once."""
+        async with self._db.session() as session:
+            found = await get_agent(session, handle=data.agent)
+            _, queued = await send_unprompted(
+                session,
+                message_id=data.result.render_id,
+                agent=data.agent,
+                agent_name=found.name if found else data.agent,
+                channel=data.channel,
+                text=render_message(data),
+                at=utcnow(),
+            )
+        return queued
+
+
+def _keep(path: Path, image: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".part")
+    partial.write_bytes(image)
+    partial.replace(path)  # atomic: a reader never sees half a picture
+
+
+def render_message(data: DeliverRenderInput) -> str:
+    """The outcome as the conversation (and the agent's next turn) reads it."""
+    result = data.result
+    head = f"{IMAGE_PREFIX}{result.render_id}: {result.status}]"
+    if result.status == "done":
+        return f"{head} {data.prompt[:200]} -> {result.reference}"
+    return f"{head} could not render {data.prompt[:200]!r}: {result.error}"
