@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlmodel import col, select
 from temporalio.client import Client, ScheduleActionExecutionStartWorkflow, WorkflowHistory
+from temporalio.converter import DataConverter
 from temporalio.service import RPCError
 
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
@@ -57,7 +58,9 @@ async def tool_calls(harness: Harness, activation_id: str) -> list[ToolCallRow]:
         return list(rows)
 
 
-def activity_summaries(history: WorkflowHistory) -> list[tuple[str, str]]:
+async def activity_summaries(
+    history: WorkflowHistory, converter: DataConverter
+) -> list[tuple[str, str]]:
     """(activity type, summary) of every activity a history scheduled, in order."""
     found = []
     for event in history.events:
@@ -65,7 +68,8 @@ def activity_summaries(history: WorkflowHistory) -> list[tuple[str, str]]:
             attrs = event.activity_task_scheduled_event_attributes
             summary = ""
             if event.user_metadata.HasField("summary"):
-                summary = event.user_metadata.summary.data.decode().strip('"')
+                # Through the client's converter: the payload codec seals summaries too.
+                [summary] = await converter.decode([event.user_metadata.summary])
             found.append((attrs.activity_type.name, summary))
     return found
 

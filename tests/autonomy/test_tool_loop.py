@@ -57,7 +57,7 @@ async def test_the_model_calls_a_tool_and_answers_from_its_result(
         history = await harness.client.get_workflow_handle(
             names.activation_workflow_id(str(marker.activation_id))
         ).fetch_history()
-        scheduled = activity_summaries(history)
+        scheduled = await activity_summaries(history, harness.client.data_converter)
         assert ("tools.invoke", "calculate") in scheduled
         assert [kind for kind, _ in scheduled].count("generation.generate") == 2
         # The model was offered the tools and saw its call's result in the second round.

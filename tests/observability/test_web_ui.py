@@ -24,12 +24,15 @@ async def metadata(handle: WorkflowHandle[object, object]) -> WorkflowMetadata:
     return answer
 
 
-async def timer_summaries(handle: WorkflowHandle[object, object]) -> list[str]:
+async def timer_summaries(
+    handle: WorkflowHandle[object, object], converter: DataConverter
+) -> list[str]:
     summaries = []
     async for event in handle.fetch_history_events():
         if event.event_type == EventType.EVENT_TYPE_TIMER_STARTED:
-            payload = event.user_metadata.summary
-            summaries.append(DataConverter.default.payload_converter.from_payloads([payload])[0])
+            # Through the client's converter: the payload codec seals summaries too.
+            [summary] = await converter.decode([event.user_metadata.summary])
+            summaries.append(summary)
     return summaries
 
 
@@ -61,11 +64,17 @@ async def test_every_handler_and_the_agents_timer_explain_themselves(harness: Ha
     assert agent_meta.current_details.startswith(f"inbox and lock of agent {agent.handle}: ")
     assert undescribed(await metadata(conversation)) == []
 
-    assert any(s.startswith("activation deadline") for s in await timer_summaries(inbox))
+    assert any(
+        s.startswith("activation deadline")
+        for s in await timer_summaries(inbox, harness.client.data_converter)
+    )
 
     async def idle_timer_started() -> bool:
         # The conversation waits for its next input once the turn's after-work is done.
-        return any(s.startswith("idle timeout") for s in await timer_summaries(conversation))
+        return any(
+            s.startswith("idle timeout")
+            for s in await timer_summaries(conversation, harness.client.data_converter)
+        )
 
     await until(idle_timer_started)
 
