@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from typing import TypeVar
 
@@ -45,10 +46,8 @@ async def complete_json(gateway: ModelGateway, request: ModelRequest, reply: typ
         raise to_application_error(err) from err
     finally:
         beating.cancel()
-    text = response.text.strip()
-    fenced = _FENCE.match(text)
     try:
-        return reply.model_validate_json(fenced.group(1) if fenced else text)
+        return read_reply(response.text, reply)
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "reply"
@@ -59,6 +58,27 @@ async def complete_json(gateway: ModelGateway, request: ModelRequest, reply: typ
             type="ModelReplyInvalid",
             non_retryable=activity.in_activity() and activity.info().attempt >= 2,
         ) from None
+
+
+def read_reply(text: str, reply: type[Reply]) -> Reply:
+    """Read a model's JSON reply as ``reply``, tolerating what small models emit around it.
+
+    A code fence around the object is dropped. Raw line breaks and tabs inside strings are
+    accepted (``strict=False``): a local model writes a multi-line summary that way, and
+    refusing it would leave memories unformed on the default stack.
+
+    Raises:
+        ValidationError: The reply is not JSON, or does not fit ``reply``.
+    """
+    stripped = text.strip()
+    fenced = _FENCE.match(stripped)
+    body = fenced.group(1) if fenced else stripped
+    try:
+        decoded = json.loads(body, strict=False)
+    except ValueError:
+        # Not JSON at all: let pydantic say so in its own words.
+        return reply.model_validate_json(body)
+    return reply.model_validate(decoded)
 
 
 def top_emotion(distribution: EmotionDistribution) -> tuple[Emotion, dict[str, float]]:
