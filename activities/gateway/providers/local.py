@@ -11,7 +11,8 @@ worker lives on. What differs from any OpenAI-compatible endpoint is llama.cpp's
 - llama.cpp's own sampling parameters (``repeat_penalty``, ``top_k``, ``min_p``) ride along;
 - no tools are offered (the call plan says so), and a tool exchange that reaches the model
   anyway (a fallback binding) is flattened into plain turns it can read;
-- a streamed reply carries no usage, so its tokens are estimated from its length.
+- every call is streamed, so the server stops work for a caller that gave up, and a streamed
+  reply carries no usage, so its tokens are estimated from its length.
 """
 
 from __future__ import annotations
@@ -73,6 +74,12 @@ class LocalProvider(OpenAIProvider):
         if response.usage.input_tokens or response.usage.output_tokens:
             return response
         return response.model_copy(update={"usage": _estimated_usage(request, response.text)})
+
+    def _streams(self, on_delta: DeltaCallback | None) -> bool:
+        # Always: llama-cpp-python's server notices a caller that gave up (a timeout, a
+        # cancelled activity) only between streamed chunks; unstreamed, an abandoned call keeps
+        # the one model busy to its end while the retry and every reply queue behind it.
+        return True
 
     def _messages(self, request: ModelRequest) -> list[Any]:
         messages: list[dict[str, str]] = []

@@ -70,7 +70,10 @@ class OpenAIProvider(Provider):
         params = self._params(request, binding)
         try:
             calls: list[ToolCall] = []
-            if on_delta is None or request.response_schema is not None:
+            forward = on_delta if request.response_schema is None else None
+            if self._streams(forward):
+                text, finish, model, usage, calls = await self._stream(params, forward or _ignore)
+            else:
                 completion = await self._client.chat.completions.create(**params)
                 choice = completion.choices[0] if completion.choices else None
                 text = (choice.message.content or "") if choice else ""
@@ -78,8 +81,6 @@ class OpenAIProvider(Provider):
                 model, usage = completion.model, completion.usage
                 if choice is not None:
                     calls = openai_tools.tool_calls(choice.message.tool_calls)
-            else:
-                text, finish, model, usage, calls = await self._stream(params, on_delta)
         except openai.OpenAIError as err:
             raise _classify(self._provider, err) from err
         return ModelResponse(
@@ -113,6 +114,10 @@ class OpenAIProvider(Provider):
                         pieces.append(choice.delta.content)
                         await on_delta(choice.delta.content)
         return "".join(pieces), finish, model, usage, calls.calls()
+
+    def _streams(self, on_delta: DeltaCallback | None) -> bool:
+        """Whether to stream the call (always when someone watches the text arrive)."""
+        return on_delta is not None
 
     def _messages(self, request: ModelRequest) -> list[Any]:
         return list(openai_tools.messages_param(request.system, request.messages))
@@ -166,6 +171,10 @@ class OpenAIProvider(Provider):
     async def aclose(self) -> None:
         """Close the HTTP client."""
         await self._client.close()
+
+
+async def _ignore(_: str) -> None:
+    """A delta sink for a streamed call nobody watches."""
 
 
 def _schema_name(schema: dict[str, Any]) -> str:
