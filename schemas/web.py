@@ -45,6 +45,10 @@ class WebSettings(BaseModel):
         description="Folder of documents (markdown, text, html) lookup_reference searches; "
         "unset: the tool is absent.",
     )
+    reference_zim: Path | None = Field(
+        default=None,
+        description="A ZIM file (e.g. an offline Wikipedia) lookup_reference also searches.",
+    )
     reference_max_file_bytes: int = Field(
         default=5_000_000, ge=1024, le=200_000_000, description="A larger document is skipped."
     )

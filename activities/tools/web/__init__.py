@@ -7,6 +7,7 @@ says, for ``persyn tools list``, which are offered and why any is not.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from activities.tools.registry import Tool
 from schemas.models import ProviderName, ToolExecutor, ToolSpec
@@ -58,12 +59,14 @@ def availability(settings: Settings) -> list[ToolAvailability]:
             reason="Anthropic models only" if web.search else "off (PERSYN_WEB__SEARCH)",
         ),
     ]
-    if web.reference_dir is None:
-        reason = "no archive configured (PERSYN_WEB__REFERENCE_DIR)"
-    elif not web.reference_dir.is_dir():
+    if web.reference_dir is None and web.reference_zim is None:
+        reason = "no archive configured (PERSYN_WEB__REFERENCE_DIR or __REFERENCE_ZIM)"
+    elif web.reference_dir is not None and not web.reference_dir.is_dir():
         reason = f"archive folder {web.reference_dir} does not exist"
+    elif web.reference_zim is not None and not web.reference_zim.is_file():
+        reason = f"ZIM file {web.reference_zim} does not exist"
     else:
-        reason = ""
+        reason = _zim_reason(web.reference_zim)
     out.append(
         ToolAvailability(
             name="lookup_reference", source="built-in", available=not reason, reason=reason
@@ -72,20 +75,38 @@ def availability(settings: Settings) -> list[ToolAvailability]:
     return out
 
 
+def _zim_reason(zim: Path | None) -> str:
+    if zim is None:
+        return ""
+    try:
+        import libzim  # noqa: F401 - only whether it is installed
+    except ImportError:
+        return "libzim is not installed (pip install libzim) to read the ZIM file"
+    return ""
+
+
 def build_web(settings: Settings) -> WebTools:
     """The web tools the settings switch on; an unusable one is left out with its reason."""
     # Imported here: trafilatura and its parsers load only when a web tool is offered.
     from activities.tools.web.read_url import ReadUrl
-    from activities.tools.web.reference import LookupReference, ReferenceArchive
+    from activities.tools.web.reference import Archive, LookupReference, ReferenceArchive
 
     web = settings.web
     offered = {a.name for a in availability(settings) if a.available}
     built = WebTools()
     if "read_url" in offered:
         built.tools.append(ReadUrl(web))
-    if "lookup_reference" in offered and web.reference_dir is not None:
-        archive = ReferenceArchive(web.reference_dir, max_file_bytes=web.reference_max_file_bytes)
-        built.tools.append(LookupReference(archive))
+    if "lookup_reference" in offered:
+        archives: list[Archive] = []
+        if web.reference_dir is not None:
+            archives.append(
+                ReferenceArchive(web.reference_dir, max_file_bytes=web.reference_max_file_bytes)
+            )
+        if web.reference_zim is not None:
+            from activities.tools.web.zim import ZimArchive
+
+            archives.append(ZimArchive(web.reference_zim))
+        built.tools.append(LookupReference(*archives))
     if WEB_SEARCH in offered:
         built.provider_tools.append(web_search_spec(web.search_max_uses))
     return built

@@ -12,6 +12,7 @@ import asyncio
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Protocol
 
 import trafilatura
 from pydantic import Field
@@ -103,6 +104,14 @@ class ReferenceArchive:
         return [ReferenceHit(path=p, title=t, excerpt=e) for p, t, e in rows]
 
 
+class Archive(Protocol):
+    """A searchable reference archive: a folder of documents or a ZIM file."""
+
+    def search(self, query: str, *, limit: int = 5) -> list[ReferenceHit]:
+        """The best ``limit`` hits for ``query``."""
+        ...
+
+
 class LookupReferenceInput(ToolInput):
     """Input of ``lookup_reference``."""
 
@@ -121,10 +130,12 @@ class LookupReference(Tool):
     input_model = LookupReferenceInput
     output_model = ReferenceResult
 
-    def __init__(self, archive: ReferenceArchive):
-        self._archive = archive
+    def __init__(self, *archives: Archive):
+        self._archives = archives
 
     async def run(self, call: ToolRun, args: LookupReferenceInput) -> ReferenceResult:
-        """Search on a thread: the first search (or one after a change) builds the index."""
-        hits = await asyncio.to_thread(self._archive.search, args.query, limit=args.limit)
-        return ReferenceResult(hits=hits)
+        """Search each archive on a thread (a folder's first search builds its index)."""
+        found = await asyncio.gather(
+            *(asyncio.to_thread(a.search, args.query, limit=args.limit) for a in self._archives)
+        )
+        return ReferenceResult(hits=[hit for hits in found for hit in hits][: args.limit])
