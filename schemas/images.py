@@ -43,6 +43,11 @@ class RenderInput(Wire):
     prompt: str = Field(min_length=1, max_length=4000)
     channel: ChannelRef = Field(description="Where the image is delivered.")
     activation_id: Ulid = Field(description="The activation whose tool call started it.")
+    edit_of: list[Ulid] = Field(
+        default_factory=list,
+        max_length=4,
+        description="Earlier renders to refine (one) or composite (several); empty: draw anew.",
+    )
     attribution: Attribution = Field(
         default_factory=Attribution, description="The caller's, bound to the usage record."
     )
@@ -54,6 +59,7 @@ class RenderImageInput(Wire):
     render_id: Ulid
     agent: AgentHandle
     prompt: str
+    edit_of: list[Ulid] = Field(default_factory=list, max_length=4)
 
 
 class RenderResult(Wire):

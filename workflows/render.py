@@ -31,7 +31,12 @@ class RenderWorkflow:
         try:
             result = await workflow.execute_activity_method(
                 ImageActivities.render,
-                RenderImageInput(render_id=data.render_id, agent=data.agent, prompt=data.prompt),
+                RenderImageInput(
+                    render_id=data.render_id,
+                    agent=data.agent,
+                    prompt=data.prompt,
+                    edit_of=data.edit_of,
+                ),
                 **summarized(IMAGE_RENDER, "render the image"),
             )
         except ActivityError as err:

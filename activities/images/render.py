@@ -1,4 +1,4 @@
-"""The render activities: draw through an OpenAI-compatible images endpoint, keep, deliver.
+"""The render activities: draw (or edit) through an OpenAI-compatible images endpoint.
 
 A render is stored as ``home/images/{agent}/{render_id}.png``; that path is its retrievable
 reference. The file is written once per render ID, so a retried activity does not draw (or
@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import openai
 from openai import AsyncOpenAI
+from openai.types import ImagesResponse
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
@@ -80,16 +81,16 @@ class ImageActivities:
         path = image_path(self._root, data.agent, data.render_id)
         if path.exists():  # a retry after the file was kept: nothing to draw or bill again
             return RenderResult(render_id=data.render_id, status="done", reference=str(path))
+        sources = [image_path(self._root, data.agent, source) for source in data.edit_of]
+        for source in sources:
+            if not source.is_file():
+                raise ApplicationError(
+                    f"there is no render {source.stem} to edit", type="ImageRefused"
+                )
         started = time.monotonic()
         client = self._client()
         try:
-            response = await client.images.generate(
-                model=self._settings.model,
-                prompt=data.prompt,
-                size=self._settings.size,
-                n=1,
-                response_format="b64_json",
-            )
+            response = await self._draw(client, data.prompt, sources)
         except openai.APIStatusError as err:
             if 400 <= err.status_code < 500 and err.status_code not in (408, 429):
                 raise ApplicationError(
@@ -120,6 +121,26 @@ class ImageActivities:
             ),
         )
         return RenderResult(render_id=data.render_id, status="done", reference=str(path))
+
+    async def _draw(self, client: AsyncOpenAI, prompt: str, sources: list[Path]) -> ImagesResponse:
+        if not sources:
+            return await client.images.generate(
+                model=self._settings.model,
+                prompt=prompt,
+                size=self._settings.size,
+                n=1,
+                response_format="b64_json",
+            )
+        images = [
+            (path.name, await asyncio.to_thread(path.read_bytes), "image/png") for path in sources
+        ]
+        return await client.images.edit(
+            model=self._settings.model,
+            image=images,
+            prompt=prompt,
+            size=self._settings.size,
+            n=1,
+        )
 
     @activity.defn(name="images.deliver")
     async def deliver(self, data: DeliverRenderInput) -> bool:

@@ -63,7 +63,7 @@ def _builtin(settings: Settings) -> list[ToolAvailability]:
     rows = [ToolAvailability(name=n, source="built-in", available=True) for n in sorted(names)]
     images = _optional("activities.tools.builtin.images")
     if images is not None:
-        rows.append(images.image_availability(settings))
+        rows += images.image_availability(settings)
     return rows
 
 

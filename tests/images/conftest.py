@@ -25,7 +25,8 @@ PNG = base64.b64decode(
 
 
 class ImagesServer:
-    """``POST /v1/images/generations`` answering a PNG, or the status the test sets."""
+    """``POST /v1/images/generations`` and ``/v1/images/edits`` answering a PNG, or the status
+    the test sets. An edit's multipart form is kept raw, with its path."""
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
@@ -34,9 +35,12 @@ class ImagesServer:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append(body)
-                if self.path != "/v1/images/generations":
+                raw = self.rfile.read(int(self.headers["Content-Length"]))
+                if self.path == "/v1/images/edits":
+                    outer.requests.append({"path": self.path, "form": raw})
+                else:
+                    outer.requests.append({"path": self.path, **json.loads(raw)})
+                if self.path not in ("/v1/images/generations", "/v1/images/edits"):
                     self._reply(404, {"error": {"message": "no such route"}})
                 elif outer.fail_with is not None:
                     self._reply(outer.fail_with, {"error": {"message": "the renderer broke"}})

@@ -11,7 +11,7 @@ from sqlmodel import col, select
 from temporalio.client import Client, WorkflowHandle, WorkflowHistory
 
 from activities.gateway.providers.scripted import ScriptRule, ScriptToolCall
-from activities.tools.builtin.images import TOOL_NAME
+from activities.tools.builtin.images import EDIT_TOOL_NAME, TOOL_NAME
 from contract import names
 from schemas.events import Outcome
 from schemas.images import RenderResult
@@ -35,6 +35,11 @@ def rules() -> list[ScriptRule]:
             tool_calls=[
                 ScriptToolCall(name=TOOL_NAME, arguments={"prompt": "A lighthouse at dusk."})
             ],
+        ),
+        ScriptRule(
+            task="respond",
+            match="brighter",
+            tool_calls=[ScriptToolCall(name=EDIT_TOOL_NAME, arguments={"prompt": "Brighter."})],
         ),
         ScriptRule(task="respond", match="did it come", reply="You said: {last}"),
     ]
@@ -137,6 +142,39 @@ async def test_a_refused_request_is_not_retried(
 
     assert result.status == "failed" and "refused" in (result.error or "")
     assert len(images_server.requests) == 1
+
+
+async def test_the_most_recent_image_is_refined_through_the_edits_endpoint(
+    client: Client, stack: Stack, images_server: ImagesServer, tmp_path: Path
+) -> None:
+    meter = RecordingMeter()
+    async with images_worker(
+        client, stack, images_server, tmp_path, rules=rules(), meters=[meter]
+    ) as h:
+        agent = (await h.create_agent()).handle
+        early = await h.say(agent, "Please make it brighter.")  # nothing to edit yet
+        assert early.marker is not None
+        [refused] = await tool_calls(h, str(early.marker.activation_id))
+        assert refused.is_error and "no image to edit yet" in str(refused.result)
+
+        _, first, _ = await _render(h, agent)
+        receipt = await h.say(agent, "Now make it brighter.")
+        assert receipt.marker is not None
+        [call] = await tool_calls(h, str(receipt.marker.activation_id))
+        handle = client.get_workflow_handle(
+            names.render_workflow_id(call.id), result_type=RenderResult
+        )
+        edited = await handle.result()
+
+        assert edited.status == "done" and edited.reference != first.reference
+        edit = images_server.requests[-1]
+        assert edit["path"] == "/v1/images/edits"
+        assert b"Brighter." in edit["form"] and PNG in edit["form"]  # the earlier render went up
+        assert f"{first.render_id}.png".encode() in edit["form"]
+        assert len([r for r in meter.records if r.stage == "image"]) == 2
+        [_, message] = await unprompted(h, agent)
+        assert str(edited.reference) in message.text
+        assert "image edit" in (await (await handle.describe()).static_summary() or "")
 
 
 async def test_the_recorded_render_history_replays(client: Client) -> None:

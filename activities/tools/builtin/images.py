@@ -7,7 +7,9 @@ agent's next turn) when it is done. Absent unless an images endpoint is configur
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 from temporalio import activity
@@ -17,11 +19,13 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.registry import Tool, ToolError, ToolInput, ToolRun
 from contract import attribution, names
+from schemas.ids import Ulid
 from schemas.images import RenderInput
 from schemas.settings import Settings
 from schemas.web import ToolAvailability
 
 TOOL_NAME = "generate_image"
+EDIT_TOOL_NAME = "edit_image"
 
 
 class GenerateImageInput(ToolInput):
@@ -45,6 +49,56 @@ class RenderStarted(BaseModel):
     )
 
 
+class EditImageInput(ToolInput):
+    """Input of ``edit_image``."""
+
+    prompt: str = Field(
+        min_length=1, max_length=4000, description="What to change, or how to combine them."
+    )
+    render_ids: list[Ulid] = Field(
+        default_factory=list,
+        max_length=4,
+        description="Renders to refine (one) or composite (several), by the IDs their "
+        "messages carry; empty: the most recent one.",
+    )
+
+
+async def start_render(
+    client: Client, call: ToolRun, prompt: str, edit_of: list[str] | None = None
+) -> RenderStarted:
+    """Start ``render/{call id}`` (once per stored call: a retried call finds it started)."""
+    if not call.call_id:
+        raise ToolError("an image tool needs a stored tool call")
+    context = call.context
+    render = RenderInput(
+        render_id=call.call_id,
+        agent=context.agent,
+        prompt=prompt,
+        channel=context.channel,
+        activation_id=context.activation_id,
+        edit_of=edit_of or [],
+        attribution=attribution.current(),
+    )
+    queue = activity.info().task_queue if activity.in_activity() else names.TASK_QUEUE
+    kind = "image edit" if render.edit_of else "image"
+    with contextlib.suppress(WorkflowAlreadyStartedError):
+        await client.start_workflow(
+            names.RENDER_WORKFLOW,
+            render,
+            id=names.render_workflow_id(render.render_id),
+            task_queue=queue,
+            search_attributes=names.search_attributes(
+                agent=context.agent,
+                channel=context.channel.key,
+                conversation=context.conversation_id,
+                trigger="render",
+            ),
+            static_summary=f"{kind} for {context.agent}: {prompt[:80]}",
+            static_details=prompt,
+        )
+    return RenderStarted(render_id=render.render_id)
+
+
 class GenerateImage(Tool):
     """Start a render and return at once."""
 
@@ -60,50 +114,55 @@ class GenerateImage(Tool):
         self._client = client
 
     async def run(self, call: ToolRun, args: GenerateImageInput) -> RenderStarted:
-        """Start the render (once per stored call: a retried call finds it started)."""
-        if not call.call_id:
-            raise ToolError("generate_image needs a stored tool call")
-        context = call.context
-        render = RenderInput(
-            render_id=call.call_id,
-            agent=context.agent,
-            prompt=args.prompt,
-            channel=context.channel,
-            activation_id=context.activation_id,
-            attribution=attribution.current(),
-        )
-        queue = activity.info().task_queue if activity.in_activity() else names.TASK_QUEUE
-        with contextlib.suppress(WorkflowAlreadyStartedError):
-            await self._client.start_workflow(
-                names.RENDER_WORKFLOW,
-                render,
-                id=names.render_workflow_id(render.render_id),
-                task_queue=queue,
-                search_attributes=names.search_attributes(
-                    agent=context.agent,
-                    channel=context.channel.key,
-                    conversation=context.conversation_id,
-                    trigger="render",
-                ),
-                static_summary=f"image for {context.agent}: {args.prompt[:80]}",
-                static_details=args.prompt,
-            )
-        return RenderStarted(render_id=render.render_id)
+        """Start the render."""
+        return await start_render(self._client, call, args.prompt)
 
 
-def image_availability(settings: Settings) -> ToolAvailability:
-    """Whether ``generate_image`` is offered, and why not."""
-    configured = settings.images.base_url is not None
-    return ToolAvailability(
-        name=TOOL_NAME,
-        source="built-in",
-        available=configured,
-        reason="" if configured else "no images endpoint (PERSYN_IMAGES__BASE_URL)",
+class EditImage(Tool):
+    """Refine the most recent render, or composite several, and return at once."""
+
+    name = EDIT_TOOL_NAME
+    description = (
+        "Refine your most recent image (or the ones you name) from a description of the "
+        "change, or composite several into one. Returns at once; the result arrives in this "
+        "conversation when it is ready."
     )
+    input_model = EditImageInput
+    output_model = RenderStarted
+
+    def __init__(self, client: Client, root: Path) -> None:
+        self._client = client
+        self._root = root
+
+    async def run(self, call: ToolRun, args: EditImageInput) -> RenderStarted:
+        """Resolve "the most recent" now, so the render input names its sources."""
+        sources = list(args.render_ids)
+        if not sources:
+            latest = await asyncio.to_thread(_latest_render, self._root / call.context.agent)
+            if latest is None:
+                raise ToolError("there is no image to edit yet: make one with generate_image")
+            sources = [latest]
+        return await start_render(self._client, call, args.prompt, sources)
+
+
+def _latest_render(folder: Path) -> str | None:
+    # Render IDs are ULIDs, so the greatest name is the newest render.
+    names_ = sorted(p.stem for p in folder.glob("*.png")) if folder.is_dir() else []
+    return names_[-1] if names_ else None
+
+
+def image_availability(settings: Settings) -> list[ToolAvailability]:
+    """Whether the image tools are offered, and why not."""
+    configured = settings.images.base_url is not None
+    reason = "" if configured else "no images endpoint (PERSYN_IMAGES__BASE_URL)"
+    return [
+        ToolAvailability(name=name, source="built-in", available=configured, reason=reason)
+        for name in (EDIT_TOOL_NAME, TOOL_NAME)
+    ]
 
 
 def image_tools(deps: ToolDeps) -> list[Tool]:
-    """``generate_image`` when an endpoint is configured and a Temporal client is there."""
-    if deps.client is None or not image_availability(deps.settings).available:
+    """The image tools, when an endpoint is configured and a Temporal client is there."""
+    if deps.client is None or deps.settings.images.base_url is None:
         return []
-    return [GenerateImage(deps.client)]
+    return [GenerateImage(deps.client), EditImage(deps.client, deps.settings.home / "images")]
