@@ -38,6 +38,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, b"x" * 3_000_000, "text/plain")
         elif self.path == "/hang":
             self.release.wait(30)  # held until the test ends: never answers in time
+        elif self.path == "/host":
+            self._send(200, f"Host header: {self.headers['Host']}".encode(), "text/plain")
         elif self.path == "/binary":
             self._send(200, b"\x89PNG....", "image/png")
         else:

@@ -31,6 +31,15 @@ async def test_a_redirect_is_followed_to_its_target(site: str) -> None:
     assert "fourteen metres" in result.text
 
 
+async def test_the_checked_address_is_connected_to_under_the_name_asked_for(site: str) -> None:
+    # The connection goes to the resolved address, and the server still sees the name.
+    port = site.rsplit(":", 1)[1]
+    result: ReadUrlResult = await call(ReadUrl(LOCAL), url=f"http://localhost:{port}/host")
+
+    assert result.text == f"Host header: localhost:{port}"
+    assert result.url == f"http://localhost:{port}/host"
+
+
 async def test_loopback_is_refused_by_default(site: str) -> None:
     with pytest.raises(ToolError, match=r"127\.0\.0\.1.*PERSYN_WEB__ALLOW_PRIVATE"):
         await call(ReadUrl(WebSettings()), url=f"{site}/article")

@@ -14,7 +14,7 @@ from urllib.parse import urljoin
 
 import httpx
 
-from activities.tools.web.guard import Target, UrlRefusedError, parse, resolve
+from activities.tools.web.guard import IPAddress, Target, UrlRefusedError, parse, resolve
 from schemas.web import WebSettings
 
 _REDIRECTS = {301, 302, 303, 307, 308}
@@ -35,9 +35,9 @@ class Page:
     truncated: bool
 
 
-def _pinned_url(target: Target) -> str:
-    host = str(target.address)
-    if isinstance(target.address, ipaddress.IPv6Address):
+def _pinned_url(target: Target, address: IPAddress) -> str:
+    host = str(address)
+    if isinstance(address, ipaddress.IPv6Address):
         host = f"[{host}]"
     path = target.url.path or "/"
     query = f"?{target.url.query}" if target.url.query else ""
@@ -58,16 +58,28 @@ async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, boo
     return bytes(body), False
 
 
-async def _fetch(client: httpx.AsyncClient, url: str, settings: WebSettings) -> Page:
-    for _ in range(settings.max_redirects + 1):
-        target = await resolve(parse(url), allow_private=settings.allow_private)
+async def _connect(client: httpx.AsyncClient, target: Target) -> httpx.Response:
+    """Send the GET to each checked address in turn until one accepts the connection."""
+    failure: httpx.ConnectError | None = None
+    for address in target.addresses:
         request = client.build_request(
             "GET",
-            _pinned_url(target),
+            _pinned_url(target, address),
             headers={"Host": _host_header(target)},
             extensions={"sni_hostname": target.host} if target.url.scheme == "https" else {},
         )
-        response = await client.send(request, stream=True)
+        try:
+            return await client.send(request, stream=True)
+        except httpx.ConnectError as err:
+            failure = err
+    assert failure is not None  # resolve() never returns a target without addresses
+    raise failure
+
+
+async def _fetch(client: httpx.AsyncClient, url: str, settings: WebSettings) -> Page:
+    for _ in range(settings.max_redirects + 1):
+        target = await resolve(parse(url), allow_private=settings.allow_private)
+        response = await _connect(client, target)
         try:
             if response.status_code in _REDIRECTS and "location" in response.headers:
                 url = urljoin(url, response.headers["location"])

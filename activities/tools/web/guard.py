@@ -22,12 +22,12 @@ class UrlRefusedError(Exception):
 
 @dataclass(frozen=True)
 class Target:
-    """One hop: the URL as given and the address to connect to."""
+    """One hop: the URL as given and the addresses it may connect to, in resolver order."""
 
     url: SplitResult
     host: str
     port: int
-    address: IPAddress
+    addresses: tuple[IPAddress, ...]
 
 
 def parse(url: str) -> SplitResult:
@@ -58,7 +58,7 @@ def _is_global(address: IPAddress) -> bool:
 
 
 async def resolve(url: SplitResult, *, allow_private: bool) -> Target:
-    """Resolve ``url``'s host and pick an address every check passed.
+    """Resolve ``url``'s host to addresses that every check passed.
 
     All of the host's addresses must be global (unless ``allow_private``): a name that
     resolves to a public and a private address is refused rather than tried in turn.
@@ -74,7 +74,8 @@ async def resolve(url: SplitResult, *, allow_private: bool) -> Target:
         )
     except socket.gaierror as err:
         raise UrlRefusedError(f"{host} does not resolve ({err.strerror})") from None
-    addresses = [ipaddress.ip_address(info[4][0]) for info in infos]
+    # Without duplicates, in the resolver's order of preference.
+    addresses = list(dict.fromkeys(ipaddress.ip_address(info[4][0]) for info in infos))
     if not addresses:
         raise UrlRefusedError(f"{host} does not resolve")
     if not allow_private:
@@ -84,4 +85,4 @@ async def resolve(url: SplitResult, *, allow_private: bool) -> Target:
                     f"{host} resolves to {address}, a loopback, private or otherwise "
                     "non-public address; set PERSYN_WEB__ALLOW_PRIVATE=true to allow it"
                 )
-    return Target(url=url, host=host, port=port, address=addresses[0])
+    return Target(url=url, host=host, port=port, addresses=tuple(addresses))
