@@ -3,8 +3,10 @@ provider's wire server advertises it (Anthropic) or leaves it out (OpenAI Chat C
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,3 +92,21 @@ def test_each_group_says_whether_it_is_offered_and_why_not(tmp_path: Path) -> No
     gone = {a.name: a for a in availability(Settings(home=tmp_path, web=missing))}
     assert "does not exist" in gone["lookup_reference"].reason
     assert [t.name for t in build_web(Settings(home=tmp_path, web=missing)).tools] == ["read_url"]
+
+
+def test_a_missing_extractor_leaves_its_tools_absent_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = importlib.util.find_spec
+
+    def without_trafilatura(name: str, *args: Any) -> Any:
+        return None if name == "trafilatura" else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", without_trafilatura)
+    settings = Settings(home=tmp_path, web=WebSettings(reference_dir=tmp_path, search=True))
+
+    rows = {a.name: a for a in availability(settings)}
+    assert rows["read_url"].reason == "trafilatura is not installed (pip install trafilatura)"
+    assert not rows["lookup_reference"].available
+    web = build_web(settings)
+    assert web.tools == [] and [s.name for s in web.provider_tools] == ["web_search"]

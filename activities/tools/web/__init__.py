@@ -6,8 +6,9 @@ says, for ``persyn tools list``, which are offered and why any is not.
 
 from __future__ import annotations
 
+import importlib.util
+import logging
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from activities.tools.registry import Tool
 from schemas.models import ProviderName, ToolExecutor, ToolSpec
@@ -16,6 +17,8 @@ from schemas.web import ToolAvailability
 
 WEB_SEARCH = "web_search"
 _ANTHROPIC_SEARCH_TYPE = "web_search_20250305"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -45,12 +48,11 @@ def web_search_spec(max_uses: int) -> ToolSpec:
 def availability(settings: Settings) -> list[ToolAvailability]:
     """Each web tool, whether it is offered, and why not."""
     web = settings.web
+    extractor = _missing("trafilatura")
+    read_reason = "off (PERSYN_WEB__READ_URL=false)" if not web.read_url else extractor
     out = [
         ToolAvailability(
-            name="read_url",
-            source="built-in",
-            available=web.read_url,
-            reason="" if web.read_url else "off (PERSYN_WEB__READ_URL=false)",
+            name="read_url", source="built-in", available=not read_reason, reason=read_reason
         ),
         ToolAvailability(
             name=WEB_SEARCH,
@@ -66,7 +68,7 @@ def availability(settings: Settings) -> list[ToolAvailability]:
     elif web.reference_zim is not None and not web.reference_zim.is_file():
         reason = f"ZIM file {web.reference_zim} does not exist"
     else:
-        reason = _zim_reason(web.reference_zim)
+        reason = extractor or (_missing("libzim") if web.reference_zim is not None else "")
     out.append(
         ToolAvailability(
             name="lookup_reference", source="built-in", available=not reason, reason=reason
@@ -75,38 +77,43 @@ def availability(settings: Settings) -> list[ToolAvailability]:
     return out
 
 
-def _zim_reason(zim: Path | None) -> str:
-    if zim is None:
-        return ""
-    try:
-        import libzim  # noqa: F401 - only whether it is installed
-    except ImportError:
-        return "libzim is not installed (pip install libzim) to read the ZIM file"
+def _missing(package: str) -> str:
+    """Why a tool needing ``package`` is absent when it is not installed, else nothing."""
+    if importlib.util.find_spec(package) is None:
+        return f"{package} is not installed (pip install {package})"
     return ""
 
 
 def build_web(settings: Settings) -> WebTools:
     """The web tools the settings switch on; an unusable one is left out with its reason."""
-    # Imported here: trafilatura and its parsers load only when a web tool is offered.
-    from activities.tools.web.read_url import ReadUrl
+    web = settings.web
+    built = WebTools()
+    for row in availability(settings):
+        if not row.available:
+            log.info("%s absent: %s", row.name, row.reason)
+        elif row.name == "read_url":
+            # Imported only when offered: trafilatura and its parsers are heavy.
+            from activities.tools.web.read_url import ReadUrl
+
+            built.tools.append(ReadUrl(web))
+        elif row.name == "lookup_reference":
+            built.tools.append(_lookup_reference(settings))
+        elif row.name == WEB_SEARCH:
+            built.provider_tools.append(web_search_spec(web.search_max_uses))
+    return built
+
+
+def _lookup_reference(settings: Settings) -> Tool:
     from activities.tools.web.reference import Archive, LookupReference, ReferenceArchive
 
     web = settings.web
-    offered = {a.name for a in availability(settings) if a.available}
-    built = WebTools()
-    if "read_url" in offered:
-        built.tools.append(ReadUrl(web))
-    if "lookup_reference" in offered:
-        archives: list[Archive] = []
-        if web.reference_dir is not None:
-            archives.append(
-                ReferenceArchive(web.reference_dir, max_file_bytes=web.reference_max_file_bytes)
-            )
-        if web.reference_zim is not None:
-            from activities.tools.web.zim import ZimArchive
+    archives: list[Archive] = []
+    if web.reference_dir is not None:
+        archives.append(
+            ReferenceArchive(web.reference_dir, max_file_bytes=web.reference_max_file_bytes)
+        )
+    if web.reference_zim is not None:
+        from activities.tools.web.zim import ZimArchive
 
-            archives.append(ZimArchive(web.reference_zim))
-        built.tools.append(LookupReference(*archives))
-    if WEB_SEARCH in offered:
-        built.provider_tools.append(web_search_spec(web.search_max_uses))
-    return built
+        archives.append(ZimArchive(web.reference_zim))
+    return LookupReference(*archives)
