@@ -36,6 +36,7 @@ from store.queries.contacts import send_unprompted
 from store.tables.columns import utcnow
 
 STAGE = "image"
+MAX_IMAGE_BYTES = 50_000_000
 
 
 def image_path(root: Path, agent: str, render_id: str) -> Path:
@@ -103,10 +104,8 @@ class ImageActivities:
             raise ApplicationError(f"the images endpoint did not answer: {err}") from None
         finally:
             await client.close()
-        encoded = response.data[0].b64_json if response.data else None
-        if not encoded:
-            raise ApplicationError("the images endpoint returned no image", type="ImageRefused")
-        await asyncio.to_thread(_keep, path, base64.b64decode(encoded))
+        image = await self._image_of(response)
+        await asyncio.to_thread(_keep, path, image)
         emit_work(
             self._meters,
             work_record(
@@ -121,6 +120,29 @@ class ImageActivities:
             ),
         )
         return RenderResult(render_id=data.render_id, status="done", reference=str(path))
+
+    async def _image_of(self, response: ImagesResponse) -> bytes:
+        """The image's bytes: inline, or (servers that ignore ``b64_json``) from its URL."""
+        first = response.data[0] if response.data else None
+        if first is not None and first.b64_json:
+            return base64.b64decode(first.b64_json)
+        if first is None or not first.url:
+            raise ApplicationError("the images endpoint returned no image", type="ImageRefused")
+        # The URL comes from the endpoint the operator configured, not from the model.
+        body = bytearray()
+        try:
+            async with (
+                httpx.AsyncClient(timeout=self._settings.timeout_seconds) as http,
+                http.stream("GET", first.url) as got,
+            ):
+                got.raise_for_status()
+                async for chunk in got.aiter_bytes():
+                    body += chunk
+                    if len(body) > MAX_IMAGE_BYTES:
+                        raise ApplicationError("the image is over 50 MB", type="ImageRefused")
+        except httpx.HTTPError as err:
+            raise ApplicationError(f"could not fetch the rendered image: {err}") from None
+        return bytes(body)
 
     async def _draw(self, client: AsyncOpenAI, prompt: str, sources: list[Path]) -> ImagesResponse:
         if not sources:

@@ -31,6 +31,8 @@ class ImagesServer:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.fail_with: int | None = None
+        self.answer_with_url = False
+        """Answer with a link to the image (as some servers do) instead of inline base64."""
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -44,9 +46,19 @@ class ImagesServer:
                     self._reply(404, {"error": {"message": "no such route"}})
                 elif outer.fail_with is not None:
                     self._reply(outer.fail_with, {"error": {"message": "the renderer broke"}})
+                elif outer.answer_with_url:
+                    link = f"{outer.url}/files/render.png"
+                    self._reply(200, {"created": 1, "data": [{"url": link}]})
                 else:
                     encoded = base64.b64encode(PNG).decode()
                     self._reply(200, {"created": 1, "data": [{"b64_json": encoded}]})
+
+            def do_GET(self) -> None:
+                self.send_response(200 if self.path == "/v1/files/render.png" else 404)
+                self.send_header("Content-Type", "image/png")
+                self.send_header("Content-Length", str(len(PNG)))
+                self.end_headers()
+                self.wfile.write(PNG)
 
             def _reply(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()

@@ -132,6 +132,18 @@ async def test_an_endpoint_returning_500_is_retried_then_reported_to_the_convers
         assert not (tmp_path / "images" / agent).exists()
 
 
+async def test_an_image_answered_as_a_link_is_fetched_and_kept(
+    client: Client, stack: Stack, images_server: ImagesServer, tmp_path: Path
+) -> None:
+    images_server.answer_with_url = True
+    async with images_worker(client, stack, images_server, tmp_path, rules=rules()) as h:
+        agent = (await h.create_agent()).handle
+        _, result, _ = await _render(h, agent)
+
+    assert result.status == "done" and result.reference is not None
+    assert await asyncio.to_thread(Path(result.reference).read_bytes) == PNG
+
+
 async def test_a_refused_request_is_not_retried(
     client: Client, stack: Stack, images_server: ImagesServer, tmp_path: Path
 ) -> None:
