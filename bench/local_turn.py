@@ -212,6 +212,9 @@ async def main(model: str, count: int, keep: bool) -> None:
                 "PERSYN_PROVIDER": "local",
                 "PERSYN_LOCAL_MODEL_PORT": str(server.port),
                 "PERSYN_LOCAL_MODEL_PATH": str(path),
+                # Workflow modules imported once at start: a checkout edited while the
+                # benchmark runs cannot break the worker mid-run.
+                "PERSYN_WORKFLOW_SANDBOX": "false",
             }
             db = Database(stack.dsn)
             handle = f"ava-{uuid.uuid4().hex[:6]}"
@@ -250,8 +253,9 @@ def report(model: str, path: Path, turns: list[Turn], raw: Raw, keep: bool) -> N
     quoted = [t for t in turns if t.outcome is Outcome.SPOKE][:3]
     lines = [
         f"Model: `{path.name}` ({model}), llama.cpp server in its own process, local call plan "
-        "(respond <= 160 tokens, temperature 0.7, top-p 0.9, repeat penalty 1.3, critique and "
-        "refinement skipped), real worker and pipeline, one conversation, streamed.",
+        "(respond <= 160 tokens from a prompt of <= 1,536, temperature 0.7, top-p 0.9, repeat "
+        "penalty 1.3, echoes of the last 3 replies cut; critique, refinement and the decide "
+        "judgment skipped), real worker (sandbox off) and pipeline, one conversation, streamed.",
         "",
         "| measure | p50 | p95 | target |",
         "|---|---|---|---|",
