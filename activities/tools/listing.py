@@ -14,13 +14,15 @@ from types import ModuleType
 
 from pydantic import TypeAdapter
 
+from activities.gateway.providers.openai_tools import WEB_SEARCH_OPTIONS
 from activities.gateway.registry import ModelRegistry
 from activities.tools.builtin import build_registry
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.registry import Tool
 from activities.tools.web import availability as web_availability
+from activities.tools.web import web_search_specs
 from schemas.ids import AgentHandle
-from schemas.models import ProviderName, TaskType
+from schemas.models import ModelBinding, ProviderName, TaskType
 from schemas.settings import Settings
 from schemas.web import ToolAvailability
 from store.db import Database
@@ -118,20 +120,29 @@ async def _servers(settings: Settings) -> list[ToolAvailability]:
     return out
 
 
-def _for_model(rows: list[ToolAvailability], provider: ProviderName) -> list[ToolAvailability]:
+def _offered(name: str, binding: ModelBinding) -> str:
+    """Why the provider tool ``name`` is not offered to ``binding``'s model, or nothing."""
+    spec = next((s for s in web_search_specs(1) if s.name == name), None)
+    if spec is None or spec.provider is not binding.provider:
+        return f"not offered to {binding.provider} models"
+    if spec.provider_type == WEB_SEARCH_OPTIONS and "search" not in binding.model:
+        return f"{binding.model} is not an OpenAI search model"
+    return ""
+
+
+def _for_model(rows: list[ToolAvailability], binding: ModelBinding) -> list[ToolAvailability]:
     """What the agent's reply model can actually be offered."""
-    if provider is ProviderName.LOCAL:
+    if binding.provider is ProviderName.LOCAL:
         reason = "the local model is offered no tools"
         return [
             r.model_copy(update={"available": False, "reason": reason}) if r.available else r
             for r in rows
         ]
-    return [
-        r.model_copy(update={"available": False, "reason": f"not offered to {provider} models"})
-        if r.source == "provider" and r.available and provider is not ProviderName.ANTHROPIC
-        else r
-        for r in rows
-    ]
+    out = []
+    for row in rows:
+        why = _offered(row.name, binding) if row.source == "provider" and row.available else ""
+        out.append(row.model_copy(update={"available": False, "reason": why}) if why else row)
+    return out
 
 
 async def list_tools(settings: Settings, agent: str) -> list[ToolAvailability]:
@@ -148,6 +159,5 @@ async def list_tools(settings: Settings, agent: str) -> list[ToolAvailability]:
         *_skills(settings, agent),
         *await _servers(settings),
     ]
-    provider = ModelRegistry.from_settings(settings).bindings[TaskType.RESPOND].provider
-    rows = _for_model(rows, provider)
+    rows = _for_model(rows, ModelRegistry.from_settings(settings).bindings[TaskType.RESPOND])
     return sorted(rows, key=lambda r: (r.source != "built-in", r.source, r.name))

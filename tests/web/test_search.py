@@ -65,19 +65,26 @@ async def test_off_by_default_nothing_is_advertised(
     assert "web_search" not in [t.get("name") for t in fake.requests[0].body.get("tools", [])]
 
 
-async def test_openai_chat_completions_is_not_sent_a_tool_it_cannot_run(
-    tmp_path: Path, fake: FakeProviderServer
+@pytest.mark.parametrize(
+    ("model", "sent"),
+    [("gpt-4o-search-preview", {"search_context_size": "medium"}), ("gpt-4o", None)],
+)
+async def test_openai_search_models_get_the_search_option_and_other_models_nothing(
+    tmp_path: Path, fake: FakeProviderServer, model: str, sent: dict[str, str] | None
 ) -> None:
     settings = Settings(home=tmp_path, web=WebSettings(search=True))
     provider = OpenAIProvider("test-key", fake.openai_url, timeout_seconds=5.0)
     try:
         specs = _registry(settings).specs(ProviderName.OPENAI)
-        await provider.complete(request(tools=specs), binding(ProviderName.OPENAI))
+        await provider.complete(request(tools=specs), binding(ProviderName.OPENAI, model))
     finally:
         await provider.aclose()
 
-    names = [t["function"]["name"] for t in fake.requests[0].body.get("tools", [])]
-    assert "read_url" in names and "web_search" not in names
+    body = fake.requests[0].body
+    names = [t["function"]["name"] for t in body.get("tools", [])]
+    # Chat Completions runs no tools: search is never advertised as one, only as the option.
+    assert "read_url" in names and not {"web_search", "openai_web_search"} & set(names)
+    assert body.get("web_search_options") == sent
 
 
 def test_each_group_says_whether_it_is_offered_and_why_not(tmp_path: Path) -> None:
@@ -86,6 +93,7 @@ def test_each_group_says_whether_it_is_offered_and_why_not(tmp_path: Path) -> No
     }
     assert not off["read_url"].available and "PERSYN_WEB__READ_URL" in off["read_url"].reason
     assert not off["web_search"].available and off["web_search"].source == "provider"
+    assert "PERSYN_WEB__SEARCH" in off["openai_web_search"].reason
     assert "PERSYN_WEB__REFERENCE_DIR" in off["lookup_reference"].reason
 
     missing = WebSettings(reference_dir=tmp_path / "nowhere")
@@ -109,4 +117,5 @@ def test_a_missing_extractor_leaves_its_tools_absent_with_the_reason(
     assert rows["read_url"].reason == "trafilatura is not installed (pip install trafilatura)"
     assert not rows["lookup_reference"].available
     web = build_web(settings)
-    assert web.tools == [] and [s.name for s in web.provider_tools] == ["web_search"]
+    assert web.tools == []
+    assert [s.name for s in web.provider_tools] == ["web_search", "openai_web_search"]

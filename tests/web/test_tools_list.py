@@ -53,6 +53,7 @@ def test_every_source_is_listed_with_its_availability(tmp_path: Path) -> None:
     assert rows["create_reminder"]["available"] and rows["read_url"]["available"]
     assert rows["lookup_reference"]["available"]
     assert rows["web_search"]["source"] == "provider" and rows["web_search"]["available"]
+    assert rows["openai_web_search"]["reason"] == "not offered to anthropic models"
     # No engine at that socket: the sandbox tool is there, unavailable, with the reason.
     assert rows["run_code"]["source"] == "sandbox" and not rows["run_code"]["available"]
     assert "Docker" in rows["run_code"]["reason"]

@@ -164,6 +164,9 @@ class OpenAIProvider(Provider):
             params["tools"] = tools
             if request.tool_choice == "none":
                 params["tool_choice"] = "none"
+        search = openai_tools.web_search_options(request.tools, binding.model)
+        if search is not None and request.response_schema is None:
+            params["web_search_options"] = search
         if request.response_schema is not None:
             params["response_format"] = self._response_format(request.response_schema)
         return params

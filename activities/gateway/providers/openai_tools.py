@@ -1,6 +1,8 @@
 """Tool use in OpenAI's Chat Completions format: ``tools``, ``tool_calls`` and ``tool`` messages.
 
-Chat Completions runs no tools itself, so provider-executed tools are never offered here.
+Chat Completions runs no tools itself, so provider-executed tools are never offered as tools;
+the one it has, web search, is a request option that only its dedicated search models take
+(:func:`web_search_options`).
 A model's arguments arrive as JSON text; text that is not a JSON object is kept as
 ``raw_arguments`` so the platform can tell the model what was wrong with it.
 """
@@ -33,6 +35,24 @@ def tools_param(tools: list[ToolSpec]) -> list[dict[str, Any]]:
         for tool in tools
         if tool.executor is ToolExecutor.PLATFORM
     ]
+
+
+WEB_SEARCH_OPTIONS = "web_search_options"
+"""The ``provider_type`` of a provider tool that stands for Chat Completions' web search."""
+
+
+def web_search_options(tools: list[ToolSpec], model: str) -> dict[str, Any] | None:
+    """The ``web_search_options`` parameter, when web search is offered and ``model`` takes it.
+
+    Only OpenAI's dedicated search models (``gpt-4o-search-preview``, ``gpt-5-search-api``,
+    ...) accept the option; any other model refuses a request carrying it, so it is left out.
+    """
+    if "search" not in model:
+        return None
+    for tool in tools:
+        if tool.executor is ToolExecutor.PROVIDER and tool.provider_type == WEB_SEARCH_OPTIONS:
+            return dict(tool.provider_config)
+    return None
 
 
 def _arguments_text(call: ToolCall) -> str:

@@ -10,12 +10,14 @@ import importlib.util
 import logging
 from dataclasses import dataclass, field
 
+from activities.gateway.providers.openai_tools import WEB_SEARCH_OPTIONS
 from activities.tools.registry import Tool
 from schemas.models import ProviderName, ToolExecutor, ToolSpec
 from schemas.settings import Settings
 from schemas.web import ToolAvailability
 
 WEB_SEARCH = "web_search"
+OPENAI_WEB_SEARCH = "openai_web_search"
 _ANTHROPIC_SEARCH_TYPE = "web_search_20250305"
 
 log = logging.getLogger(__name__)
@@ -29,20 +31,32 @@ class WebTools:
     provider_tools: list[ToolSpec] = field(default_factory=list)
 
 
-def web_search_spec(max_uses: int) -> ToolSpec:
-    """Anthropic's server-side web search, advertised to Anthropic only.
+def web_search_specs(max_uses: int) -> list[ToolSpec]:
+    """Web search as each provider runs it.
 
-    OpenAI's Chat Completions API, which the OpenAI adapter speaks, runs no tools itself, so
-    there is nothing to advertise to it.
+    Anthropic's is a server tool. OpenAI's Chat Completions (what the OpenAI adapter speaks)
+    has no server tools; its dedicated search models take a ``web_search_options`` request
+    option instead, which the adapter sends only to them.
     """
-    return ToolSpec(
-        name=WEB_SEARCH,
-        description="Search the web (run by the model provider, results returned inline).",
-        executor=ToolExecutor.PROVIDER,
-        provider=ProviderName.ANTHROPIC,
-        provider_type=_ANTHROPIC_SEARCH_TYPE,
-        provider_config={"max_uses": max_uses},
-    )
+    description = "Search the web (run by the model provider, results returned inline)."
+    return [
+        ToolSpec(
+            name=WEB_SEARCH,
+            description=description,
+            executor=ToolExecutor.PROVIDER,
+            provider=ProviderName.ANTHROPIC,
+            provider_type=_ANTHROPIC_SEARCH_TYPE,
+            provider_config={"max_uses": max_uses},
+        ),
+        ToolSpec(
+            name=OPENAI_WEB_SEARCH,
+            description=description,
+            executor=ToolExecutor.PROVIDER,
+            provider=ProviderName.OPENAI,
+            provider_type=WEB_SEARCH_OPTIONS,
+            provider_config={"search_context_size": "medium"},
+        ),
+    ]
 
 
 def availability(settings: Settings) -> list[ToolAvailability]:
@@ -59,6 +73,12 @@ def availability(settings: Settings) -> list[ToolAvailability]:
             source="provider",
             available=web.search,
             reason="Anthropic models only" if web.search else "off (PERSYN_WEB__SEARCH)",
+        ),
+        ToolAvailability(
+            name=OPENAI_WEB_SEARCH,
+            source="provider",
+            available=web.search,
+            reason="OpenAI search models only" if web.search else "off (PERSYN_WEB__SEARCH)",
         ),
     ]
     if web.reference_dir is None and web.reference_zim is None:
@@ -98,8 +118,10 @@ def build_web(settings: Settings) -> WebTools:
             built.tools.append(ReadUrl(web))
         elif row.name == "lookup_reference":
             built.tools.append(_lookup_reference(settings))
-        elif row.name == WEB_SEARCH:
-            built.provider_tools.append(web_search_spec(web.search_max_uses))
+        elif row.name in (WEB_SEARCH, OPENAI_WEB_SEARCH):
+            built.provider_tools += [
+                spec for spec in web_search_specs(web.search_max_uses) if spec.name == row.name
+            ]
     return built
 
 
