@@ -8,6 +8,7 @@ makes a missing engine a failure.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import tempfile
@@ -33,6 +34,8 @@ class DockerEngine:
 
     host: str
     image: str
+    runtimes: frozenset[str] = frozenset()
+    """Runtimes besides runc: ``runsc`` when gVisor is installed."""
 
 
 def missing(reason: str) -> None:
@@ -53,6 +56,8 @@ async def private_engine() -> AsyncIterator[DockerEngine]:
     # A short directory: the socket path must fit in a sockaddr_un (108 bytes).
     root = Path(tempfile.mkdtemp(prefix="pdk-", dir="/tmp"))
     host = f"unix://{root}/docker.sock"
+    config = root / "daemon.json"
+    config.write_text(json.dumps({"runtimes": _runtimes()}))
     with (root / "dockerd.log").open("wb") as log:
         process = await asyncio.create_subprocess_exec(
             str(binary),
@@ -62,6 +67,7 @@ async def private_engine() -> AsyncIterator[DockerEngine]:
             f"--data-root={root}/data",
             f"--exec-root={root}/exec",
             f"--pidfile={root}/dockerd.pid",
+            f"--config-file={config}",
             f"-H={host}",
             stdout=log,
             stderr=asyncio.subprocess.STDOUT,
@@ -69,7 +75,7 @@ async def private_engine() -> AsyncIterator[DockerEngine]:
     try:
         await until(lambda: _ready(host, process, root), timeout=30)
         await asyncio.to_thread(build_image, "busybox", TEST_IMAGE, docker_host=host)
-        yield DockerEngine(host=host, image=TEST_IMAGE)
+        yield DockerEngine(host=host, image=TEST_IMAGE, runtimes=frozenset(_runtimes()))
     finally:
         if process.returncode is None:
             process.terminate()
@@ -79,6 +85,14 @@ async def private_engine() -> AsyncIterator[DockerEngine]:
                 process.kill()
                 await process.wait()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _runtimes() -> dict[str, dict[str, object]]:
+    """gVisor, when installed; it must keep to its own network stack (see INFRA notes)."""
+    runsc = shutil.which("runsc")
+    if runsc is None:
+        return {}
+    return {"runsc": {"path": runsc, "runtimeArgs": ["--network=none"]}}
 
 
 def _ready(host: str, process: asyncio.subprocess.Process, root: Path) -> bool:

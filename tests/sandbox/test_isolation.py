@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import docker
@@ -149,3 +150,18 @@ async def test_a_100_mb_file_is_refused_on_read_and_cut_on_output(
     assert cat.truncated and len(cat.stdout.encode()) <= 10_000 * 3  # replacement chars
     with pytest.raises(FileTooLargeError):
         await provider.write_file(agent, "big-too.bin", b"x" * 1_000_001)
+
+
+async def test_the_runsc_runtime_runs_commands_in_gvisor(
+    make_provider: MakeProvider, agent: str, docker_engine: DockerEngine
+) -> None:
+    if "runsc" not in docker_engine.runtimes:
+        pytest.skip("gVisor test skipped: runsc is not installed (apt-get install runsc)")
+    provider = make_provider(runtime="runsc")
+    result = await provider.run(agent, "uname -r; id -u", timeout_seconds=20)
+    # gVisor answers system calls itself: the kernel the command sees is not the host's.
+    assert result.stdout.split() == [result.stdout.split()[0], "65534"], result
+    assert result.stdout.split()[0] != os.uname().release
+    slow = await provider.run(agent, "sleep 30", timeout_seconds=1)
+    assert slow.timed_out and slow.duration_seconds < 10
+    assert (await provider.run(agent, "echo alive")).stdout == "alive\n"
