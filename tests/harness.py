@@ -24,6 +24,7 @@ from activities.gateway.providers.scripted import Script, ScriptedProvider, Scri
 from activities.memory.encoders.local import LocalEncoder
 from observability.metering.hub import UsageMeter
 from schemas.agents import AgentCreate, AgentPublic
+from schemas.codec import get_codec_settings
 from schemas.events import ChannelRef, InboundEvent, Receipt, Speaker
 from schemas.ids import new_ulid
 from schemas.models import ProviderName
@@ -35,8 +36,11 @@ from temporal.client import interceptors
 from workers import replay
 from workers.build import Dependencies, build_dependencies, build_worker
 
-# The payload codec is on by default; the suite runs without it (integrators' JSON results stay
-# readable) except where a test asks for it: tests/codec/ connects with codec=True.
+# The payload codec is on by default in production. The suite runs without it except where a
+# test asks for it: tests/codec/ and tests/integration/ (workers with the codec, the CLI through
+# the codec endpoint) connect with codec=True. Its cost is small (docs/codec.md, Tests), but the
+# tests that start a stack of their own must first give its codec endpoint a free port and
+# expect it among the components before the default here can follow production.
 os.environ.setdefault("PERSYN_CODEC_ENABLED", "false")
 
 
@@ -231,6 +235,9 @@ def record_new_histories(
     """
     if os.environ.get("PERSYN_RECORD_HISTORIES") != "1":
         return
+    if get_codec_settings().enabled:
+        # Sealed with this session's keys, which go with it: no later run could replay them.
+        raise RuntimeError("record histories with PERSYN_CODEC_ENABLED=false")
     directory.mkdir(exist_ok=True)
     for name, history in histories.items():
         path = directory / f"{name}.json"
