@@ -56,12 +56,14 @@ from schemas.events import (
     SubmitEventInput,
     Wire,
 )
+from schemas.images import RenderInput, RenderResult
 from schemas.memory_formation import (
     ConsolidationInput,
     ConsolidationResult,
     MaintenanceInput,
     MaintenanceResult,
 )
+from schemas.sandbox_task import SandboxReport, SandboxTaskInput
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 INDEX_FILE = "index.json"
@@ -163,6 +165,20 @@ WORKFLOWS: tuple[WorkflowSpec, ...] = (
         FiringResult,
         "Started by a reminder's schedule: sends the objective as an internal impulse.",
         schedule=names.reminder_schedule_id("{ulid}"),
+    ),
+    WorkflowSpec(
+        names.SANDBOX_TASK_WORKFLOW,
+        names.sandbox_task_workflow_id("{ulid}"),
+        SandboxTaskInput,
+        SandboxReport,
+        "A delegated code-execution task in the agent's sandbox; reports to the conversation.",
+    ),
+    WorkflowSpec(
+        names.RENDER_WORKFLOW,
+        names.render_workflow_id("{ulid}"),
+        RenderInput,
+        RenderResult,
+        "One image render; delivers the picture to the conversation and notes it.",
     ),
 )
 """Every workflow type a Persyn worker runs; a schedule-started one names its schedule too."""

@@ -128,12 +128,16 @@ def test_index_names_match_temporal_names(exported: tuple[Path, list[Path]]) -> 
         f"{names.maintenance_schedule_id('{handle}')}-{{firing time}}",
         f"{names.heartbeat_schedule_id('{handle}')}-{{firing time}}",
         f"{names.reminder_schedule_id('{ulid}')}-{{firing time}}",
+        names.sandbox_task_workflow_id("{ulid}"),
+        names.render_workflow_id("{ulid}"),
     ]
     # Schedule IDs are not workflow IDs: a scheduled run's ID is its schedule's plus the time.
     assert [w["schedule"] for w in index["workflows"]][5:] == [
         "maintenance/{handle}",
         "heartbeat/{handle}",
         "reminder/{ulid}",
+        None,
+        None,
     ]
     assert [w["id"] for w in index["workflows"]][:3] == [
         "agent/{handle}",
