@@ -121,3 +121,5 @@ class Availability(BaseModel):
 
     available: bool
     reason: str = ""
+    misconfigured: bool = False
+    """An isolation setting the engine lacks: the worker refuses to start, never falls open."""

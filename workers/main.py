@@ -20,6 +20,7 @@ from typing import TypeVar
 from sqlalchemy.exc import OperationalError
 
 from activities.memory.encoders.dimensions import DimensionMismatchError, check_dimensions
+from activities.sandbox.provider import SandboxConfigError
 from activities.scheduling.heartbeats import reconcile_heartbeats
 from activities.tools.mcp import ToolServers
 from observability import tracing
@@ -105,7 +106,8 @@ def main() -> None:
     code = 0
     try:
         asyncio.run(serve())
-    except DimensionMismatchError as err:
+    except (DimensionMismatchError, SandboxConfigError) as err:
+        # Settings the operator must fix: one line, no traceback.
         log.error("%s", err)
         code = 2
     except Exception as err:

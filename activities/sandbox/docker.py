@@ -107,7 +107,9 @@ class DockerProvider(ExecutionProvider):
                 reason=f"image {self._settings.image!r} not found: run `persyn sandbox image "
                 "build` or name another in sandbox.image",
             )
-        except (SandboxUnavailableError, SandboxConfigError) as error:
+        except SandboxConfigError as error:
+            return Availability(available=False, reason=str(error), misconfigured=True)
+        except SandboxUnavailableError as error:
             return Availability(available=False, reason=str(error))
         except DockerException as error:
             return Availability(available=False, reason=f"Docker engine: {_first_line(error)}")

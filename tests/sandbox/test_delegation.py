@@ -6,9 +6,11 @@ without one, a failure under ``PERSYN_REQUIRE_DOCKER=1``).
 
 from __future__ import annotations
 
+import pytest
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule, ScriptToolCall
+from activities.sandbox.provider import SandboxConfigError
 from activities.tools.builtin.code import TOOL_NAME, code_tools, code_tools_availability
 from activities.tools.builtin.deps import ToolDeps
 from contract import names
@@ -155,3 +157,20 @@ async def test_with_no_engine_the_tool_is_absent_with_a_one_line_reason(stack: S
     # With a client but no engine, the registry is built without the tool (and without a crash).
     deps = ToolDeps(db=None, settings=settings, models=None, client=object())  # type: ignore[arg-type]
     assert code_tools(deps) == []
+
+
+async def test_an_unknown_network_stops_the_worker_from_starting(
+    stack: Stack, docker_engine: DockerEngine
+) -> None:
+    # With an engine that answers, a network it lacks is a startup error naming the setting,
+    # never a quietly missing tool (and never a fall-open to another network).
+    settings = stack.settings(
+        sandbox={
+            "docker_host": docker_engine.host,
+            "image": docker_engine.image,
+            "network": "no-such-network",
+        }
+    )
+    deps = ToolDeps(db=None, settings=settings, models=None, client=object())  # type: ignore[arg-type]
+    with pytest.raises(SandboxConfigError, match=r"sandbox\.network 'no-such-network'"):
+        code_tools(deps)

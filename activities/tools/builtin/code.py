@@ -20,6 +20,7 @@ from temporalio.client import Client
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from activities.sandbox.factory import sandbox_availability
+from activities.sandbox.provider import SandboxConfigError
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.registry import Tool, ToolError, ToolInput, ToolRun
 from contract import attribution, names
@@ -126,6 +127,10 @@ def code_tools(deps: ToolDeps) -> list[Tool]:
         return []
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         available = pool.submit(asyncio.run, code_tools_availability(deps.settings)).result()
+    if available.misconfigured:
+        # A network or runtime the engine lacks is the operator's mistake: refusing to start
+        # names it, where leaving the tool out would let it pass unnoticed.
+        raise SandboxConfigError(available.reason)
     if not available.available:
         log.info("%s absent: %s", TOOL_NAME, available.reason)
         return []
