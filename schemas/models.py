@@ -161,6 +161,13 @@ class StagePlan(Wire):
         gt=0,
         description="Cap on every string of a structured reply: short verdicts stay short.",
     )
+    max_transcript_tokens: int | None = Field(
+        default=None,
+        ge=0,
+        description="Memory formation (summarize, rate, classify): cap on the dialog its "
+        "prompt quotes, latest turns kept whole; 0 quotes none, so the memory is judged from "
+        "its summary alone.",
+    )
 
 
 class CallPlan(Wire):
@@ -178,7 +185,9 @@ class CallPlan(Wire):
         default=None, description="Set for grammar-constrained providers: schemas are clamped."
     )
     cut_repetition: bool = Field(
-        default=False, description="Cut a free-text reply where a sentence repeats."
+        default=False,
+        description="Cut a free-text reply, and a structured reply's text fields, where a "
+        "sentence repeats.",
     )
     end_on_sentence: bool = Field(
         default=False,

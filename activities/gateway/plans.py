@@ -4,8 +4,9 @@ A hosted model takes the pipeline as written. A small CPU model does not: long g
 cost seconds per hundred tokens, it loops without repetition penalties, and its grammar
 compiler has limits. Its plan samples with penalties and stop sequences, caps every stage's
 length (a reply sized for chat, read from a short prompt; a yes/no verdict in a few tokens),
-clamps every schema, cuts repeated sentences, ends a capped reply on a full sentence, offers no
-tools (it cannot use them) and skips critique, refinement and the decide judgment (a
+clamps every schema, quotes memory formation little dialog, cuts repeated sentences (in
+formation replies' text fields too), ends a capped reply on a full sentence, offers no tools
+(it cannot use them) and skips critique, refinement and the decide judgment (a
 135M-parameter critic or judge adds latency, not judgment; the decide rule answers whoever
 addressed the agent). ``PERSYN_CALL_PLANS`` (or ``[call_plans.<provider>]`` in
 ``persyn.toml``) replaces a provider's plan whole; see ``docs/models.md``.
@@ -50,9 +51,18 @@ def local_plan() -> CallPlan:
             TaskType.CRITIQUE: StagePlan(run=False, max_output_tokens=256, max_string_chars=160),
             # Measured: SmolLM2's verdicts silenced 2 of 6 replies to direct questions.
             TaskType.DECIDE: StagePlan(run=False, max_output_tokens=64, max_string_chars=100),
-            TaskType.SUMMARIZE: StagePlan(max_output_tokens=200, max_string_chars=500),
-            TaskType.RATE: StagePlan(max_output_tokens=160, max_string_chars=160),
-            TaskType.CLASSIFY: StagePlan(max_output_tokens=200, max_string_chars=32),
+            # Formation read ~5,000 tokens per call on the one model server, passed the
+            # model timeout under load and held replies behind it: summarize reads ~1,200
+            # tokens of dialog, rate and classify judge the summary alone.
+            TaskType.SUMMARIZE: StagePlan(
+                max_output_tokens=200, max_string_chars=500, max_transcript_tokens=1200
+            ),
+            TaskType.RATE: StagePlan(
+                max_output_tokens=160, max_string_chars=160, max_transcript_tokens=0
+            ),
+            TaskType.CLASSIFY: StagePlan(
+                max_output_tokens=200, max_string_chars=32, max_transcript_tokens=0
+            ),
         },
         grammar=GrammarLimits(max_string_chars=500, max_array_items=8),
         cut_repetition=True,

@@ -40,6 +40,7 @@ from schemas.memory_formation import (
     SummaryDone,
     SummaryReply,
 )
+from schemas.models import TaskType
 from schemas.records import Done
 from store.db import Database
 from store.queries import memory_formation as ledger
@@ -140,6 +141,10 @@ class ConsolidationActivities:
                     earlier = [m for m in earlier if m.id in chosen]
         return row, voice, turns, earlier
 
+    def _budget(self, task: TaskType) -> int | None:
+        """The call plan's budget for the dialog quoted to ``task`` (None: no budget)."""
+        return calls.stage_plan(self._gateway, task).max_transcript_tokens
+
     async def _voice(self, session: Any, row: Any) -> prompts.Voice:
         agent = await ledger.agent_voice(session, agent=row.agent, channel_id=row.channel_id)
         return prompts.Voice(
@@ -160,7 +165,9 @@ class ConsolidationActivities:
         if not turns:
             await self._update(data.formation_id, status="empty", turns=0)
             return SummaryDone(formation_id=data.formation_id, turns=0)
-        request = prompts.summary_request(voice, turns, earlier)
+        request = prompts.summary_request(
+            voice, turns, earlier, transcript_tokens=self._budget(TaskType.SUMMARIZE)
+        )
         reply = await calls.complete_json(self._gateway, request, SummaryReply)
         await self._update(
             data.formation_id,
@@ -183,7 +190,9 @@ class ConsolidationActivities:
         row, voice, turns, earlier = await self._context(data.formation_id, need_summary=True)
         if row.importance is not None:
             return RatingDone(formation_id=data.formation_id, importance=row.importance)
-        request = prompts.rating_request(voice, row.summary, turns, earlier)
+        request = prompts.rating_request(
+            voice, row.summary, turns, earlier, transcript_tokens=self._budget(TaskType.RATE)
+        )
         reply = await calls.complete_json(self._gateway, request, RatingReply)
         await self._update(
             data.formation_id, importance=reply.importance, rubric=reply.model_dump(mode="json")
@@ -201,7 +210,9 @@ class ConsolidationActivities:
                 sensitivity=Sensitivity(row.sensitivity),
                 tags=list(row.tags or []),
             )
-        request = prompts.classification_request(voice, row.summary, turns, earlier)
+        request = prompts.classification_request(
+            voice, row.summary, turns, earlier, transcript_tokens=self._budget(TaskType.CLASSIFY)
+        )
         reply = await calls.complete_json(self._gateway, request, ClassificationReply)
         emotion, distribution = calls.top_emotion(reply.emotions)
         tags = calls.clean_tags(reply.tags)

@@ -5,17 +5,22 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from functools import cache
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.context import fencing
 from activities.gateway.errors import ProviderError, to_application_error
 from activities.gateway.gateway import ModelGateway
+from activities.gateway.repetition import cut_repetition
+from activities.memory.formation.prompts import NOT_QUOTED
+from activities.prompts import load
 from schemas.memory import Emotion
 from schemas.memory_formation import EmotionDistribution
-from schemas.models import ModelRequest
+from schemas.models import CallPlan, ModelRequest, StagePlan, TaskType
 
 Reply = TypeVar("Reply", bound=BaseModel)
 
@@ -24,6 +29,19 @@ HEARTBEAT_EVERY_S = 2.0
 
 MAX_TAGS = 8
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+_NOT_WORD = re.compile(r"[^\w]+")
+PROMPT_WORDING = ("memory/classification.md", "memory/judged.md")
+"""The prompt texts whose wording a classify reply's tags must not copy."""
+
+
+def call_plan(gateway: ModelGateway, task: TaskType) -> CallPlan:
+    """The call plan of the provider serving ``task``."""
+    return gateway.registry.plan(gateway.registry.binding(task).provider)
+
+
+def stage_plan(gateway: ModelGateway, task: TaskType) -> StagePlan:
+    """How the provider serving ``task`` runs it (its formation prompt budget among the rest)."""
+    return call_plan(gateway, task).stage(task)
 
 
 async def _heartbeat() -> None:
@@ -47,7 +65,7 @@ async def complete_json(gateway: ModelGateway, request: ModelRequest, reply: typ
     finally:
         beating.cancel()
     try:
-        return read_reply(response.text, reply)
+        read = read_reply(response.text, reply)
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "reply"
@@ -58,6 +76,21 @@ async def complete_json(gateway: ModelGateway, request: ModelRequest, reply: typ
             type="ModelReplyInvalid",
             non_retryable=activity.in_activity() and activity.info().attempt >= 2,
         ) from None
+    return uncycled(read) if call_plan(gateway, request.task).cut_repetition else read
+
+
+def uncycled(reply: Reply) -> Reply:
+    """``reply`` with each text field cut before its first repeated sentence.
+
+    A small model can loop inside a JSON string as it does in prose: a summary came back as
+    one sentence eight times. The first occurrence is kept, so a field never empties.
+    """
+    update = {
+        name: cut_repetition(value)
+        for name, value in reply
+        if isinstance(value, str) and cut_repetition(value) != value
+    }
+    return reply.model_copy(update=update) if update else reply
 
 
 def read_reply(text: str, reply: type[Reply]) -> Reply:
@@ -93,11 +126,47 @@ def top_emotion(distribution: EmotionDistribution) -> tuple[Emotion, dict[str, f
     return best, normalised
 
 
+def _words(text: str) -> str:
+    return " ".join(_NOT_WORD.sub(" ", text.lower()).split())
+
+
+@cache
+def _prompt_wording() -> str:
+    """The wording of the classify prompt and its fence labels, as :func:`_words` sees it."""
+    labels = [
+        f"{p.source} {p.origin} {p.trust}"
+        for p in (
+            fencing.DIALOG,
+            fencing.OWN_WORDS,
+            fencing.IMPORTED,
+            fencing.FORMED,
+            fencing.MEMORY,
+            fencing.CHANNEL,
+        )
+    ]
+    texts = [load(name) for name in PROMPT_WORDING] + labels + [NOT_QUOTED]
+    return " | ".join(_words(text) for text in texts)
+
+
+def echoes_prompt(tag: str) -> bool:
+    """Whether ``tag`` is a fragment of the prompt's own wording, not a topic.
+
+    A small model copied a fence label ("your own words: they may quote,") as a tag. A tag of
+    two words or more that starts at a word of the prompt's wording and runs on within it is
+    such a fragment (its last word may be cut short); one word alone may be a real topic.
+    """
+    words = _words(tag)
+    return " " in words and f" {words}" in f" {_prompt_wording()}"
+
+
 def clean_tags(tags: list[str]) -> list[str]:
-    """Lower-case, trimmed, de-duplicated topic tags, at most :data:`MAX_TAGS` of them."""
+    """Lower-case, trimmed, de-duplicated topic tags, at most :data:`MAX_TAGS` of them.
+
+    Fragments of the prompt's own wording (:func:`echoes_prompt`) are dropped.
+    """
     seen: list[str] = []
     for tag in tags:
         cleaned = " ".join(tag.lower().split())[:64]
-        if cleaned and cleaned not in seen:
+        if cleaned and cleaned not in seen and not echoes_prompt(cleaned):
             seen.append(cleaned)
     return seen[:MAX_TAGS]

@@ -35,6 +35,10 @@ from store.queries.memory_formation import EarlierMemory, RangeTurn
 
 MAX_TRANSCRIPT_CHARS = 48_000
 """Longest transcript put in one prompt (about 12k tokens); the tail is kept if longer."""
+CHARS_PER_TOKEN = 4
+"""How a call plan's token budget for the transcript becomes characters (English prose)."""
+NOT_QUOTED = "(The dialog is not quoted here: judge the memory as written.)"
+"""Persyn's own note, outside any fence, where a plan quotes no dialog to rate or classify."""
 
 
 @dataclass(frozen=True)
@@ -81,15 +85,22 @@ def _turn(turn: RangeTurn, voice: Voice, limit: int) -> str:
     return f"[{when(turn.at, voice.timezone)}]\n" + fence(f"{speaker}: {said}", _provenance(turn))
 
 
-def transcript(turns: Sequence[RangeTurn], voice: Voice) -> str:
+def _limit(budget_tokens: int | None) -> int:
+    """The transcript's length in characters under a plan's token budget (None: no budget)."""
+    if budget_tokens is None:
+        return MAX_TRANSCRIPT_CHARS
+    return min(MAX_TRANSCRIPT_CHARS, budget_tokens * CHARS_PER_TOKEN)
+
+
+def transcript(turns: Sequence[RangeTurn], voice: Voice, *, max_chars: int | None = None) -> str:
     """The turns, each as ``[time]`` and a fence holding ``speaker: text``; mine marked so.
 
-    Past :data:`MAX_TRANSCRIPT_CHARS` the latest turns are kept whole (only a latest turn
-    longer than the limit is cut from its start) and ``[...]`` marks the rest, so no fence is
-    ever cut.
+    Past ``max_chars`` (:data:`MAX_TRANSCRIPT_CHARS` unless given) the latest turns are kept
+    whole (only a latest turn longer than the limit is cut from its start) and ``[...]`` marks
+    the rest, so no fence is ever cut.
     """
     kept: list[str] = []
-    room = MAX_TRANSCRIPT_CHARS
+    room = MAX_TRANSCRIPT_CHARS if max_chars is None else max_chars
     for turn in reversed(turns):
         block = _turn(turn, voice, room) if room > 0 else ""
         if kept and (room <= 0 or len(block) > room):
@@ -113,9 +124,17 @@ def recollections(earlier: Sequence[EarlierMemory], voice: Voice) -> str:
 
 
 def summary_request(
-    voice: Voice, turns: Sequence[RangeTurn], earlier: Sequence[EarlierMemory]
+    voice: Voice,
+    turns: Sequence[RangeTurn],
+    earlier: Sequence[EarlierMemory],
+    *,
+    transcript_tokens: int | None = None,
 ) -> ModelRequest:
-    """Ask for the first-person recollection of ``turns``, beside the memories before them."""
+    """Ask for the first-person recollection of ``turns``, beside the memories before them.
+
+    ``transcript_tokens`` is the call plan's budget for the dialog (None: no budget): past it
+    the latest turns are kept whole.
+    """
     messages: list[ChatMessage] = []
     if earlier:
         messages.append(ChatMessage(role="user", content=load("memory/earlier.md")))
@@ -129,7 +148,8 @@ def summary_request(
                 load("memory/recollection.md"),
                 when=_span(turns, voice),
                 channel=fence(voice.channel, CHANNEL),
-                transcript=transcript(turns, voice),
+                # A summary needs dialog to summarise: a budget of 0 means none here.
+                transcript=transcript(turns, voice, max_chars=_limit(transcript_tokens or None)),
             ),
         )
     )
@@ -143,40 +163,67 @@ def summary_request(
 
 
 def _judged(
-    voice: Voice, summary: str, turns: Sequence[RangeTurn], earlier: Sequence[EarlierMemory]
+    voice: Voice,
+    summary: str,
+    turns: Sequence[RangeTurn],
+    earlier: Sequence[EarlierMemory],
+    transcript_tokens: int | None,
 ) -> list[ChatMessage]:
+    quoted = (
+        NOT_QUOTED
+        if transcript_tokens == 0
+        else transcript(turns, voice, max_chars=_limit(transcript_tokens))
+    )
     body = fill(
         load("memory/judged.md"),
         earlier=recollections(earlier, voice),
         summary=fence(summary, FORMED),
         when=_span(turns, voice),
         channel=fence(voice.channel, CHANNEL),
-        transcript=transcript(turns, voice),
+        transcript=quoted,
     )
     return [ChatMessage(role="user", content=body)]
 
 
 def rating_request(
-    voice: Voice, summary: str, turns: Sequence[RangeTurn], earlier: Sequence[EarlierMemory]
+    voice: Voice,
+    summary: str,
+    turns: Sequence[RangeTurn],
+    earlier: Sequence[EarlierMemory],
+    *,
+    transcript_tokens: int | None = None,
 ) -> ModelRequest:
-    """Ask for the importance rating against the rubric."""
+    """Ask for the importance rating against the rubric.
+
+    ``transcript_tokens`` is the call plan's budget for the dialog (None: no budget; 0: none
+    quoted, the memory is rated from its summary).
+    """
     return ModelRequest(
         task=TaskType.RATE,
         system=fill(load("memory/rating.md"), name=voice.name),
-        messages=_judged(voice, summary, turns, earlier),
+        messages=_judged(voice, summary, turns, earlier, transcript_tokens),
         temperature=0.0,
         response_schema=RatingReply.model_json_schema(),
     )
 
 
 def classification_request(
-    voice: Voice, summary: str, turns: Sequence[RangeTurn], earlier: Sequence[EarlierMemory]
+    voice: Voice,
+    summary: str,
+    turns: Sequence[RangeTurn],
+    earlier: Sequence[EarlierMemory],
+    *,
+    transcript_tokens: int | None = None,
 ) -> ModelRequest:
-    """Ask for the emotion distribution, the sensitivity and the topic tags."""
+    """Ask for the emotion distribution, the sensitivity and the topic tags.
+
+    ``transcript_tokens`` is the call plan's budget for the dialog (None: no budget; 0: none
+    quoted, the memory is classified from its summary).
+    """
     return ModelRequest(
         task=TaskType.CLASSIFY,
         system=fill(load("memory/classification.md"), name=voice.name),
-        messages=_judged(voice, summary, turns, earlier),
+        messages=_judged(voice, summary, turns, earlier, transcript_tokens),
         temperature=0.0,
         response_schema=ClassificationReply.model_json_schema(),
     )
