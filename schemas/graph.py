@@ -1,0 +1,64 @@
+"""The knowledge graph on the wire: entities, relations, neighbourhoods and paths."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import AwareDatetime, Field
+
+from schemas.events import Wire
+from schemas.ids import AgentHandle, Ulid
+
+MAX_HOPS = 3
+"""The deepest neighbourhood or path the graph is asked for: cost grows with degree^hops."""
+
+
+class GraphNode(Wire):
+    """An entity in the agent's life."""
+
+    node_id: Ulid
+    type: str
+    name: str
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    person_id: Ulid | None = None
+
+
+class GraphEdge(Wire):
+    """A relation from ``source_id`` to ``target_id``, valid from one time until invalidated."""
+
+    edge_id: Ulid
+    type: str
+    source_id: Ulid
+    target_id: Ulid
+    conversation_id: Ulid | None = None
+    valid_from: AwareDatetime
+    invalidated_at: AwareDatetime | None = None
+    invalidated_by: Ulid | None = None
+
+
+class Neighbourhood(Wire):
+    """Nodes within ``hops`` of the seeds and the edges among them, as of a time."""
+
+    seeds: list[Ulid]
+    hops: int
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    truncated: bool = False
+
+
+class GraphPath(Wire):
+    """The shortest chain of edges between two nodes (direction ignored)."""
+
+    source_id: Ulid
+    target_id: Ulid
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+
+
+class GraphQueryInput(Wire):
+    """What the ``query_graph`` tool and the context source ask of the store."""
+
+    agent: AgentHandle
+    names: list[str] = Field(min_length=1, max_length=8)
+    hops: int = Field(default=1, ge=1, le=MAX_HOPS)
+    as_of: AwareDatetime | None = None
