@@ -1,0 +1,1 @@
+"""Observations (§4.4): reconciling extracted facts with what the agent already believes."""

@@ -1,0 +1,189 @@
+"""Observations: write facts, supersede them, and find a subject's active and similar facts.
+
+Nothing here deletes a row: superseding marks the old record and links the new one to it, so
+the chain of what was believed, and why it changed, survives every update and retraction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import ColumnElement, or_, text
+from sqlmodel import col, select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from schemas.ids import new_ulid
+from schemas.observations import Observation, ObservationProposal
+from store.tables.columns import utcnow
+from store.tables.observations import ObservationRow
+
+
+class ObservationConflictError(Exception):
+    """The observation to supersede is missing, another agent's, or no longer active."""
+
+
+def to_observation(row: ObservationRow) -> Observation:
+    """The wire view of a stored row."""
+    return Observation.model_validate(
+        {
+            "id": row.id,
+            "person_id": row.person_id,
+            "type": row.type,
+            "value": row.value,
+            "trust": row.trust,
+            "status": row.status,
+            "supersedes": row.supersedes,
+            "observed_at": row.observed_at,
+            "reason": row.reason,
+        }
+    )
+
+
+async def _retire(
+    session: AsyncSession, *, agent: str, observation_id: str, at: datetime, reason: str | None
+) -> ObservationRow:
+    # Row lock: two reconciliations of one subject must not both supersede the same fact.
+    row = (
+        await session.exec(
+            select(ObservationRow).where(ObservationRow.id == observation_id).with_for_update()
+        )
+    ).one_or_none()
+    if row is None or row.agent != agent:
+        raise ObservationConflictError(f"no observation {observation_id} for agent {agent}")
+    if row.status != "active":
+        raise ObservationConflictError(f"observation {observation_id} is already superseded")
+    row.status = "superseded"
+    row.superseded_at = at
+    if reason:
+        row.reason = reason
+    session.add(row)
+    return row
+
+
+async def record_observation(
+    session: AsyncSession,
+    *,
+    agent: str,
+    proposal: ObservationProposal,
+    embedding: Sequence[float] | None,
+    supersedes: str | None = None,
+    reason: str | None = None,
+) -> str:
+    """Store a fact as active, retiring the one it ``supersedes`` in the same transaction.
+
+    Raises:
+        ObservationConflictError: ``supersedes`` is not an active observation of this agent
+            about the same subject.
+    """
+    now = utcnow()
+    if supersedes is not None:
+        old = await _retire(session, agent=agent, observation_id=supersedes, at=now, reason=None)
+        if old.person_id != proposal.person_id:
+            raise ObservationConflictError(
+                f"observation {supersedes} is about another subject; supersede only its own"
+            )
+    row = ObservationRow(
+        id=new_ulid(),
+        agent=agent,
+        person_id=proposal.person_id,
+        type=proposal.type,
+        value=proposal.value,
+        observed_at=proposal.observed_at,
+        conversation_id=proposal.source.conversation_id,
+        turn_first=proposal.source.turn_first,
+        turn_last=proposal.source.turn_last,
+        trust=proposal.trust,
+        status="active",
+        supersedes=supersedes,
+        reason=reason,
+        embedding=list(embedding) if embedding is not None else None,
+        created_at=now,
+    )
+    session.add(row)
+    await session.commit()
+    return row.id
+
+
+async def retract_observation(
+    session: AsyncSession, *, agent: str, observation_id: str, reason: str
+) -> None:
+    """Supersede a fact with nothing: it is no longer believed, and the record stays.
+
+    Raises:
+        ObservationConflictError: the observation is missing or no longer active.
+    """
+    await _retire(session, agent=agent, observation_id=observation_id, at=utcnow(), reason=reason)
+    await session.commit()
+
+
+async def active_observations(
+    session: AsyncSession, *, agent: str, person_ids: Sequence[str | None]
+) -> list[Observation]:
+    """The active facts about each subject named (``None`` is the agent itself), oldest first."""
+    named = [p for p in person_ids if p is not None]
+    subject: ColumnElement[bool] = col(ObservationRow.person_id).in_(named)
+    if None in person_ids:  # the agent itself, when asked for
+        subject = or_(subject, col(ObservationRow.person_id).is_(None))
+    rows = (
+        await session.exec(
+            select(ObservationRow)
+            .where(ObservationRow.agent == agent, ObservationRow.status == "active", subject)
+            .order_by(col(ObservationRow.observed_at), col(ObservationRow.id))
+        )
+    ).all()
+    return [to_observation(r) for r in rows]
+
+
+_SIMILAR = text(
+    """
+    SELECT id FROM observations
+     WHERE agent = :agent AND status = 'active'
+       AND person_id IS NOT DISTINCT FROM CAST(:person_id AS varchar)
+     ORDER BY (type = :type) DESC,
+              embedding <=> CAST(:v AS vector) NULLS LAST,
+              observed_at DESC
+     LIMIT :limit
+    """
+)
+
+
+async def similar_active(
+    session: AsyncSession,
+    *,
+    agent: str,
+    person_id: str | None,
+    type_label: str,
+    embedding: Sequence[float],
+    limit: int = 5,
+) -> list[Observation]:
+    """The subject's active facts most like a proposal: same type first, then by vector.
+
+    Only the subject's own facts are candidates, so reconciliation never sees anyone else's.
+    """
+    vector = "[" + ",".join(repr(float(x)) for x in embedding) + "]"
+    params = {"agent": agent, "person_id": person_id, "type": type_label, "v": vector}
+    connection = await session.connection()
+    ids = (await connection.execute(_SIMILAR, {**params, "limit": limit})).all()
+    if not ids:
+        return []
+    order = {str(i[0]): n for n, i in enumerate(ids)}
+    rows = (
+        await session.exec(select(ObservationRow).where(col(ObservationRow.id).in_(list(order))))
+    ).all()
+    return [to_observation(r) for r in sorted(rows, key=lambda r: order[r.id])]
+
+
+async def supersede_chain(
+    session: AsyncSession, *, agent: str, observation_id: str
+) -> list[Observation]:
+    """The record and every record it replaced, newest first, back to the first belief."""
+    chain: list[Observation] = []
+    current: str | None = observation_id
+    while current is not None and len(chain) < 10_000:
+        row = await session.get(ObservationRow, current)
+        if row is None or row.agent != agent:
+            break
+        chain.append(to_observation(row))
+        current = row.supersedes
+    return chain
