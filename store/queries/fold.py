@@ -54,6 +54,7 @@ PERSON_REFERENCES: tuple[PersonRef, ...] = (
     PersonRef("memory_records", "participants", RefKind.ARRAY),
     PersonRef("memory_formations", "participants", RefKind.ARRAY),
     PersonRef("quick_facts", "subject", unique_with=("key",)),
+    PersonRef("observations", "person_id"),
     PersonRef("graph_nodes", "person_id"),
     # Observation and knowledge-graph rows are added below by their areas, one line each.
 )

@@ -17,6 +17,7 @@ from store.tables.graph import GraphEdgeRow, GraphNodeRow  # noqa: F401  (regist
 from store.tables.ledger import UsageRow
 from store.tables.memory import MemoryRecord
 from store.tables.memory_audit import MemoryAudit, MemoryFormation  # noqa: F401  (registers them)
+from store.tables.observations import ObservationRow  # noqa: F401  (registers it)
 from store.tables.runtime import (
     ActivationRow,
     DraftRow,  # noqa: F401  (registers it)
