@@ -70,6 +70,14 @@ COMMANDS: dict[str, Entry] = {
         "Replay exported workflow histories against this code (before deploying it).",
     ),
     "agent": Entry("cli.agent", "app", "Create and inspect agents."),
+    "contacts": Entry(
+        "cli.contacts",
+        "app",
+        "List and curate the people an agent knows: rename, attach, detach, prefer, fold.",
+    ),
+    "channels": Entry(
+        "cli.channels", "app", "List an agent's channels; group them so they share memory."
+    ),
     "heartbeat": Entry(
         "cli.heartbeat", "app", "Inspect, delete, restore or trigger an agent's heartbeat."
     ),

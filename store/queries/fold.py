@@ -54,8 +54,8 @@ PERSON_REFERENCES: tuple[PersonRef, ...] = (
     PersonRef("memory_records", "participants", RefKind.ARRAY),
     PersonRef("memory_formations", "participants", RefKind.ARRAY),
     PersonRef("quick_facts", "subject", unique_with=("key",)),
-    PersonRef("observations", "person_id"),
     PersonRef("graph_nodes", "person_id"),
+    PersonRef("observations", "person_id"),
     # Observation and knowledge-graph rows are added below by their areas, one line each.
 )
 """Every (table, column) that references a person; a fold moves them all."""
@@ -126,7 +126,7 @@ async def fold_person(
         moved[f"{ref.table}.{ref.column}"] = count
     await connection.execute(
         text(
-            "UPDATE people AS s SET display_name = :name, "
+            "UPDATE people AS s SET display_name = :name, name_curated = true, "
             "last_seen_at = GREATEST(s.last_seen_at, v.last_seen_at), "
             "preferred_channel = COALESCE(s.preferred_channel, v.preferred_channel) "
             "FROM people AS v WHERE s.id = :survivor AND v.id = :victim AND s.agent = :agent"

@@ -44,7 +44,8 @@ _KNOWN_SPEAKER = text(
     """
     UPDATE people AS p
        SET last_seen_at = GREATEST(p.last_seen_at, CAST(:seen_at AS timestamptz)),
-           display_name = COALESCE(:display_name, p.display_name)
+           display_name = CASE WHEN p.name_curated THEN p.display_name
+                               ELSE COALESCE(:display_name, p.display_name) END
       FROM identities AS i
      WHERE i.agent = :agent AND i.service = :service AND i.channel = :channel
        AND i.speaker_id = :speaker_id AND p.id = i.person_id
@@ -77,7 +78,8 @@ async def resolve_speaker(
     """Find the person behind ``speaker`` by service + channel + speaker id, or create one.
 
     Records are created automatically on first contact (spec §4.5). A display name the
-    channel supplies refreshes the person's name. A known speaker costs two statements.
+    channel supplies refreshes the person's name, unless the operator named them. A known
+    speaker costs two statements.
     """
     connection = await session.connection()
     lookup = {

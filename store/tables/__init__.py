@@ -1,6 +1,6 @@
 """All tables, imported together so ``SQLModel.metadata`` knows every one."""
 
-from store.tables.agents import Agent, Channel, Identity, Person
+from store.tables.agents import Agent, Channel, ContactAddressRow, Identity, Person
 from store.tables.autonomy import (  # noqa: F401  (registers them)
     AutonomyLogRow,
     GoalRow,
@@ -30,6 +30,7 @@ __all__ = [
     "ActivationRow",
     "Agent",
     "Channel",
+    "ContactAddressRow",
     "Conversation",
     "DialogSearchStats",
     "DialogSearchTerm",

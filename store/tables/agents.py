@@ -35,6 +35,9 @@ class Person(SQLModel, table=True):
     created_at: datetime = Field(sa_column=tstz())
     last_seen_at: datetime = Field(sa_column=tstz())
     preferred_channel: str | None = None
+    name_curated: bool = Field(
+        default=False, description="The operator named them; channels' names no longer replace it."
+    )
 
 
 class Identity(SQLModel, table=True):
@@ -55,6 +58,26 @@ class Identity(SQLModel, table=True):
     service: str
     channel: str
     speaker_id: str
+    created_at: datetime = Field(sa_column=tstz())
+
+
+class ContactAddressRow(SQLModel, table=True):
+    """An address the operator recorded for a person, with a type label (migration 0008)."""
+
+    __tablename__ = "contact_addresses"
+    __table_args__ = (
+        UniqueConstraint("agent", "person_id", "kind", "address", name="uq_contact_address"),
+    )
+
+    id: str = Field(sa_column=ulid_pk())
+    agent: str = Field(sa_column=Column(String(32), nullable=False))
+    person_id: str = Field(
+        sa_column=Column(
+            String(26), ForeignKey("people.id", ondelete="CASCADE"), index=True, nullable=False
+        )
+    )
+    kind: str
+    address: str
     created_at: datetime = Field(sa_column=tstz())
 
 

@@ -2,7 +2,8 @@
 
 A person's identities (service + channel + speaker id) stay the lookup key channels resolve
 senders by; addresses are what an operator records beside them (an email, a phone) with a
-type label. Each fold the operator makes is kept: who, when, from whom, into whom.
+type label. A name the operator gives is kept when a channel later supplies another.
+Each fold the operator makes is kept: who, when, from whom, into whom.
 
 Revision ID: 0008_contacts
 Revises: 0002
@@ -17,7 +18,8 @@ depends_on = None
 
 
 def upgrade() -> None:
-    """Create contact_addresses and contact_folds."""
+    """Create contact_addresses and contact_folds; mark names the operator set."""
+    op.execute("ALTER TABLE people ADD COLUMN name_curated boolean NOT NULL DEFAULT false")
     op.execute(
         """
         CREATE TABLE contact_addresses (
@@ -53,3 +55,4 @@ def downgrade() -> None:
     """Drop the contact directory's tables."""
     op.execute("DROP TABLE contact_folds")
     op.execute("DROP TABLE contact_addresses")
+    op.execute("ALTER TABLE people DROP COLUMN name_curated")
