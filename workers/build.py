@@ -15,6 +15,7 @@ from activities.channels.transmit import ChannelActivities
 from activities.context.activities import ContextActivities
 from activities.context.assembler import ContextAssembler
 from activities.context.model import ContextSource
+from activities.context.observations import ObservationsSource
 from activities.context.sources import ClockSource, ConstraintsSource, DialogSource, PersonaSource
 from activities.deliberation.critique import CritiqueActivities
 from activities.deliberation.decide import DecideActivities
@@ -168,6 +169,7 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         DialogSource(deps.db),
         *autonomy.sources,
         *([MemoryRecall(deps.db, deps.encoder, deps.settings.memory)] if deps.encoder else []),
+        ObservationsSource(deps.db),
         ParkedSource(deps.db, deps.settings.deliberation),
         SandboxReportsSource(deps.db),
         RendersSource(deps.db),
