@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import AwareDatetime, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from schemas.events import Wire
 from schemas.ids import AgentHandle, Ulid
@@ -62,3 +62,22 @@ class GraphQueryInput(Wire):
     names: list[str] = Field(min_length=1, max_length=8)
     hops: int = Field(default=1, ge=1, le=MAX_HOPS)
     as_of: AwareDatetime | None = None
+
+
+class GraphSettings(BaseModel):
+    """The knowledge graph (``PERSYN_GRAPH__<FIELD>``): optional, and it fails soft."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = Field(
+        default=True, description="Read and grow the graph; off, no prompt or tool touches it."
+    )
+    context_hops: int = Field(
+        default=2, ge=1, le=MAX_HOPS, description="Neighbourhood depth around mentioned entities."
+    )
+    context_edges: int = Field(
+        default=30, ge=1, le=200, description="Most relations one prompt's graph block shows."
+    )
+    context_mentions: int = Field(
+        default=6, ge=1, le=8, description="Most entities matched in one input."
+    )

@@ -24,6 +24,7 @@ from pydantic_settings import (
 
 from schemas.autonomy import AutonomySettings
 from schemas.deliberation import DeliberationSettings
+from schemas.graph import GraphSettings
 from schemas.images import ImageSettings
 from schemas.mcp import McpSettings
 from schemas.memory import MemorySettings
@@ -151,6 +152,7 @@ class Settings(BaseSettings):
 
     # Memory
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    graph: GraphSettings = Field(default_factory=GraphSettings)
     embedding_dimensions: int = Field(
         default=384, gt=0, le=4096, description="Vector size of the configured encoder."
     )

@@ -14,6 +14,7 @@ from activities.autonomy.wiring import build_autonomy
 from activities.channels.transmit import ChannelActivities
 from activities.context.activities import ContextActivities
 from activities.context.assembler import ContextAssembler
+from activities.context.graph import GraphSource
 from activities.context.model import ContextSource
 from activities.context.observations import ObservationsSource
 from activities.context.sources import ClockSource, ConstraintsSource, DialogSource, PersonaSource
@@ -170,6 +171,8 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         *autonomy.sources,
         *([MemoryRecall(deps.db, deps.encoder, deps.settings.memory)] if deps.encoder else []),
         ObservationsSource(deps.db),
+        # The knowledge graph is optional and fails soft (docs/people.md).
+        *([GraphSource(deps.db, deps.settings.graph)] if deps.settings.graph.enabled else []),
         ParkedSource(deps.db, deps.settings.deliberation),
         SandboxReportsSource(deps.db),
         RendersSource(deps.db),
