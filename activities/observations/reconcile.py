@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pydantic import ValidationError
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.memory.formation.calls import read_reply
+from activities.observations.prompts import VerdictReply, label
 from schemas.observations import Observation, ObservationProposal, Reconciliation
 from store.queries.observations import (
     ObservationConflictError,
@@ -23,13 +25,20 @@ from store.queries.observations import (
 log = logging.getLogger(__name__)
 
 
-def read_verdict(reply: str) -> Reconciliation | None:
-    """The verdict in a schema-constrained reply, or ``None`` when it does not parse."""
+def read_verdict(reply: str, candidates: Sequence[Observation]) -> Reconciliation | None:
+    """The verdict in a schema-constrained reply, or ``None`` when it does not parse.
+
+    The candidate label it names (``F1``...) becomes that candidate's ID; a label that names
+    no candidate leaves the target empty, and applying it drops it.
+    """
     try:
-        return Reconciliation.model_validate_json(reply)
+        read = read_reply(reply, VerdictReply)
     except ValidationError as error:
         log.warning("reconciliation reply did not parse: %s", str(error).splitlines()[0])
         return None
+    labels = {label(n): c.id for n, c in enumerate(candidates)}
+    target = labels.get((read.target or "").strip().upper())
+    return Reconciliation(action=read.action, target=target, reason=read.reason)
 
 
 async def apply_verdict(
@@ -40,6 +49,7 @@ async def apply_verdict(
     verdict: Reconciliation,
     candidates: Sequence[Observation],
     embedding: Sequence[float] | None,
+    observation_id: str | None = None,
 ) -> str | None:
     """Carry out one verdict; returns the ID of the observation written, if any.
 
@@ -51,7 +61,12 @@ async def apply_verdict(
         return None
     if verdict.action == "ADD":
         return await record_observation(
-            session, agent=agent, proposal=proposal, embedding=embedding, reason=verdict.reason
+            session,
+            agent=agent,
+            proposal=proposal,
+            embedding=embedding,
+            reason=verdict.reason,
+            observation_id=observation_id,
         )
     shown = {c.id for c in candidates}
     if verdict.target is None or verdict.target not in shown:
@@ -75,6 +90,7 @@ async def apply_verdict(
             embedding=embedding,
             supersedes=verdict.target,
             reason=verdict.reason,
+            observation_id=observation_id,
         )
     except ObservationConflictError as error:
         await session.rollback()

@@ -69,8 +69,18 @@ async def record_observation(
     embedding: Sequence[float] | None,
     supersedes: str | None = None,
     reason: str | None = None,
+    observation_id: str | None = None,
 ) -> str:
     """Store a fact as active, retiring the one it ``supersedes`` in the same transaction.
+
+    Args:
+        session: An open session; committed here.
+        agent: The agent whose belief this is.
+        proposal: The fact, its subject, trust label and source.
+        embedding: Its vector, if the encoder made one.
+        supersedes: The active observation it replaces.
+        reason: Why it was written.
+        observation_id: The new record's ID (default: a fresh one).
 
     Raises:
         ObservationConflictError: ``supersedes`` is not an active observation of this agent
@@ -84,7 +94,7 @@ async def record_observation(
                 f"observation {supersedes} is about another subject; supersede only its own"
             )
     row = ObservationRow(
-        id=new_ulid(),
+        id=observation_id or new_ulid(),
         agent=agent,
         person_id=proposal.person_id,
         type=proposal.type,
@@ -103,6 +113,14 @@ async def record_observation(
     session.add(row)
     await session.commit()
     return row.id
+
+
+async def find_observation(
+    session: AsyncSession, *, agent: str, observation_id: str
+) -> Observation | None:
+    """The agent's observation with this ID, whatever its status."""
+    row = await session.get(ObservationRow, observation_id)
+    return to_observation(row) if row is not None and row.agent == agent else None
 
 
 async def retract_observation(
@@ -154,14 +172,15 @@ async def similar_active(
     agent: str,
     person_id: str | None,
     type_label: str,
-    embedding: Sequence[float],
+    embedding: Sequence[float] | None,
     limit: int = 5,
 ) -> list[Observation]:
     """The subject's active facts most like a proposal: same type first, then by vector.
 
     Only the subject's own facts are candidates, so reconciliation never sees anyone else's.
+    Without a vector (no encoder) they rank by type, then newest first.
     """
-    vector = "[" + ",".join(repr(float(x)) for x in embedding) + "]"
+    vector = None if embedding is None else "[" + ",".join(repr(float(x)) for x in embedding) + "]"
     params = {"agent": agent, "person_id": person_id, "type": type_label, "v": vector}
     connection = await session.connection()
     ids = (await connection.execute(_SIMILAR, {**params, "limit": limit})).all()

@@ -12,7 +12,8 @@ from datetime import UTC, datetime, timedelta
 from sqlmodel import col, select
 
 from activities.observations.reconcile import apply_verdict, read_verdict
-from schemas.observations import ObservationProposal, Reconciliation
+from schemas.ids import new_ulid
+from schemas.observations import Observation, ObservationProposal, Reconciliation
 from store.db import Database
 from store.queries.observations import (
     active_observations,
@@ -190,8 +191,24 @@ async def test_a_verdict_naming_a_fact_it_was_not_shown_changes_nothing(
 
 
 def test_a_reply_that_does_not_parse_is_not_guessed() -> None:
-    assert read_verdict('{"action": "MERGE", "reason": "x"}') is None
-    assert read_verdict("ADD because new") is None
-    assert read_verdict('{"action": "ADD", "reason": "new", "extra": 1}') is None
-    parsed = read_verdict('{"action": "NOOP", "reason": "known"}')
-    assert parsed is not None and parsed.action == "NOOP"
+    held = Observation.model_validate(
+        {
+            "id": new_ulid(),
+            "person_id": None,
+            "type": "job",
+            "value": "nurse",
+            "trust": "self",
+            "status": "active",
+            "supersedes": None,
+            "observed_at": T0,
+        }
+    )
+    assert read_verdict('{"action": "MERGE", "reason": "x"}', [held]) is None
+    assert read_verdict("ADD because new", [held]) is None
+    assert read_verdict('{"action": "ADD", "reason": "new", "extra": 1}', [held]) is None
+    parsed = read_verdict(
+        '```json\n{"action": "UPDATE", "target": "f1", "reason": "moved"}\n```', [held]
+    )
+    assert parsed is not None and (parsed.action, parsed.target) == ("UPDATE", held.id)
+    unknown = read_verdict('{"action": "DELETE", "target": "F7", "reason": "gone"}', [held])
+    assert unknown is not None and unknown.target is None
