@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from cli import heartbeat
 from cli.common import UserError, friendly_errors, run
-from schemas.agents import AgentConfig, AgentCreate, AgentPublic, DeliberationMode
+from schemas.agents import AgentConfig, AgentCreate, DeliberationMode
 from schemas.settings import get_settings
-from store.db import Database
-from store.queries.agents import create_agent, get_agent, list_agents
-from temporal import inbox
-from temporal.client import connect, keyring
-from temporal.schedules import ensure_maintenance_schedule
+from temporal.client import keyring
+from usecases import agents
 
 app = typer.Typer(help="Create and inspect agents.", no_args_is_help=True)
 
@@ -33,28 +28,6 @@ def _persona(value: str) -> str:
                 f"persona file {value} is not valid UTF-8: re-save it as UTF-8"
             ) from None
     return value
-
-
-async def _create(spec: AgentCreate) -> AgentPublic:
-    settings = get_settings()
-    db = Database(settings.database_dsn())
-    try:
-        async with db.session() as session:
-            agent = await create_agent(session, spec=spec)
-    finally:
-        await db.aclose()
-    client = await connect(settings)
-    await inbox.start_agent(client, handle=agent.handle, task_queue=settings.task_queue)
-    # Autonomy: the heartbeat is bootstrapped here, once ever; a deletion stays durable.
-    await heartbeat.bootstrap(client, settings, agent.handle)
-    # Memory formation: the agent's maintenance schedule (culling, retention); idempotent.
-    await ensure_maintenance_schedule(
-        client,
-        handle=agent.handle,
-        task_queue=settings.task_queue,
-        every=timedelta(minutes=settings.memory.maintenance_minutes),
-    )
-    return agent
 
 
 @app.command()
@@ -80,43 +53,25 @@ def create(
         persona=_persona(persona),
         config=AgentConfig(timezone=timezone, idle_minutes=idle_minutes, deliberation=deliberation),
     )
-    agent = run(_create(spec))
+    agent = run(agents.create_agent(settings=get_settings(), spec=spec))
     typer.echo(
         f"created {agent.handle} ({agent.name}); talk with: persyn chat --agent {agent.handle}"
     )
-
-
-async def _list() -> list[AgentPublic]:
-    db = Database(get_settings().database_dsn())
-    try:
-        async with db.session() as session:
-            return await list_agents(session)
-    finally:
-        await db.aclose()
 
 
 @app.command("list")
 @friendly_errors
 def list_(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     """Every agent."""
-    agents = run(_list())
+    found = run(agents.list_agents(settings=get_settings()))
     if as_json:
-        typer.echo(json.dumps([a.model_dump(mode="json") for a in agents], indent=2))
+        typer.echo(json.dumps([a.model_dump(mode="json") for a in found], indent=2))
         return
-    if not agents:
+    if not found:
         typer.echo("no agents yet: persyn agent create HANDLE --name NAME --persona TEXT")
         return
-    for agent in agents:
+    for agent in found:
         typer.echo(f"{agent.handle:<24} {agent.name:<24} created {agent.created_at:%Y-%m-%d %H:%M}")
-
-
-async def _show(handle: str) -> AgentPublic | None:
-    db = Database(get_settings().database_dsn())
-    try:
-        async with db.session() as session:
-            return await get_agent(session, handle=handle)
-    finally:
-        await db.aclose()
 
 
 @app.command()
@@ -126,7 +81,7 @@ def show(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """One agent's record."""
-    agent = run(_show(handle))
+    agent = run(agents.find_agent(settings=get_settings(), handle=handle))
     if agent is None:
         raise UserError(f"there is no agent {handle!r}: see `persyn agent list`")
     if as_json:
@@ -140,12 +95,7 @@ def show(
 
 async def _shred(handle: str) -> int:
     settings = get_settings()
-    db = Database(settings.database_dsn())
-    try:
-        async with db.session() as session:
-            agent = await get_agent(session, handle=handle)
-    finally:
-        await db.aclose()
+    agent = await agents.find_agent(settings=settings, handle=handle)
     if agent is None:
         raise UserError(f"there is no agent {handle!r}: see `persyn agent list`")
     return await keyring(settings).shred(handle)

@@ -19,10 +19,11 @@ from cli.common import UserError, friendly_errors, run
 from schemas.autonomy import HeartbeatState, HeartbeatStatus
 from schemas.ids import check_handle
 from schemas.settings import Settings, get_settings
-from store.db import Database
 from store.queries.agents import get_agent
 from store.tables.columns import utcnow
 from temporal.client import connect
+from usecases.heartbeats import bootstrap_heartbeat
+from usecases.store import open_store
 
 app = typer.Typer(
     help="Inspect, delete, restore or trigger an agent's heartbeat.", no_args_is_help=True
@@ -33,21 +34,18 @@ T = TypeVar("T")
 
 
 async def bootstrap(client: Client, settings: Settings, handle: str) -> bool:
-    """Start a new agent's heartbeat, once ever; returns whether it started now."""
-    db = Database(settings.database_dsn())
-    try:
-        heartbeats = Heartbeats(db, client, settings.autonomy)
-        queue = settings.task_queue
-        return await heartbeats.bootstrap(agent=handle, task_queue=queue, now=utcnow())
-    finally:
-        await db.aclose()
+    """Start a new agent's heartbeat, once ever; returns whether it started now.
+
+    Kept for existing callers; the use case is ``usecases.heartbeats.bootstrap_heartbeat``.
+    """
+    async with open_store(settings) as db:
+        return await bootstrap_heartbeat(db=db, client=client, settings=settings, handle=handle)
 
 
 async def _with(handle: str, act: Callable[[Heartbeats], Awaitable[T]]) -> T:
     settings = get_settings()
     check_handle(handle)
-    db = Database(settings.database_dsn())
-    try:
+    async with open_store(settings) as db:
         async with db.session() as session:
             if await get_agent(session, handle=handle) is None:
                 raise UserError(f"there is no agent {handle!r}: see `persyn agent list`")
@@ -56,8 +54,6 @@ async def _with(handle: str, act: Callable[[Heartbeats], Awaitable[T]]) -> T:
             return await act(Heartbeats(db, client, settings.autonomy))
         except HeartbeatError as err:
             raise UserError(str(err)) from None
-    finally:
-        await db.aclose()
 
 
 def render(handle: str, status: HeartbeatStatus) -> str:
