@@ -67,6 +67,10 @@ def friendly_errors(fn: Callable[P, T]) -> Callable[P, T]:
             # What the command imported is loaded by now; the error types come from there.
             from sqlalchemy.exc import OperationalError
 
+            from usecases.errors import UseCaseError
+
+            if isinstance(err, UseCaseError):
+                fail(_with_hint(err))
             if isinstance(err, user_errors()):
                 fail(str(err))
             if isinstance(err, OperationalError):
@@ -80,6 +84,17 @@ def friendly_errors(fn: Callable[P, T]) -> Callable[P, T]:
             raise
 
     return wrapper
+
+
+def _with_hint(err: Exception) -> str:
+    """A use case's refusal, with the command that shows what exists."""
+    from usecases.errors import NotTheAgentsError, UnknownAgentError
+
+    if isinstance(err, UnknownAgentError):
+        return f"{err}: see `persyn agent list`"
+    if isinstance(err, NotTheAgentsError):
+        return f"{err}: see `persyn {err.what} list --agent {err.agent}`"
+    return str(err)
 
 
 def _first_error(err: ValueError) -> str:

@@ -9,28 +9,18 @@ from __future__ import annotations
 
 import getpass
 import json
-from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
 
-from activities.memory.forgetting import forget_memory
-from activities.memory.retention import run_cull
 from cli import memory_search
 from cli.common import UserError, friendly_errors, run
 from schemas.ids import check_handle, check_ulid
 from schemas.memory import MemoryRecordPublic
-from schemas.memory_formation import (
-    CullInput,
-    CullResult,
-    ForgetResult,
-    MemoryAction,
-    MemoryDetail,
-)
+from schemas.memory_formation import MemoryAction
 from schemas.settings import get_settings
 from schemas.text import clean_text
-from store.db import Database
-from store.queries import memory as records
+from usecases import memory
 
 app = typer.Typer(
     help="Inspect and withdraw agents' memories; search and index their dialog.",
@@ -59,26 +49,6 @@ def _line(record: MemoryRecordPublic, width: int = 72) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-async def _checked_agent(db: Database, agent: str) -> None:
-    async with db.session() as session:
-        if not await records.agent_exists(session, agent=agent):
-            raise UserError(f"there is no agent {agent!r}: see `persyn agent list`")
-
-
-async def _list(
-    agent: str, channel: str | None, limit: int, everything: bool
-) -> list[tuple[MemoryRecordPublic, str]]:
-    db = Database(get_settings().database_dsn())
-    try:
-        await _checked_agent(db, agent)
-        async with db.session() as session:
-            return await records.list_records(
-                session, agent=agent, channel_key=channel, limit=limit, include_forgotten=everything
-            )
-    finally:
-        await db.aclose()
-
-
 @app.command("list")
 @friendly_errors
 def list_(
@@ -91,7 +61,15 @@ def list_(
     as_json: JsonOption = False,
 ) -> None:
     """An agent's memories, newest first."""
-    found = run(_list(check_handle(agent), channel, limit, everything))
+    found = run(
+        memory.list_memories(
+            settings=get_settings(),
+            agent=check_handle(agent),
+            channel=channel,
+            limit=limit,
+            include_forgotten=everything,
+        )
+    )
     if as_json:
         rows = [{**r.model_dump(mode="json"), "channel_key": key} for r, key in found]
         typer.echo(json.dumps(rows, indent=2))
@@ -105,28 +83,6 @@ def list_(
             f"{record.id}  {record.created_at:%Y-%m-%d %H:%M}  {record.importance:>2}/10  "
             f"{(record.emotion or '-'):<10}  {key}  {_line(record)}{mark}"
         )
-
-
-async def _owned_detail(db: Database, record_id: str, agent: str | None) -> MemoryDetail | None:
-    """The record's detail; with ``agent``, refused unless the memory is that agent's."""
-    if agent is not None:
-        await _checked_agent(db, agent)
-    async with db.session() as session:
-        found = await records.detail(session, record_id=record_id)
-    if found is not None and agent is not None and found.record.agent != agent:
-        raise UserError(
-            f"memory {record_id} is not one of {agent}'s memories: "
-            f"see `persyn memory list --agent {agent}`"
-        )
-    return found
-
-
-async def _show(record_id: str, agent: str | None) -> MemoryDetail | None:
-    db = Database(get_settings().database_dsn())
-    try:
-        return await _owned_detail(db, record_id, agent)
-    finally:
-        await db.aclose()
 
 
 def _missing(record_id: str) -> UserError:
@@ -143,7 +99,7 @@ def show(
     """One memory: what it says, where it came from, what derives from it, its audit trail."""
     wanted = check_ulid(record_id, what="memory id")
     owner = check_handle(agent) if agent is not None else None
-    found = run(_show(wanted, owner))
+    found = run(memory.memory_detail(settings=get_settings(), record_id=wanted, agent=owner))
     if found is None:
         raise _missing(wanted)
     if as_json:
@@ -172,26 +128,6 @@ def show(
         )
 
 
-async def _forget(
-    record_id: str, agent: str | None, actor: str, reason: str | None
-) -> ForgetResult | None:
-    db = Database(get_settings().database_dsn())
-    try:
-        # Checked before anything changes: naming the wrong agent must forget nothing.
-        if agent is not None and await _owned_detail(db, record_id, agent) is None:
-            return None
-        return await forget_memory(
-            db,
-            record_id=record_id,
-            actor=actor,
-            reason=reason,
-            now=datetime.now(UTC),
-            span_file=get_settings().span_file,
-        )
-    finally:
-        await db.aclose()
-
-
 @app.command()
 @friendly_errors
 def forget(
@@ -206,7 +142,11 @@ def forget(
     owner = check_handle(agent) if agent is not None else None
     why = clean_text(reason, what="reason", max_chars=1000) if reason is not None else None
     actor = clean_text(by, what="--by", max_chars=200) if by is not None else _operator()
-    result = run(_forget(wanted, owner, actor, why))
+    result = run(
+        memory.forget(
+            settings=get_settings(), record_id=wanted, agent=owner, actor=actor, reason=why
+        )
+    )
     if result is None:
         raise _missing(wanted)
     if as_json:
@@ -228,19 +168,6 @@ def forget(
         typer.echo(f"  {d.id}  {_line(d, 64)}")
 
 
-async def _cull(agent: str, dry_run: bool, actor: str) -> CullResult:
-    settings = get_settings()
-    db = Database(settings.database_dsn())
-    try:
-        await _checked_agent(db, agent)
-        data = CullInput(
-            agent=agent, now=datetime.now(UTC), dry_run=dry_run, actor=actor, show=100_000
-        )
-        return await run_cull(db, settings.memory, data)
-    finally:
-        await db.aclose()
-
-
 @app.command()
 @friendly_errors
 def cull(
@@ -251,7 +178,14 @@ def cull(
     as_json: JsonOption = False,
 ) -> None:
     """Delete memories rated below memory.cull_below and older than memory.cull_after_days."""
-    result = run(_cull(check_handle(agent), dry_run, f"operator:{_operator()}"))
+    result = run(
+        memory.cull(
+            settings=get_settings(),
+            agent=check_handle(agent),
+            dry_run=dry_run,
+            actor=f"operator:{_operator()}",
+        )
+    )
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return

@@ -46,4 +46,3 @@ async def test_a_taken_handle_is_refused_before_anything_starts(stack: Stack) ->
 
 async def test_an_unknown_handle_is_none(stack: Stack) -> None:
     assert await agents.find_agent(settings=stack.settings(), handle=unique("nobody")) is None
-
