@@ -144,6 +144,12 @@ class Settings(BaseSettings):
         le=65535,
         description="Port of the local model server (llama.cpp, OpenAI API) the stack runs.",
     )
+    local_model_threads: int | None = Field(
+        default=None,
+        ge=1,
+        description="CPU threads the local model server reads prompts and generates with; "
+        "default: llama.cpp's own (every core to read a prompt, half of them to generate).",
+    )
     local_model_chat_format: str | None = Field(
         default=None,
         description="llama.cpp chat format of the local model; default: 'gemma' for a Gemma "

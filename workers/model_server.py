@@ -95,6 +95,8 @@ class ModelServer:
     context_tokens: int
     chat_format: str
     log_file: Path
+    threads: int | None = None
+    """CPU threads for prompt reading and generation; None leaves llama.cpp's defaults."""
 
     @property
     def base_url(self) -> str:
@@ -126,7 +128,13 @@ class ModelServer:
             # reply to whoever was waiting); calls queue for the model instead.
             "--interrupt_requests",
             "False",
+            *self._thread_options(),
         ]
+
+    def _thread_options(self) -> list[str]:
+        if self.threads is None:
+            return []
+        return ["--n_threads", str(self.threads), "--n_threads_batch", str(self.threads)]
 
     def check(self) -> None:
         """Refuse early, in one line, what would make the server exit at once.
@@ -199,7 +207,7 @@ class ModelServer:
 
 
 def model_server(settings: Settings) -> ModelServer:
-    """The server ``settings`` describe (model file, port, context, chat format).
+    """The server ``settings`` describe (model file, port, context, chat format, threads).
 
     Raises:
         ModelServerError: No model file is configured and the ``local`` extra is missing.
@@ -211,4 +219,5 @@ def model_server(settings: Settings) -> ModelServer:
         context_tokens=settings.local_context_window,
         chat_format=settings.local_model_chat_format or chat_format_for(path),
         log_file=settings.log_dir / "model-server.log",
+        threads=settings.local_model_threads,
     )
