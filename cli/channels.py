@@ -16,7 +16,9 @@ from cli.contacts import AgentOpt, JsonOpt, in_agent
 from schemas.contacts import channel_key, group_label
 from store.queries import channel_groups
 
-app = typer.Typer(help="List channels and group them to share memory.", no_args_is_help=True)
+app = typer.Typer(
+    help="List an agent's channels; group them so they share memory.", no_args_is_help=True
+)
 
 
 @app.command("list")

@@ -15,17 +15,31 @@ from typing import Annotated, TypeVar
 
 import typer
 from sqlmodel.ext.asyncio.session import AsyncSession
+from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
 
-from cli.common import friendly_errors, run
-from schemas.contacts import ContactError, ContactRecord, address_kind, channel_key
+from cli.common import echo_err, friendly_errors, run
+from contract import names
+from schemas.contacts import (
+    ContactError,
+    ContactRecord,
+    PersonFolded,
+    address_kind,
+    channel_key,
+)
 from schemas.ids import check_handle
 from schemas.settings import get_settings
 from store.db import Database
 from store.queries import directory
+from store.queries.fold import FoldResult
 from store.tables import Agent
 from store.tables.columns import utcnow
+from temporal.client import TemporalUnavailableError, connect
 
-app = typer.Typer(help="List and curate the people an agent knows.", no_args_is_help=True)
+app = typer.Typer(
+    help="List and curate the people an agent knows: rename, attach, detach, prefer, fold.",
+    no_args_is_help=True,
+)
 AgentOpt = Annotated[str, typer.Option("--agent", "-a", help="The agent's handle.")]
 WhoArg = Annotated[str, typer.Argument(help="The contact: their ID, name or a speaker ID.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -33,6 +47,47 @@ AddressOpt = Annotated[
     str | None, typer.Option("--address", help="An address as type=value, e.g. email=a@b.org.")
 ]
 T = TypeVar("T")
+
+
+async def tell_open_conversations(client: Client, result: FoldResult) -> int:
+    """Tell each open conversation the fold touched; returns how many were told.
+
+    A conversation that closed meanwhile holds no participants any more and is skipped.
+    """
+    told = 0
+    notice = PersonFolded(folded=result.folded, survivor=result.survivor)
+    for conversation_id in result.open_conversations:
+        handle = client.get_workflow_handle(names.conversation_workflow_id(conversation_id))
+        try:
+            await handle.signal(names.PERSON_FOLDED, notice)
+        except RPCError as err:
+            if err.status is not RPCStatusCode.NOT_FOUND:
+                raise
+        else:
+            told += 1
+    return told
+
+
+async def _fold(
+    agent: str, folded: str, survivor: str, name: str | None, by: str
+) -> tuple[FoldResult, str | None]:
+    result = await in_agent(
+        agent,
+        lambda s: directory.fold_contacts(
+            s, agent=agent, folded=folded, survivor=survivor, name=name, by=by, at=utcnow()
+        ),
+    )
+    if not result.open_conversations:
+        return result, None
+    try:
+        await tell_open_conversations(await connect(get_settings()), result)
+    except (TemporalUnavailableError, RPCError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        return result, (
+            f"the fold is stored, but {len(result.open_conversations)} open conversation(s) "
+            f"were not told ({first}): they see the survivor once they close"
+        )
+    return result, None
 
 
 async def in_agent(agent: str, act: Callable[[AsyncSession], Awaitable[T]]) -> T:
@@ -214,21 +269,9 @@ def fold(
     ] = None,
 ) -> None:
     """Fold one contact into another, retroactively: identities, addresses, dialog, memories."""
-    operator = by or getpass.getuser()
-    result = run(
-        in_agent(
-            agent,
-            lambda s: directory.fold_contacts(
-                s,
-                agent=agent,
-                folded=folded,
-                survivor=survivor,
-                name=name,
-                by=operator,
-                at=utcnow(),
-            ),
-        )
-    )
+    result, warning = run(_fold(agent, folded, survivor, name, by or getpass.getuser()))
+    if warning:
+        echo_err(f"warning: {warning}")
     moved = sum(result.moved.values())
     typer.echo(
         f"folded {result.folded} into {result.survivor} as {result.name}: {moved} rows moved"

@@ -37,6 +37,7 @@ from contract import names
 from schemas.activation import ActivationFinished, ActivationInput, ActivationResult
 from schemas.agents import AgentStatus, AgentStatusQuery, AgentWorkflowInput
 from schemas.autonomy import FiringInput, FiringResult
+from schemas.contacts import PersonFolded
 from schemas.conversation import (
     ConversationClosed,
     ConversationInput,
@@ -274,6 +275,15 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         None,
         "persyn",
         "Sent by dialog retention: drop the window's turns said before the cutoff.",
+    ),
+    HandlerSpec(
+        names.CONVERSATION_WORKFLOW,
+        "signal",
+        names.PERSON_FOLDED,
+        PersonFolded,
+        None,
+        "persyn",
+        "Sent by `persyn contacts fold`: a participant is now the survivor of a fold.",
     ),
 )
 """Every handler a Persyn workflow registers; ``caller="persyn"`` ones are internal."""

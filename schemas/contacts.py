@@ -12,7 +12,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from schemas.events import ChannelRef
+from schemas.events import ChannelRef, Wire
+from schemas.ids import Ulid
 from schemas.text import InvalidTextError, clean_text
 
 MAX_NAME_CHARS = 200
@@ -134,3 +135,14 @@ class ChannelRecord(BaseModel):
     key: str
     memory_group: str | None
     last_active: datetime
+
+
+class PersonFolded(Wire):
+    """Signal to an open conversation: the operator folded ``folded`` into ``survivor``.
+
+    The conversation names the survivor among its participants from then on, so memory fences
+    (which check who is present) see one person, as the store already does.
+    """
+
+    folded: Ulid
+    survivor: Ulid

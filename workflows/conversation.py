@@ -20,6 +20,7 @@ from temporalio.exceptions import ChildWorkflowError, TerminatedError
 from contract import attribution, names
 from contract.policies import DATABASE, summarized_local
 from schemas.activation import ActivationInput, ActivationResult
+from schemas.contacts import PersonFolded
 from schemas.conversation import (
     ConversationClosed,
     ConversationInput,
@@ -87,6 +88,18 @@ class ConversationWorkflow:
     def forget_turns(self, data: ForgetTurns) -> None:
         """Drop the window's turns said before ``data.before`` (dialog retention ran)."""
         self._state.window = [t for t in self._state.window if t.at >= data.before]
+
+    @workflow.signal(
+        name=names.PERSON_FOLDED,
+        description="Internal: the operator folded one participant into another (PersonFolded).",
+    )
+    @handlers.guarded_signal(PersonFolded)
+    def person_folded(self, data: PersonFolded) -> None:
+        """Name the survivor instead of the folded person among the participants, once."""
+        if data.folded not in self._state.participants:
+            return
+        merged = [data.survivor if p == data.folded else p for p in self._state.participants]
+        self._state.participants = list(dict.fromkeys(merged))
 
     def _seen(self, event_id: str) -> bool:
         return any(t.event.event_id == event_id for t in self._state.pending) or any(

@@ -91,12 +91,17 @@ def _array_move(ref: PersonRef) -> str:
 
 @dataclass(frozen=True)
 class FoldResult:
-    """What a fold moved: rows changed per ``table.column``."""
+    """What a fold moved: rows changed per ``table.column``.
+
+    ``open_conversations`` had the folded person among their participants: their running
+    workflows hold that list too, and are told of the fold (``person_folded``).
+    """
 
     survivor: str
     folded: str
     name: str
     moved: dict[str, int]
+    open_conversations: list[str] = field(default_factory=list)
 
 
 async def fold_person(
@@ -117,6 +122,16 @@ async def fold_person(
     connection = await session.connection()
     params = {"agent": agent, "victim": victim, "survivor": survivor}
     moved: dict[str, int] = {}
+    open_conversations = [
+        str(row[0])
+        for row in await connection.execute(
+            text(
+                "SELECT id FROM conversations WHERE agent = :agent AND status = 'open' "
+                "AND :victim = ANY(participants) ORDER BY id"
+            ),
+            params,
+        )
+    ]
     for ref in PERSON_REFERENCES:
         statements = _scalar_moves(ref) if ref.kind is RefKind.SCALAR else [_array_move(ref)]
         count = 0
@@ -144,4 +159,10 @@ async def fold_person(
         {**params, "name": name, "by": by, "at": at, "moved": json.dumps(moved, sort_keys=True)},
     )
     await session.commit()
-    return FoldResult(survivor=survivor, folded=victim, name=name, moved=moved)
+    return FoldResult(
+        survivor=survivor,
+        folded=victim,
+        name=name,
+        moved=moved,
+        open_conversations=open_conversations,
+    )

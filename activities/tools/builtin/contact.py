@@ -24,7 +24,7 @@ class MessageContactInput(ToolInput):
     text: str = Field(description="The message, exactly as they should read it.")
     channel: str | None = Field(
         default=None,
-        description="'service:channel' to use instead of the one you last used with them.",
+        description="'service:channel' to use instead of their preferred or last used one.",
     )
 
 
@@ -52,7 +52,7 @@ class MessageContact(Tool):
     name = "message_contact"
     description = (
         "Send a message to someone you know, on your own initiative. It goes to the channel "
-        "you last used with them unless you name another."
+        "they prefer, else the one you last used with them, unless you name another."
     )
     input_model = MessageContactInput
     output_model = MessageSent
