@@ -27,8 +27,12 @@ GRAPH = Provenance(
 TIMEOUT_SECONDS = 0.5
 """Longest the graph may hold up a prompt; past it the block is dropped."""
 
-MAX_PATHS = 3
+MAX_PATHS = 2
 """Most entity pairs whose shortest path is looked up for one input."""
+
+PATH_HOPS = 2
+"""Longest path the prompt looks for (the ``query_graph`` tool may go further): paths are
+the graph's dearest read, and a hub between two entities makes each extra hop costly."""
 
 
 class GraphSource:
@@ -75,7 +79,9 @@ class GraphSource:
             )
             paths = []
             for source, target in list(combinations(seeds, 2))[:MAX_PATHS]:
-                path = await shortest_path(session, source_id=source, target_id=target)
+                path = await shortest_path(
+                    session, source_id=source, target_id=target, max_hops=PATH_HOPS
+                )
                 if path is not None and len(path.edges) > 1:  # one edge is in the neighbourhood
                     paths.append(path_line(path))
         return [*paths, *neighbourhood_lines(found)]

@@ -264,10 +264,13 @@ async def neighbourhood(
     as_of: datetime | None = None,
     max_edges: int = 50,
 ) -> Neighbourhood:
-    """The entities within ``hops`` of ``seeds`` and the edges among them that held ``as_of``.
+    """The relations within ``hops`` of ``seeds`` that held ``as_of``, and their entities.
 
-    Edges nearest the seeds come first, newest first at each distance; past ``max_edges``
-    the rest are dropped and ``truncated`` says so.
+    A relation is within ``hops`` when it touches an entity fewer than ``hops`` steps from a
+    seed. The walk only reaches those inner entities, and their relations are read through
+    the endpoint indexes, so one hop costs an index lookup per seed however large the graph.
+    Relations nearest the seeds come first, newest first at each distance; past
+    ``max_edges`` the rest are dropped and ``truncated`` says so.
     """
     hops = max(1, min(hops, MAX_HOPS))
     if not seeds:
@@ -280,16 +283,23 @@ async def neighbourhood(
             UNION
             SELECT n.next_id, w.depth + 1
               FROM walk w CROSS JOIN LATERAL ({_steps(as_of, with_edge=False)}) n
-             WHERE w.depth < :hops
-        ), reached AS (
+             WHERE w.depth < :hops - 1
+        ), inner_nodes AS (
             SELECT node_id, min(depth) AS depth FROM walk GROUP BY node_id
+        ), near AS (
+            SELECT x.id, min(r.depth) AS depth
+              FROM inner_nodes r CROSS JOIN LATERAL (
+                SELECT e.id FROM graph_edges e
+                 WHERE e.source_id = r.node_id AND {_valid("e", as_of)}
+                UNION ALL
+                SELECT e.id FROM graph_edges e
+                 WHERE e.target_id = r.node_id AND {_valid("e", as_of)}
+              ) x
+             GROUP BY x.id
         )
         SELECT {", ".join("e." + c for c in _EDGE_COLUMNS.split(", "))}
-          FROM graph_edges e
-          JOIN reached s ON s.node_id = e.source_id
-          JOIN reached t ON t.node_id = e.target_id
-         WHERE {_valid("e", as_of)} AND least(s.depth, t.depth) < :hops
-         ORDER BY least(s.depth, t.depth), e.valid_from DESC, e.id
+          FROM near JOIN graph_edges e ON e.id = near.id
+         ORDER BY near.depth, e.valid_from DESC, e.id
          LIMIT :limit
         """,
         {"seeds": seeds, "hops": hops, "as_of": as_of, "limit": max_edges + 1},
@@ -308,6 +318,52 @@ async def neighbourhood(
     )
 
 
+PATH_LEVEL_ROWS = 20_000
+"""Most relations one level of a path search may read; past it the search gives up."""
+
+
+async def _level(
+    session: AsyncSession, frontier: list[str], as_of: datetime | None
+) -> list[tuple[str, str, str]] | None:
+    """(edge, from, to) for every edge touching ``frontier``; ``None`` past the row cap."""
+    result = await execute_sql(
+        session,
+        f"""
+        SELECT e.id, e.source_id AS here, e.target_id AS there FROM graph_edges e
+         WHERE e.source_id = ANY(CAST(:frontier AS varchar[])) AND {_valid("e", as_of)}
+        UNION ALL
+        SELECT e.id, e.target_id, e.source_id FROM graph_edges e
+         WHERE e.target_id = ANY(CAST(:frontier AS varchar[])) AND {_valid("e", as_of)}
+        ORDER BY 1
+        LIMIT :limit
+        """,
+        {"frontier": frontier, "as_of": as_of, "limit": PATH_LEVEL_ROWS + 1},
+    )
+    rows = [(str(row.id), str(row.here), str(row.there)) for row in result]
+    return None if len(rows) > PATH_LEVEL_ROWS else rows
+
+
+# A search side's visited nodes: node -> (depth, previous node, edge walked), the start's None.
+_Visited = dict[str, tuple[int, str, str] | None]
+
+
+def _depth(visited: _Visited, node: str) -> int:
+    step = visited[node]
+    return 0 if step is None else step[0]
+
+
+def _walk_back(visited: _Visited, node: str) -> tuple[list[str], list[str]]:
+    """Nodes and edges from the side's start to ``node``."""
+    nodes, edges = [node], []
+    step = visited[node]
+    while step is not None:
+        _, previous, edge = step
+        nodes.append(previous)
+        edges.append(edge)
+        step = visited[previous]
+    return nodes[::-1], edges[::-1]
+
+
 async def shortest_path(
     session: AsyncSession,
     *,
@@ -318,30 +374,41 @@ async def shortest_path(
 ) -> GraphPath | None:
     """The fewest edges linking two entities (direction ignored), or ``None`` within ``max_hops``.
 
-    The walk is breadth-first and stops at the first arrival, so a near pair costs little
-    however large the graph.
+    A breadth-first search from both ends, one query per level, each level from the side with
+    the smaller frontier and each node visited once: a hub entity between them costs one read
+    of its relations, not one per path through it (a recursive CTE enumerating paths grows as
+    degree^hops). A level that would read more than ``PATH_LEVEL_ROWS`` relations ends the
+    search with ``None``.
     """
     max_hops = max(1, min(max_hops, MAX_HOPS))
-    result = await execute_sql(
-        session,
-        f"""
-        WITH RECURSIVE walk(node_id, nodes, edges, depth) AS (
-            SELECT CAST(:source AS varchar), ARRAY[CAST(:source AS varchar)],
-                   CAST(ARRAY[] AS varchar[]), 0
-            UNION ALL
-            SELECT n.next_id, w.nodes || n.next_id, w.edges || n.edge_id, w.depth + 1
-              FROM walk w CROSS JOIN LATERAL ({_steps(as_of, with_edge=True)}) n
-             WHERE w.depth < :max_hops AND w.node_id <> :target
-               AND NOT n.next_id = ANY(w.nodes)
-        )
-        SELECT nodes, edges FROM walk WHERE node_id = :target LIMIT 1
-        """,
-        {"source": source_id, "target": target_id, "max_hops": max_hops, "as_of": as_of},
-    )
-    row = result.first()
-    if row is None:
+    sides: tuple[_Visited, _Visited] = ({source_id: None}, {target_id: None})
+    frontiers = ([source_id], [target_id])
+    meeting = source_id if source_id == target_id else None
+    for _ in range(max_hops):
+        if meeting is not None:
+            break
+        side = 0 if len(frontiers[0]) <= len(frontiers[1]) else 1
+        visited, other = sides[side], sides[1 - side]
+        rows = await _level(session, frontiers[side], as_of)
+        if rows is None:
+            return None
+        reached: list[str] = []
+        for edge, here, there in rows:
+            if there not in visited:
+                visited[there] = (_depth(visited, here) + 1, here, edge)
+                reached.append(there)
+        if not reached:
+            return None
+        frontiers = (reached, frontiers[1]) if side == 0 else (frontiers[0], reached)
+        meets = [n for n in reached if n in other]
+        if meets:
+            meeting = min(meets, key=lambda n: (_depth(other, n), n))
+    if meeting is None:
         return None
-    node_ids, edge_ids = list(row.nodes), list(row.edges)
+    head_nodes, head_edges = _walk_back(sides[0], meeting)
+    tail_nodes, tail_edges = _walk_back(sides[1], meeting)
+    node_ids = head_nodes + tail_nodes[::-1][1:]
+    edge_ids = head_edges + tail_edges[::-1]
     nodes = await _nodes(session, node_ids)
     found = await execute_sql(
         session,
