@@ -26,6 +26,7 @@ async def test_switched_off_says_so() -> None:
     assert availability.model_dump() == {
         "available": False,
         "reason": "sandbox switched off (sandbox.enabled)",
+        "misconfigured": False,
     }
 
 
