@@ -1,6 +1,13 @@
 """All tables, imported together so ``SQLModel.metadata`` knows every one."""
 
-from store.tables.agents import Agent, Channel, ContactAddressRow, Identity, Person
+from store.tables.agents import (
+    Agent,
+    Channel,
+    ContactAddressRow,
+    ContactFoldRow,
+    Identity,
+    Person,
+)
 from store.tables.autonomy import (  # noqa: F401  (registers them)
     AutonomyLogRow,
     GoalRow,
@@ -31,6 +38,7 @@ __all__ = [
     "Agent",
     "Channel",
     "ContactAddressRow",
+    "ContactFoldRow",
     "Conversation",
     "DialogSearchStats",
     "DialogSearchTerm",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy import BigInteger, ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy import Identity as SAIdentity
 from sqlmodel import Column, Field, SQLModel
 
 from store.tables.columns import agent_fk, jsonb, tstz, ulid_col, ulid_pk
@@ -79,6 +80,23 @@ class ContactAddressRow(SQLModel, table=True):
     kind: str
     address: str
     created_at: datetime = Field(sa_column=tstz())
+
+
+class ContactFoldRow(SQLModel, table=True):
+    """The audit of one operator fold: who folded which person into which, when (0008)."""
+
+    __tablename__ = "contact_folds"
+
+    id: int | None = Field(
+        default=None, sa_column=Column(BigInteger, SAIdentity(always=True), primary_key=True)
+    )
+    agent: str = Field(sa_column=Column(String(32), nullable=False))
+    folded: str = Field(sa_column=Column(String(26), nullable=False))
+    survivor: str = Field(sa_column=Column(String(26), nullable=False))
+    name: str
+    folded_by: str
+    folded_at: datetime = Field(sa_column=tstz())
+    moved: dict[str, Any] = Field(default_factory=dict, sa_column=jsonb())
 
 
 class Channel(SQLModel, table=True):
