@@ -11,6 +11,7 @@ from activities.tools.builtin.contact import MessageContact
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.builtin.facts import fact_tools
 from activities.tools.builtin.goals import OutcomeMemory, goal_tools
+from activities.tools.builtin.graph import QueryGraph
 from activities.tools.builtin.images import image_tools
 from activities.tools.builtin.introspect import RecentAutonomy, SelfInspect
 from activities.tools.builtin.memory import GoalOutcomes, memory_tools
@@ -45,6 +46,7 @@ def build_registry(
         RecentAutonomy(deps),
         SelfInspect(deps),
         MessageContact(deps),
+        *([QueryGraph(deps)] if deps.settings.graph.enabled else []),
         *code_tools(deps),
         *image_tools(deps),
         *extra,
