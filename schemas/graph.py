@@ -84,3 +84,44 @@ class GraphSettings(BaseModel):
     context_mentions: int = Field(
         default=6, ge=1, le=8, description="Most entities matched in one input."
     )
+
+
+class ExtractedEntity(Wire):
+    """An entity named in an exchange, as the extraction call reports it."""
+
+    name: str = Field(min_length=1, max_length=80)
+    type: str = Field(min_length=1, max_length=32, description="person, place, organisation ...")
+
+
+class ExtractedRelation(Wire):
+    """A relation stated in an exchange: ``source`` ``relation`` ``target``."""
+
+    source: str = Field(min_length=1, max_length=80)
+    relation: str = Field(min_length=1, max_length=32, description="snake_case: lives_in")
+    target: str = Field(min_length=1, max_length=80)
+    exclusive: bool = Field(
+        default=False, description="The source holds one such relation at a time (lives_in)."
+    )
+
+
+class GraphExtraction(Wire):
+    """The extraction call's whole reply (kept small: local models compile it to a grammar)."""
+
+    entities: list[ExtractedEntity] = Field(default_factory=list, max_length=12)
+    relations: list[ExtractedRelation] = Field(default_factory=list, max_length=12)
+
+
+class ExtractGraphInput(Wire):
+    """Extract entities and relations from an exchange and upsert them."""
+
+    agent: AgentHandle
+    conversation_id: Ulid
+    turn_ids: list[Ulid] = Field(min_length=1, max_length=64)
+    at: AwareDatetime
+
+
+class ExtractGraphResult(Wire):
+    """What one extraction changed."""
+
+    nodes: int = 0
+    edges: int = 0
