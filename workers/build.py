@@ -30,6 +30,7 @@ from activities.gateway.factory import build_provider
 from activities.gateway.gateway import ModelGateway
 from activities.gateway.registry import ModelRegistry
 from activities.generation import GenerationActivities
+from activities.graph.extract import GraphActivities
 from activities.images.render import ImageActivities
 from activities.images.source import RendersSource
 from activities.memory.consolidate import ConsolidationActivities
@@ -193,6 +194,7 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
     judge = JudgeActivities(deps.db, deps.gateway)
     channels = ChannelActivities(deps.db)
     formation = ConsolidationActivities(deps.db, deps.gateway, deps.encoder, deps.settings.memory)
+    graph = GraphActivities(deps.db, deps.gateway, deps.settings.graph)
     retention = RetentionActivities(
         deps.db,
         deps.encoder,
@@ -244,6 +246,7 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         formation.classify,
         formation.store,
         formation.fail,
+        graph.extract,
         retention.cull,
         retention.purge,
         retention.pending_formations,

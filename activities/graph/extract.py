@@ -22,7 +22,7 @@ from activities.memory.formation.calls import complete_json
 from activities.memory.formation.prompts import fill
 from activities.prompts import load
 from schemas.dialog import DialogTurn, Role
-from schemas.graph import ExtractGraphInput, ExtractGraphResult, GraphExtraction
+from schemas.graph import ExtractGraphInput, ExtractGraphResult, GraphExtraction, GraphSettings
 from schemas.models import ChatMessage, ModelRequest, TaskType
 from store.db import Database
 from store.queries.agents import get_agent
@@ -121,13 +121,16 @@ async def apply_extraction(
 class GraphActivities:
     """Grows the knowledge graph from conversations."""
 
-    def __init__(self, db: Database, gateway: ModelGateway) -> None:
+    def __init__(self, db: Database, gateway: ModelGateway, settings: GraphSettings) -> None:
         self._db = db
         self._gateway = gateway
+        self._settings = settings
 
     @activity.defn(name="graph.extract")
     async def extract(self, data: ExtractGraphInput) -> ExtractGraphResult:
-        """Extract entities and relations from the exchange and upsert them."""
+        """Extract entities and relations from the exchange and upsert them (off: nothing)."""
+        if not self._settings.enabled:
+            return ExtractGraphResult()
         async with self._db.session() as session:
             turns = await load_turns(session, turn_ids=data.turn_ids)
             agent = await get_agent(session, handle=data.agent)

@@ -12,7 +12,9 @@ from schemas.graph import (
     ExtractedRelation,
     ExtractGraphInput,
     GraphExtraction,
+    GraphSettings,
 )
+from schemas.ids import new_ulid
 from store.db import execute_sql
 from store.queries.dialog import conversation_turns
 from store.queries.graph import nodes_named
@@ -89,7 +91,7 @@ async def test_the_activity_extracts_from_the_fenced_exchange(harness: Harness) 
             task="classify", system_match="knowledge graph", reply=EXTRACTION.model_dump_json()
         ),
     )
-    activities = GraphActivities(harness.db, harness.deps.gateway)
+    activities = GraphActivities(harness.db, harness.deps.gateway, GraphSettings())
     data = ExtractGraphInput(
         agent=agent, conversation_id=conversation, turn_ids=[t.turn_id for t in turns], at=T0
     )
@@ -100,3 +102,11 @@ async def test_the_activity_extracts_from_the_fenced_exchange(harness: Harness) 
     [request] = [r for r in harness.provider.requests if "knowledge graph" in r.system][:1]
     assert '<material source="dialog"' in request.messages[0].content
     assert "Ana moved to Oslo" in request.messages[0].content
+
+
+async def test_the_activity_does_nothing_with_the_graph_off(harness: Harness) -> None:
+    agent = (await harness.create_agent()).handle
+    off = GraphActivities(harness.db, harness.deps.gateway, GraphSettings(enabled=False))
+    data = ExtractGraphInput(agent=agent, conversation_id=new_ulid(), turn_ids=[new_ulid()], at=T0)
+    assert (await off.extract(data)).nodes == 0
+    assert await _counts(harness, agent) == (0, 0)
