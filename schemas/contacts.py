@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from schemas.events import ChannelRef, Wire
 from schemas.ids import Ulid
@@ -101,7 +100,7 @@ class ContactIdentity(BaseModel):
     service: str
     channel: str
     speaker_id: str
-    since: datetime
+    since: AwareDatetime
 
 
 class ContactAddress(BaseModel):
@@ -120,8 +119,8 @@ class ContactRecord(BaseModel):
 
     person_id: str
     name: str
-    first_met: datetime
-    last_interaction: datetime
+    first_met: AwareDatetime
+    last_interaction: AwareDatetime
     preferred_channel: str | None
     identities: list[ContactIdentity]
     addresses: list[ContactAddress]
@@ -134,7 +133,7 @@ class ChannelRecord(BaseModel):
 
     key: str
     memory_group: str | None
-    last_active: datetime
+    last_active: AwareDatetime
 
 
 class PersonFolded(Wire):
