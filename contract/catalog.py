@@ -64,6 +64,7 @@ from schemas.memory_formation import (
     MaintenanceInput,
     MaintenanceResult,
 )
+from schemas.observations import ObserveInput, ObserveResult
 from schemas.sandbox_task import SandboxReport, SandboxTaskInput
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -180,6 +181,13 @@ WORKFLOWS: tuple[WorkflowSpec, ...] = (
         RenderInput,
         RenderResult,
         "One image render; delivers the picture to the conversation and notes it.",
+    ),
+    WorkflowSpec(
+        names.OBSERVATION_WORKFLOW,
+        names.observation_workflow_id("{ulid}"),
+        ObserveInput,
+        ObserveResult,
+        "Learns facts about people from a stretch of a conversation, beside its consolidation.",
     ),
 )
 """Every workflow type a Persyn worker runs; a schedule-started one names its schedule too."""

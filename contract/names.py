@@ -19,6 +19,7 @@ HEARTBEAT_WORKFLOW = "HeartbeatWorkflow"
 REMINDER_WORKFLOW = "ReminderWorkflow"
 SANDBOX_TASK_WORKFLOW = "SandboxTaskWorkflow"
 RENDER_WORKFLOW = "RenderWorkflow"
+OBSERVATION_WORKFLOW = "ObservationWorkflow"
 
 
 def agent_workflow_id(handle: str) -> str:
@@ -39,6 +40,11 @@ def activation_workflow_id(activation_id: str) -> str:
 def consolidation_workflow_id(consolidation_id: str) -> str:
     """``consolidation/{ulid}``: one consolidation run."""
     return f"consolidation/{consolidation_id}"
+
+
+def observation_workflow_id(observe_id: str) -> str:
+    """``observe/{ulid}``: one extraction and reconciliation of facts about people."""
+    return f"observe/{observe_id}"
 
 
 def deliberation_workflow_id(activation_id: str) -> str:

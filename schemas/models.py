@@ -23,6 +23,8 @@ class TaskType(StrEnum):
     EMBED = "embed"
     SANDBOX = "sandbox"
     """A delegated sandbox task's own agent loop (metered apart from the reply)."""
+    OBSERVE = "observe"
+    """Facts about people: extraction, reconciliation and the dossier (background work)."""
 
 
 class ProviderName(StrEnum):

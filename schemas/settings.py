@@ -29,6 +29,7 @@ from schemas.images import ImageSettings
 from schemas.mcp import McpSettings
 from schemas.memory import MemorySettings
 from schemas.models import CallPlan, ModelBinding, ProviderName, TaskType
+from schemas.observations import ObservationSettings
 from schemas.sandbox import SandboxSettings
 from schemas.skills import SkillSettings
 from schemas.web import WebSettings
@@ -159,6 +160,7 @@ class Settings(BaseSettings):
     # Memory
     memory: MemorySettings = Field(default_factory=MemorySettings)
     graph: GraphSettings = Field(default_factory=GraphSettings)
+    observations: ObservationSettings = Field(default_factory=ObservationSettings)
     embedding_dimensions: int = Field(
         default=384, gt=0, le=4096, description="Vector size of the configured encoder."
     )

@@ -40,6 +40,7 @@ from activities.memory.recall import MemoryRecall
 from activities.memory.remember import RememberActivities
 from activities.memory.retention import RetentionActivities
 from activities.memory.search.activities import DialogSearchActivities
+from activities.observations.activities import ObservationActivities
 from activities.runs import RunActivities
 from activities.sandbox.delegation import DelegationActivities
 from activities.sandbox.delegation_source import SandboxReportsSource
@@ -63,6 +64,7 @@ from workflows.conversation import ConversationWorkflow
 from workflows.deliberation import DeliberationWorkflow
 from workflows.heartbeat import HeartbeatWorkflow
 from workflows.maintenance import MaintenanceWorkflow
+from workflows.observations import ObservationWorkflow
 from workflows.reminder import ReminderWorkflow
 from workflows.render import RenderWorkflow
 from workflows.sandbox_task import SandboxTaskWorkflow
@@ -78,6 +80,7 @@ WORKFLOWS: list[type] = [
     MaintenanceWorkflow,
     SandboxTaskWorkflow,
     RenderWorkflow,
+    ObservationWorkflow,
 ]
 """Every workflow a Persyn worker runs."""
 
@@ -203,6 +206,10 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         span_file=deps.settings.span_file,
     )
     remember = RememberActivities(deps.db)
+    # Facts about people, learned beside each consolidation (docs/people.md).
+    observations = ObservationActivities(
+        deps.db, deps.gateway, deps.encoder, deps.settings.observations
+    )
     search = DialogSearchActivities(deps.db, deps.encoder)
     runs = RunActivities(client)
     # Delegated sandbox tasks; the provider reaches its engine only when a task runs.
@@ -247,6 +254,8 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         formation.store,
         formation.fail,
         graph.extract,
+        observations.extract,
+        observations.reconcile,
         retention.cull,
         retention.purge,
         retention.pending_formations,

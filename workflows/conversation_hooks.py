@@ -22,7 +22,7 @@ from temporalio import workflow
 from temporalio.workflow import ChildWorkflowHandle, ParentClosePolicy
 
 from contract import names
-from contract.names import consolidation_workflow_id
+from contract.names import consolidation_workflow_id, observation_workflow_id
 from contract.policies import DATABASE, summarized_local
 from schemas.conversation import ConversationInput, ConversationState
 from schemas.ids import ulid_from_parts
@@ -33,8 +33,10 @@ from schemas.memory_formation import (
     FormationSettingsQuery,
     TurnRange,
 )
+from schemas.observations import ObserveInput, ObserveResult
 from schemas.text import estimate_tokens
 from workflows.consolidation import ConsolidationWorkflow
+from workflows.observations import ObservationWorkflow
 
 with workflow.unsafe.imports_passed_through():
     from activities.memory.consolidate import ConsolidationActivities
@@ -64,7 +66,9 @@ async def after_turn(data: ConversationInput, state: ConversationState) -> None:
         )
         state.chunk_tokens = settings.chunk_tokens
     if state.tokens_since_consolidated >= state.chunk_tokens:
-        await _consolidate(data, state, FormationReason.CHUNK)
+        after = state.consolidated_through
+        if await _consolidate(data, state, FormationReason.CHUNK) is not None:
+            await _observe(data, after, state.consolidated_through)
 
 
 async def on_close(data: ConversationInput, state: ConversationState) -> None:
@@ -73,15 +77,25 @@ async def on_close(data: ConversationInput, state: ConversationState) -> None:
         return
     if state.window[-1].turn_id == state.consolidated_through:
         return
+    after = state.consolidated_through
     child = await _consolidate(data, state, FormationReason.CLOSE)
     if child is None:
         return
+    observing = await _observe(data, after, state.consolidated_through)
     try:
         await child
     except asyncio.CancelledError:
         raise
     except Exception as err:  # its range stays in the ledger for the next consolidation
         workflow.logger.warning("closing consolidation failed: %s", err)
+    if observing is None:
+        return
+    try:
+        await observing
+    except asyncio.CancelledError:
+        raise
+    except Exception as err:  # facts not learned this time; the dialog stays stored
+        workflow.logger.warning("closing observation failed: %s", err)
 
 
 async def _consolidate(
@@ -120,3 +134,40 @@ async def _consolidate(
     state.tokens_since_consolidated = 0
     state.consolidations += 1
     return child
+
+
+async def _observe(
+    data: ConversationInput, after: str | None, through: str | None
+) -> ChildWorkflowHandle[ObservationWorkflow, ObserveResult] | None:
+    """Start learning facts about people from the range a consolidation just took.
+
+    Beside consolidation rather than inside it: the range and cadence are the same (a chunk
+    of exchanges, so extraction reads a whole stretch and costs a call per chunk, not per
+    turn), while a failure of either leaves the other whole. Histories recorded before
+    observations existed replay unchanged: the start is gated by the ``observations`` patch.
+    """
+    if through is None or not workflow.patched("observations"):
+        return None
+    observe_id = ulid_from_parts(workflow.now(), workflow.random().getrandbits(80))
+    try:
+        return await workflow.start_child_workflow(
+            ObservationWorkflow.run,
+            ObserveInput(
+                observe_id=observe_id,
+                agent=data.agent,
+                conversation_id=data.conversation_id,
+                after_turn=after,
+                through_turn=through,
+            ),
+            id=observation_workflow_id(observe_id),
+            parent_close_policy=ParentClosePolicy.ABANDON,
+            search_attributes=names.search_attributes(
+                agent=data.agent, channel=data.channel.key, conversation=data.conversation_id
+            ),
+            static_summary=f"{data.agent} notes facts about people on {data.channel.key}",
+        )
+    except asyncio.CancelledError:
+        raise
+    except Exception as err:  # background work: the conversation goes on without it
+        workflow.logger.warning("observation did not start: %s", err)
+        return None

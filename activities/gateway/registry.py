@@ -16,7 +16,14 @@ from schemas.models import CallPlan, ModelBinding, ModelTier, ProviderName, Task
 from schemas.settings import Settings
 
 FAST_TASKS = frozenset(
-    {TaskType.SUMMARIZE, TaskType.RATE, TaskType.CLASSIFY, TaskType.DECIDE, TaskType.EMBED}
+    {
+        TaskType.SUMMARIZE,
+        TaskType.RATE,
+        TaskType.CLASSIFY,
+        TaskType.DECIDE,
+        TaskType.EMBED,
+        TaskType.OBSERVE,
+    }
 )
 
 _DEFAULTS: dict[ProviderName, tuple[tuple[str, int], tuple[str, int]]] = {

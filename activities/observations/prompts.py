@@ -33,9 +33,9 @@ NEW_FACT = Provenance(
     trust="a claim from the conversation, not checked",
 )
 
-EXTRACTION_TASK = TaskType.CLASSIFY
-RECONCILIATION_TASK = TaskType.CLASSIFY
-"""Both calls are short classifications of text, served by the classify binding."""
+EXTRACTION_TASK = TaskType.OBSERVE
+RECONCILIATION_TASK = TaskType.OBSERVE
+"""Both calls run under the observe task: a fast model, metered apart from memory formation."""
 
 
 class ExtractedFact(BaseModel):

@@ -130,12 +130,14 @@ def test_index_names_match_temporal_names(exported: tuple[Path, list[Path]]) -> 
         f"{names.reminder_schedule_id('{ulid}')}-{{firing time}}",
         names.sandbox_task_workflow_id("{ulid}"),
         names.render_workflow_id("{ulid}"),
+        names.observation_workflow_id("{ulid}"),
     ]
     # Schedule IDs are not workflow IDs: a scheduled run's ID is its schedule's plus the time.
     assert [w["schedule"] for w in index["workflows"]][5:] == [
         "maintenance/{handle}",
         "heartbeat/{handle}",
         "reminder/{ulid}",
+        None,
         None,
         None,
     ]
