@@ -78,6 +78,11 @@ COMMANDS: dict[str, Entry] = {
     "channels": Entry(
         "cli.channels", "app", "List an agent's channels; group them so they share memory."
     ),
+    "people": Entry(
+        "cli.people",
+        "app",
+        "What an agent believes about people: list facts, set one, read the dossier.",
+    ),
     "heartbeat": Entry(
         "cli.heartbeat", "app", "Inspect, delete, restore or trigger an agent's heartbeat."
     ),

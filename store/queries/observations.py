@@ -6,17 +6,19 @@ the chain of what was believed, and why it changed, survives every update and re
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import ColumnElement, or_, text
+from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_ulid
 from schemas.observations import Observation, ObservationProposal
 from store.tables.columns import utcnow
-from store.tables.observations import ObservationRow
+from store.tables.observations import ObservationBriefRow, ObservationRow
 
 
 class ObservationConflictError(Exception):
@@ -206,3 +208,45 @@ async def supersede_chain(
         chain.append(to_observation(row))
         current = row.supersedes
     return chain
+
+
+def brief_subject(person_id: str | None) -> str:
+    """The key a subject's brief is kept under: the person's ID, or ``self``."""
+    return person_id or "self"
+
+
+def fingerprint(observations: Sequence[Observation]) -> str:
+    """A digest of a set of active observations: it changes whenever one is added or retired."""
+    return hashlib.sha256(" ".join(sorted(o.id for o in observations)).encode()).hexdigest()
+
+
+async def cached_brief(
+    session: AsyncSession, *, agent: str, person_id: str | None, digest: str
+) -> str | None:
+    """The brief kept for the subject, if it was written from the facts ``digest`` names."""
+    row = await session.get(ObservationBriefRow, (agent, brief_subject(person_id)))
+    return row.brief if row is not None and row.fingerprint == digest else None
+
+
+async def keep_brief(
+    session: AsyncSession, *, agent: str, person_id: str | None, digest: str, brief: str
+) -> None:
+    """Keep ``brief`` as the subject's dossier for the facts ``digest`` names."""
+    stmt = insert(ObservationBriefRow).values(
+        agent=agent,
+        subject=brief_subject(person_id),
+        fingerprint=digest,
+        brief=brief,
+        written_at=utcnow(),
+    )
+    await session.exec(
+        stmt.on_conflict_do_update(
+            index_elements=["agent", "subject"],
+            set_={
+                "fingerprint": stmt.excluded.fingerprint,
+                "brief": stmt.excluded.brief,
+                "written_at": stmt.excluded.written_at,
+            },
+        )
+    )
+    await session.commit()

@@ -64,3 +64,19 @@ class ObservationRow(SQLModel, table=True):
     )
     embedding: Any = Field(default=None, sa_column=Column(Vector(), nullable=True))
     created_at: datetime = Field(sa_column=tstz())
+
+
+class ObservationBriefRow(SQLModel, table=True):
+    """A dossier on one subject (a person's ID, or ``self``), valid while its fingerprint is."""
+
+    __tablename__ = "observation_briefs"
+
+    agent: str = Field(
+        sa_column=Column(
+            String(32), ForeignKey("agents.handle", ondelete="CASCADE"), primary_key=True
+        )
+    )
+    subject: str = Field(sa_column=Column(String(26), primary_key=True))
+    fingerprint: str = Field(sa_column=Column(String(64), nullable=False))
+    brief: str = Field(sa_column=Column(Text, nullable=False))
+    written_at: datetime = Field(sa_column=tstz())
