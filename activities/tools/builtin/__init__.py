@@ -15,6 +15,7 @@ from activities.tools.builtin.graph import QueryGraph
 from activities.tools.builtin.images import image_tools
 from activities.tools.builtin.introspect import RecentAutonomy, SelfInspect
 from activities.tools.builtin.memory import GoalOutcomes, memory_tools
+from activities.tools.builtin.people import BriefOn
 from activities.tools.builtin.reminders import reminder_tools
 from activities.tools.registry import Tool, ToolRegistry
 from schemas.models import ToolSpec
@@ -46,6 +47,7 @@ def build_registry(
         RecentAutonomy(deps),
         SelfInspect(deps),
         MessageContact(deps),
+        BriefOn(deps),
         *([QueryGraph(deps)] if deps.settings.graph.enabled else []),
         *code_tools(deps),
         *image_tools(deps),

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from temporalio.client import Client
 
+from activities.gateway.gateway import ModelGateway
 from activities.gateway.registry import ModelRegistry
 from schemas.settings import Settings
 from store.db import Database
@@ -28,6 +29,8 @@ class ToolDeps:
     settings: Settings
     models: ModelRegistry
     client: Client | None = None
+    gateway: ModelGateway | None = None
+    """For tools that call a model themselves (``brief_on``)."""
     registry: ToolRegistry | None = field(default=None)
 
     async def timezone(self, agent: str) -> str:
