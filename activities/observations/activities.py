@@ -131,16 +131,30 @@ class ObservationActivities:
             agent = await session.get(Agent, data.agent)
         if not self._settings.enabled or agent is None:
             return ExtractResult()
+        return await self.propose(
+            turns, agent_name=agent.name, conversation_id=data.conversation_id
+        )
+
+    async def propose(
+        self, turns: list[RangeTurn], *, agent_name: str, conversation_id: str | None
+    ) -> ExtractResult:
+        """Ask the model for the facts in ``turns`` and file each under a subject present.
+
+        Args:
+            turns: The exchange, in order; nothing else reaches the prompt.
+            agent_name: The agent's name, as the turns call it.
+            conversation_id: Where the turns were said, for the facts' source.
+        """
         if not any(t.role != "agent" and t.person_id for t in turns):
             return ExtractResult()  # nobody else spoke: nothing to learn about anyone
         most = self._settings.max_proposals
-        request = extraction_request(turns, agent_name=agent.name, most=most)
+        request = extraction_request(turns, agent_name=agent_name, most=most)
         reply = await self._ask(request, _parse_extraction, "extraction")
         if reply is None:
             return ExtractResult()
-        named = subjects(turns, agent.name)
+        named = subjects(turns, agent_name)
         source = ObservationSource(
-            conversation_id=data.conversation_id, turn_first=turns[0].id, turn_last=turns[-1].id
+            conversation_id=conversation_id, turn_first=turns[0].id, turn_last=turns[-1].id
         )
         result = ExtractResult()
         for fact in reply.facts[:most]:
