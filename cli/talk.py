@@ -13,23 +13,20 @@ import contextlib
 import getpass
 import json
 import sys
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated
 
-import psycopg
 import typer
+from temporalio.client import Client
 
-from activities.channels.stream import libpq_dsn, stream_channel
 from cli import delivery
 from cli.common import UserError, echo_err, friendly_errors, run
 from cli.console import Console
 from schemas.events import ChannelRef, InboundEvent, Outcome, Receipt, Speaker
 from schemas.ids import check_handle, check_ulid, new_ulid
 from schemas.settings import Settings, get_settings
-from store.db import Database
-from store.queries.agents import get_agent
-from store.queries.runtime import OUTBOX_CHANNEL
-from store.tables import OutboxRow
 from temporal.client import connect
+from usecases import agents, streams
 from workers.health import serving
 
 AgentOpt = Annotated[str, typer.Option("--agent", "-a", help="The agent's handle.")]
@@ -50,12 +47,7 @@ def _speaker(as_: str | None) -> Speaker:
 
 async def _agent_name(settings: Settings, handle: str) -> str:
     check_handle(handle)
-    db = Database(settings.database_dsn())
-    try:
-        async with db.session() as session:
-            agent = await get_agent(session, handle=handle)
-    finally:
-        await db.aclose()
+    agent = await agents.find_agent(settings=settings, handle=handle)
     if agent is None:
         raise UserError(f"there is no agent {handle!r}: create it with `persyn agent create`")
     return agent.name
@@ -129,28 +121,16 @@ def send(
         raise typer.Exit(EXIT_CODES[receipt.marker.outcome])
 
 
-async def _listen(
-    dsn: str, channels: list[str], on_message: dict[str, object], stop: asyncio.Event
-) -> None:
-    """LISTEN on ``channels``, dispatching payloads to ``on_message[channel]`` until ``stop``."""
-    async with await psycopg.AsyncConnection.connect(libpq_dsn(dsn), autocommit=True) as conn:
-        for channel in channels:
-            await conn.execute(f'LISTEN "{channel}"')
-        gen = conn.notifies()
-        while not stop.is_set():
-            notify_task = asyncio.ensure_future(anext(gen))
-            stop_task = asyncio.ensure_future(stop.wait())
-            done, _ = await asyncio.wait(
-                {notify_task, stop_task}, return_when=asyncio.FIRST_COMPLETED
-            )
-            stop_task.cancel()
-            if notify_task not in done:
-                notify_task.cancel()
-                break
-            notice = notify_task.result()
-            handler = on_message.get(notice.channel)
-            if callable(handler):
-                handler(json.loads(notice.payload))
+async def _show_each(texts: AsyncIterator[str], show: Callable[[str], None]) -> None:
+    async for text in texts:
+        show(text)
+
+
+async def _stopped(task: asyncio.Task[None]) -> None:
+    """End a live stream: it is presentation only, so whatever it was doing is dropped."""
+    task.cancel()
+    with contextlib.suppress(BaseException):
+        await asyncio.wait_for(task, 2)
 
 
 async def _chat(settings: Settings, handle: str, speaker: Speaker, channel: str) -> None:
@@ -158,63 +138,48 @@ async def _chat(settings: Settings, handle: str, speaker: Speaker, channel: str)
     delivery.quiet_sdk_logs()
     client = await connect(settings)
     console = Console(name, live=sys.stdout.isatty())
-    channel_key = f"terminal:{channel}"
-    db = Database(settings.database_dsn())
+    here = ChannelRef(service="terminal", channel=channel)
+    async with streams.unprompted_messages(settings=settings, handle=handle, channel=here) as own:
+        outbox_task = asyncio.create_task(
+            _show_each(own, lambda text: console.commit(f"{name} (unprompted)> {text}"))
+        )
+        try:
+            await _converse(settings, client, console, handle, speaker, here)
+        finally:
+            await _stopped(outbox_task)
 
-    pending: set[asyncio.Future[None]] = set()
 
-    def on_outbox(payload: object) -> None:
-        if not isinstance(payload, dict) or payload.get("agent") != handle:
-            return
-        if payload.get("channel") != channel_key:
-            return
-        task = asyncio.ensure_future(_show_unprompted(db, str(payload.get("id")), console))
-        pending.add(task)
-        task.add_done_callback(pending.discard)
-
-    stop_outbox = asyncio.Event()
-    outbox_task = asyncio.create_task(
-        _listen(settings.database_dsn(), [OUTBOX_CHANNEL], {OUTBOX_CHANNEL: on_outbox}, stop_outbox)
-    )
-    print(f"talking with {name} as {speaker.speaker_id} on terminal:{channel} (Ctrl-D to leave)")
+async def _converse(
+    settings: Settings,
+    client: Client,
+    console: Console,
+    handle: str,
+    speaker: Speaker,
+    here: ChannelRef,
+) -> None:
+    name = console.name
+    print(f"talking with {name} as {speaker.speaker_id} on {here.key} (Ctrl-D to leave)")
     if not await serving(settings, client):
         console.commit(f"[{delivery.no_worker(settings)}; messages wait until a worker serves]")
-    try:
-        while True:
-            try:
-                line = await asyncio.to_thread(input, "you> ")
-            except EOFError:
-                print()
-                break
-            if not line.strip():
-                continue
-            if line.strip() in {"/quit", "/exit"}:
-                break
-            try:
-                event = InboundEvent(
-                    event_id=new_ulid(),
-                    channel=ChannelRef(service="terminal", channel=channel),
-                    speaker=speaker,
-                    text=line,
-                    stream=console.live,
-                )
-            except ValueError as err:
-                console.commit(f"[not sent: {_reason(err)}]")
-                continue
-            stop_stream = asyncio.Event()
-            key = stream_channel(event.event_id)
-            stream_task = asyncio.create_task(
-                _listen(
-                    settings.database_dsn(),
-                    [key],
-                    {
-                        key: lambda p: (
-                            console.delta(str(p.get("text", ""))) if isinstance(p, dict) else None
-                        )
-                    },
-                    stop_stream,
-                )
+    while True:
+        try:
+            line = await asyncio.to_thread(input, "you> ")
+        except EOFError:
+            print()
+            break
+        if not line.strip():
+            continue
+        if line.strip() in {"/quit", "/exit"}:
+            break
+        try:
+            event = InboundEvent(
+                event_id=new_ulid(), channel=here, speaker=speaker, text=line, stream=console.live
             )
+        except ValueError as err:
+            console.commit(f"[not sent: {_reason(err)}]")
+            continue
+        async with streams.token_deltas(settings=settings, event_id=event.event_id) as deltas:
+            stream_task = asyncio.create_task(_show_each(deltas, console.delta))
             try:
                 receipt = await delivery.submit(
                     client,
@@ -227,23 +192,8 @@ async def _chat(settings: Settings, handle: str, speaker: Speaker, channel: str)
                 console.commit(f"[error: {str(err).splitlines()[0]}]")
                 continue
             finally:
-                stop_stream.set()
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(stream_task, 2)
-            console.commit(render(receipt, name))
-    finally:
-        stop_outbox.set()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(outbox_task, 2)
-        await db.aclose()
-
-
-async def _show_unprompted(db: Database, message_id: str, console: Console) -> None:
-    """Print an outbox message if the agent sent it on its own (replies are already shown)."""
-    async with db.session() as session:
-        row = await session.get(OutboxRow, message_id)
-    if row is not None and row.unprompted:
-        console.commit(f"{console.name} (unprompted)> {row.text}")
+                await _stopped(stream_task)
+        console.commit(render(receipt, name))
 
 
 def _reason(err: ValueError) -> str:

@@ -1,0 +1,84 @@
+"""Live presentation over PostgreSQL LISTEN/NOTIFY: a reply's token deltas and unprompted messages.
+
+Best effort, never the source of truth: the completion marker and the outbox are. Each stream is
+an async context manager that is listening once entered (so nothing sent after that is missed)
+and gives an async iterator; leaving the block stops listening.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import psycopg
+
+from activities.channels.stream import libpq_dsn, stream_channel
+from schemas.events import ChannelRef
+from schemas.settings import Settings
+from store.queries.runtime import OUTBOX_CHANNEL
+from store.tables import OutboxRow
+from usecases.store import open_store
+
+
+@asynccontextmanager
+async def notifications(
+    *, settings: Settings, channels: list[str]
+) -> AsyncIterator[AsyncIterator[tuple[str, Any]]]:
+    """Listen on ``channels``; yields an iterator of ``(channel, decoded JSON payload)``."""
+    dsn = libpq_dsn(settings.database_dsn())
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        for channel in channels:
+            await conn.execute(f'LISTEN "{channel}"')
+
+        received = conn.notifies()
+
+        async def payloads() -> AsyncIterator[tuple[str, Any]]:
+            async for notice in received:
+                yield notice.channel, json.loads(notice.payload)
+
+        try:
+            yield payloads()
+        finally:
+            # The generator holds the connection's lock while it waits: closing the connection
+            # under it would wait for ever.
+            await received.aclose()
+
+
+@asynccontextmanager
+async def token_deltas(*, settings: Settings, event_id: str) -> AsyncIterator[AsyncIterator[str]]:
+    """The pieces of the reply to ``event_id`` as they are generated (submit it with stream on)."""
+    async with notifications(settings=settings, channels=[stream_channel(event_id)]) as found:
+
+        async def deltas() -> AsyncIterator[str]:
+            async for _, payload in found:
+                if isinstance(payload, dict):
+                    yield str(payload.get("text", ""))
+
+        yield deltas()
+
+
+@asynccontextmanager
+async def unprompted_messages(
+    *, settings: Settings, handle: str, channel: ChannelRef
+) -> AsyncIterator[AsyncIterator[str]]:
+    """Texts the agent sends on ``channel`` on its own (replies to a submit are not among them)."""
+    key = channel.key
+    async with (
+        open_store(settings, pool_size=1) as db,
+        notifications(settings=settings, channels=[OUTBOX_CHANNEL]) as found,
+    ):
+
+        async def texts() -> AsyncIterator[str]:
+            async for _, payload in found:
+                if not isinstance(payload, dict) or payload.get("agent") != handle:
+                    continue
+                if payload.get("channel") != key:
+                    continue
+                async with db.session() as session:
+                    row = await session.get(OutboxRow, str(payload.get("id")))
+                if row is not None and row.unprompted:
+                    yield row.text
+
+        yield texts()
