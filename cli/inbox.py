@@ -16,10 +16,10 @@ from ulid import ULID
 from cli.common import UserError, friendly_errors, run
 from schemas.ids import check_handle, is_ulid
 from schemas.settings import get_settings
-from store.db import Database
 from store.queries.agents import get_agent
 from store.queries.contacts import unprompted_messages
 from store.tables import OutboxRow
+from usecases.store import open_store
 
 
 def _since(value: str | None) -> datetime | None:
@@ -40,16 +40,12 @@ def _since(value: str | None) -> datetime | None:
 async def _messages(
     handle: str, since: datetime | None, channel: str | None, limit: int
 ) -> list[OutboxRow]:
-    db = Database(get_settings().database_dsn())
-    try:
-        async with db.session() as session:
-            if await get_agent(session, handle=handle) is None:
-                raise UserError(f"there is no agent {handle!r}: see `persyn agent list`")
-            return await unprompted_messages(
-                session, agent=handle, since=since, channel_key=channel, limit=limit
-            )
-    finally:
-        await db.aclose()
+    async with open_store(get_settings()) as db, db.session() as session:
+        if await get_agent(session, handle=handle) is None:
+            raise UserError(f"there is no agent {handle!r}: see `persyn agent list`")
+        return await unprompted_messages(
+            session, agent=handle, since=since, channel_key=channel, limit=limit
+        )
 
 
 @friendly_errors

@@ -21,6 +21,7 @@ from schemas.memory_search import DialogHit, DialogSearchQuery, DialogSearchResu
 from schemas.settings import get_settings
 from store.db import Database
 from store.queries.search import channel_by_key
+from usecases.store import open_store
 
 app = typer.Typer(help="Search and maintain what agents remember of dialog.", no_args_is_help=True)
 
@@ -70,14 +71,13 @@ async def _channels(db: Database, agent: str, channels: list[str]) -> list[str] 
 
 async def _search(spec: DialogSearchQuery, channels: list[str]) -> DialogSearchResult:
     settings = get_settings()
-    db = Database(settings.database_dsn(), pool_size=2)
-    encoder = build_encoder(settings)
-    try:
-        spec.channel_ids = await _channels(db, spec.agent, channels)
-        return await DialogSearch(db, encoder).run(spec)
-    finally:
-        await encoder.aclose()
-        await db.aclose()
+    async with open_store(settings, pool_size=2) as db:
+        encoder = build_encoder(settings)
+        try:
+            spec.channel_ids = await _channels(db, spec.agent, channels)
+            return await DialogSearch(db, encoder).run(spec)
+        finally:
+            await encoder.aclose()
 
 
 def _line(hit: DialogHit, width: int) -> str:
@@ -142,13 +142,12 @@ def search(
 
 async def _index(agent: str, limit: int) -> int:
     settings = get_settings()
-    db = Database(settings.database_dsn(), pool_size=2)
-    encoder: Encoder = build_encoder(settings)
-    try:
-        return await index_turns(db, encoder, agent, limit)
-    finally:
-        await encoder.aclose()
-        await db.aclose()
+    async with open_store(settings, pool_size=2) as db:
+        encoder: Encoder = build_encoder(settings)
+        try:
+            return await index_turns(db, encoder, agent, limit)
+        finally:
+            await encoder.aclose()
 
 
 @app.command()
@@ -167,15 +166,14 @@ def index(
 
 async def _reindex() -> dict[str, int]:
     settings = get_settings()
-    db = Database(settings.database_dsn(), pool_size=2)
-    encoder = build_encoder(settings)
-    try:
-        return await reindex_all(
-            db, encoder, progress=lambda table, n: echo_err(f"{table}: {n:,} re-encoded")
-        )
-    finally:
-        await encoder.aclose()
-        await db.aclose()
+    async with open_store(settings, pool_size=2) as db:
+        encoder = build_encoder(settings)
+        try:
+            return await reindex_all(
+                db, encoder, progress=lambda table, n: echo_err(f"{table}: {n:,} re-encoded")
+            )
+        finally:
+            await encoder.aclose()
 
 
 @app.command()
