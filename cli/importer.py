@@ -8,52 +8,10 @@ from typing import Annotated
 
 import typer
 
-from activities.memory.encoders import build_encoder
 from cli.common import UserError, echo_err, friendly_errors, run
-from schemas.imports import ImportFormat, ImportReport
+from schemas.imports import ImportFormat
 from schemas.settings import get_settings
-from store.db import Database
-from store.importer import import_file
-from temporal.client import connect
-from temporal.consolidation import consolidate_conversation
-
-
-async def _import(
-    path: Path, agent: str, fmt: ImportFormat, embed: bool, consolidate: bool
-) -> tuple[ImportReport, list[str]]:
-    settings = get_settings()
-    db = Database(settings.database_dsn(), pool_size=2)
-    encoder = build_encoder(settings) if embed else None
-    started: list[str] = []
-    after_conversation = None
-    if consolidate:
-        client = await connect(settings)
-
-        async def after_conversation(conversation_id: str) -> None:
-            workflow_id = await consolidate_conversation(
-                client,
-                db,
-                agent=agent,
-                conversation_id=conversation_id,
-                task_queue=settings.task_queue,
-            )
-            if workflow_id is not None:
-                started.append(workflow_id)
-
-    try:
-        report = await import_file(
-            db,
-            agent=agent,
-            path=path,
-            fmt=fmt,
-            encoder=encoder,
-            after_conversation=after_conversation,
-        )
-        return report, started
-    finally:
-        if encoder is not None:
-            await encoder.aclose()
-        await db.aclose()
+from usecases import importing
 
 
 @friendly_errors
@@ -81,7 +39,16 @@ def import_dialog(
         raise UserError("which agent? add --agent HANDLE (see `persyn agent list`)")
     if embed and not as_json:
         echo_err("importing (embedding every new turn may take a while)...")
-    report, consolidations = run(_import(file, agent, fmt, embed, consolidate))
+    report, consolidations = run(
+        importing.import_dialog(
+            settings=get_settings(),
+            path=file,
+            agent=agent,
+            fmt=fmt,
+            embed=embed,
+            consolidate=consolidate,
+        )
+    )
     if as_json:
         typer.echo(
             json.dumps(
