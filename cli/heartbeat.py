@@ -8,20 +8,17 @@ durable (recorded in PostgreSQL), so no restart or redeploy brings the heartbeat
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
-from typing import Annotated, TypeVar
+from collections.abc import Coroutine
+from typing import Annotated, Any, TypeVar
 
 import typer
 from temporalio.client import Client
 
-from activities.scheduling.heartbeats import HeartbeatError, Heartbeats
+from activities.scheduling.heartbeats import HeartbeatError
 from cli.common import UserError, friendly_errors, run
 from schemas.autonomy import HeartbeatState, HeartbeatStatus
-from schemas.ids import check_handle
 from schemas.settings import Settings, get_settings
-from store.queries.agents import get_agent
-from store.tables.columns import utcnow
-from temporal.client import connect
+from usecases import heartbeats
 from usecases.heartbeats import bootstrap_heartbeat
 from usecases.store import open_store
 
@@ -42,18 +39,12 @@ async def bootstrap(client: Client, settings: Settings, handle: str) -> bool:
         return await bootstrap_heartbeat(db=db, client=client, settings=settings, handle=handle)
 
 
-async def _with(handle: str, act: Callable[[Heartbeats], Awaitable[T]]) -> T:
-    settings = get_settings()
-    check_handle(handle)
-    async with open_store(settings) as db:
-        async with db.session() as session:
-            if await get_agent(session, handle=handle) is None:
-                raise UserError(f"there is no agent {handle!r}: see `persyn agent list`")
-        client = await connect(settings)
-        try:
-            return await act(Heartbeats(db, client, settings.autonomy))
-        except HeartbeatError as err:
-            raise UserError(str(err)) from None
+def _acting(call: Coroutine[Any, Any, T]) -> T:
+    """Run an operator action; a refusal from the heartbeat is the user's to fix."""
+    try:
+        return run(call)
+    except HeartbeatError as err:
+        raise UserError(str(err)) from None
 
 
 def render(handle: str, status: HeartbeatStatus) -> str:
@@ -90,15 +81,16 @@ def _show(handle: str, status: HeartbeatStatus, as_json: bool) -> None:
 @friendly_errors
 def status(agent: AgentOpt, as_json: JsonOpt = False) -> None:
     """Whether the heartbeat is active, and when it beats next."""
-    _show(agent, run(_with(agent, lambda h: h.status(agent=agent))), as_json)
+    _show(
+        agent, _acting(heartbeats.heartbeat_status(settings=get_settings(), handle=agent)), as_json
+    )
 
 
 @app.command()
 @friendly_errors
 def delete(agent: AgentOpt, as_json: JsonOpt = False) -> None:
     """Delete the heartbeat: the agent sleeps until restored (durable across restarts)."""
-    queue = get_settings().task_queue
-    result = run(_with(agent, lambda h: h.delete(agent=agent, task_queue=queue, now=utcnow())))
+    result = _acting(heartbeats.delete_heartbeat(settings=get_settings(), handle=agent))
     _show(agent, result, as_json)
 
 
@@ -106,8 +98,7 @@ def delete(agent: AgentOpt, as_json: JsonOpt = False) -> None:
 @friendly_errors
 def restore(agent: AgentOpt, as_json: JsonOpt = False) -> None:
     """Restore a deleted heartbeat: the agent's idle cognition resumes."""
-    queue = get_settings().task_queue
-    result = run(_with(agent, lambda h: h.restore(agent=agent, task_queue=queue, now=utcnow())))
+    result = _acting(heartbeats.restore_heartbeat(settings=get_settings(), handle=agent))
     _show(agent, result, as_json)
 
 
@@ -115,5 +106,5 @@ def restore(agent: AgentOpt, as_json: JsonOpt = False) -> None:
 @friendly_errors
 def trigger(agent: AgentOpt) -> None:
     """Beat once now, outside the schedule."""
-    run(_with(agent, lambda h: h.trigger(agent=agent)))
+    _acting(heartbeats.trigger_heartbeat(settings=get_settings(), handle=agent))
     typer.echo(f"{agent}'s heartbeat fired; see `persyn heartbeat status --agent {agent}`")
