@@ -84,6 +84,12 @@ class GraphSettings(BaseModel):
     context_mentions: int = Field(
         default=6, ge=1, le=8, description="Most entities matched in one input."
     )
+    extract_turns: int = Field(
+        default=24,
+        ge=1,
+        le=64,
+        description="Most turns of a consolidated range one extraction reads (its latest).",
+    )
 
 
 class ExtractedEntity(Wire):
@@ -112,11 +118,17 @@ class GraphExtraction(Wire):
 
 
 class ExtractGraphInput(Wire):
-    """Extract entities and relations from an exchange and upsert them."""
+    """Extract entities and relations from an exchange and upsert them.
+
+    The exchange is either ``turn_ids`` or the range after ``after_turn`` through
+    ``through_turn`` (the one a consolidation covers; only its latest turns are read).
+    """
 
     agent: AgentHandle
     conversation_id: Ulid
-    turn_ids: list[Ulid] = Field(min_length=1, max_length=64)
+    turn_ids: list[Ulid] = Field(default_factory=list, max_length=64)
+    after_turn: Ulid | None = None
+    through_turn: Ulid | None = None
     at: AwareDatetime
 
 

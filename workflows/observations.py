@@ -2,11 +2,13 @@
 
 Lifecycle: started as ``observe/{ulid}`` by a conversation beside each consolidation, for the
 same range of turns (a child with ``ABANDON``, never on the reply's path; awaited only when the
-conversation closes, as its closing consolidation is). It extracts facts from the range blind,
-then reconciles them one at a time, in order, so two facts about one subject in one range see
-each other. Every step fails soft: a failed extraction ends the run with nothing learned, a
-failed reconciliation skips that fact. Each reconciliation carries the ID its record will take,
-chosen here, so a step retried after a worker died finds its own write. No messages.
+conversation closes, as its closing consolidation is). It first grows the knowledge graph
+from the range (entities and relations, failing soft), then extracts facts from the range
+blind, then reconciles them one at a time, in order, so two facts about one subject in one
+range see each other. Every step fails soft: a failed extraction ends the run with nothing
+learned, a failed reconciliation skips that fact. Each reconciliation carries the ID its
+record will take, chosen here, so a step retried after a worker died finds its own write.
+No messages.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from temporalio.exceptions import ActivityError
 
 from contract import attribution, names
 from contract.policies import MODEL_CALL, summarized
+from schemas.graph import ExtractGraphInput
 from schemas.ids import ulid_from_parts
 from schemas.observations import (
     ExtractInput,
@@ -25,6 +28,7 @@ from schemas.observations import (
 )
 
 with workflow.unsafe.imports_passed_through():
+    from activities.graph.extract import GraphActivities
     from activities.observations.activities import ObservationActivities
 
 
@@ -32,10 +36,29 @@ with workflow.unsafe.imports_passed_through():
 class ObservationWorkflow:
     """Extracts facts from a range of dialog and reconciles each with what is believed."""
 
+    async def _grow_graph(self, data: ObserveInput) -> None:
+        """Entities and relations of the same range into the knowledge graph (fails soft)."""
+        try:
+            await workflow.execute_activity_method(
+                GraphActivities.extract,
+                ExtractGraphInput(
+                    agent=data.agent,
+                    conversation_id=data.conversation_id,
+                    after_turn=data.after_turn,
+                    through_turn=data.through_turn,
+                    at=workflow.now(),
+                ),
+                **summarized(MODEL_CALL, "note who and what this stretch mentions, and how"),
+            )
+        except ActivityError as err:
+            workflow.logger.warning("graph extraction failed; the graph is unchanged: %s", err)
+
     @workflow.run
     async def run(self, data: ObserveInput) -> ObserveResult:
         """Extract, then reconcile each proposal in order."""
         attribution.bind(agent=data.agent, conversation=data.conversation_id)
+        if workflow.patched("graph-extraction"):
+            await self._grow_graph(data)
         result = ObserveResult()
         try:
             extracted = await workflow.execute_activity_method(

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import logging
 import unicodedata
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Protocol
 
 from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio import activity
@@ -21,13 +23,14 @@ from activities.gateway.gateway import ModelGateway
 from activities.memory.formation.calls import complete_json
 from activities.memory.formation.prompts import fill
 from activities.prompts import load
-from schemas.dialog import DialogTurn, Role
+from schemas.dialog import Role
 from schemas.graph import ExtractGraphInput, ExtractGraphResult, GraphExtraction, GraphSettings
 from schemas.models import ChatMessage, ModelRequest, TaskType
 from store.db import Database
 from store.queries.agents import get_agent
 from store.queries.dialog import load_turns
 from store.queries.graph import name_key, upsert_edge, upsert_node
+from store.queries.memory_formation import range_turns
 
 log = logging.getLogger(__name__)
 
@@ -47,10 +50,26 @@ def relation_label(text: str) -> str:
     return name_key(clean_label(text)).replace(" ", "_")[:32]
 
 
-def extraction_request(agent_name: str, turns: list[DialogTurn]) -> ModelRequest:
+class SaidTurn(Protocol):
+    """What extraction reads of a turn: a stored dialog turn or a consolidated range's."""
+
+    @property
+    def role(self) -> str:
+        """``agent`` for the agent's own words, else a person's."""
+
+    @property
+    def speaker_name(self) -> str:
+        """Who said it, as the prompt names them."""
+
+    @property
+    def text(self) -> str:
+        """What was said."""
+
+
+def extraction_request(agent_name: str, turns: Sequence[SaidTurn]) -> ModelRequest:
     """The extraction call: the prompt, then the exchange with every turn fenced."""
     exchange = "\n".join(
-        fence(f"{turn.speaker_name}: {turn.text}", OWN_WORDS if turn.role is Role.AGENT else DIALOG)
+        fence(f"{turn.speaker_name}: {turn.text}", OWN_WORDS if turn.role == Role.AGENT else DIALOG)
         for turn in turns
     )
     return ModelRequest(
@@ -132,7 +151,19 @@ class GraphActivities:
         if not self._settings.enabled:
             return ExtractGraphResult()
         async with self._db.session() as session:
-            turns = await load_turns(session, turn_ids=data.turn_ids)
+            turns: Sequence[SaidTurn]
+            if data.through_turn is not None:
+                in_range = await range_turns(
+                    session,
+                    conversation_id=data.conversation_id,
+                    after_turn=data.after_turn,
+                    through_turn=data.through_turn,
+                )
+                # The latest turns only: a range is up to a consolidation chunk, and a small
+                # local model must not read all of it for a background enrichment.
+                turns = in_range[-self._settings.extract_turns :]
+            else:
+                turns = await load_turns(session, turn_ids=data.turn_ids)
             agent = await get_agent(session, handle=data.agent)
         if not turns or agent is None:
             return ExtractGraphResult()

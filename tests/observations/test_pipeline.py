@@ -17,7 +17,6 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule
-from contract import names
 from schemas.events import ChannelRef, Speaker
 from schemas.models import ModelRequest
 from schemas.observations import Observation, ObservationProposal
@@ -30,6 +29,7 @@ from store.queries.observations import (
 )
 from store.queries.people import resolve_speaker
 from store.tables.observations import ObservationRow
+from tests.graph.helpers_pipeline import converse
 from tests.harness import Harness, Stack
 from tests.memory.formation.helpers import (
     formation_rules,
@@ -94,15 +94,6 @@ def requests(harness: Harness, system: str) -> list[ModelRequest]:
         for r in harness.provider.requests
         if r.task.value == "observe" and re.search(system, r.system, re.IGNORECASE)
     ]
-
-
-async def converse(harness: Harness, agent: str, text: str) -> None:
-    receipt = await harness.say(agent, text)
-    assert receipt.marker and receipt.marker.conversation_id
-    handle = harness.client.get_workflow_handle(
-        names.conversation_workflow_id(receipt.marker.conversation_id)
-    )
-    await handle.result()  # closes on idle, after its closing observation run
 
 
 async def someone_else(db: Database, agent: str) -> str:
