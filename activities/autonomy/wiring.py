@@ -59,9 +59,7 @@ def build_autonomy(
     """
     web = build_web(settings)  # each web tool behind its own setting (docs/tools.md)
     registry = build_registry(
-        ToolDeps(
-            db=db, settings=settings, models=gateway.registry, client=client, gateway=gateway
-        ),
+        ToolDeps(db=db, settings=settings, models=gateway.registry, client=client, gateway=gateway),
         encoder=encoder,
         extra=[*web.tools, *(extra_tools or [])],
         provider_tools=web.provider_tools,
