@@ -47,7 +47,7 @@ async def db(postgres: EmbeddedPostgres) -> AsyncIterator[Database]:
 async def test_the_deliberation_plan_follows_the_critics_call_plan(
     db: Database, provider: str, expected: DeliberationMode
 ) -> None:
-    registry = ModelRegistry.from_settings(Settings(provider=provider))  # type: ignore[arg-type]
+    registry = ModelRegistry.from_settings(Settings(provider=provider))
     settings = DeliberationSettings(channels={CHANNEL.key: DeliberationMode.INLINE})
     activities = DeliberationActivities(
         db, settings, critique_runs=registry.runs(TaskType.CRITIQUE)
