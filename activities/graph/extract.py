@@ -73,7 +73,7 @@ def extraction_request(agent_name: str, turns: Sequence[SaidTurn]) -> ModelReque
         for turn in turns
     )
     return ModelRequest(
-        task=TaskType.CLASSIFY,
+        task=TaskType.OBSERVE,
         system=fill(load("graph/extraction.md"), name=agent_name),
         messages=[ChatMessage(role="user", content=exchange)],
         temperature=0.0,

@@ -88,7 +88,7 @@ async def test_the_activity_extracts_from_the_fenced_exchange(harness: Harness) 
     harness.provider.script.rules.insert(
         0,
         ScriptRule(
-            task="classify", system_match="knowledge graph", reply=EXTRACTION.model_dump_json()
+            task="observe", system_match="knowledge graph", reply=EXTRACTION.model_dump_json()
         ),
     )
     activities = GraphActivities(harness.db, harness.deps.gateway, GraphSettings())

@@ -36,7 +36,7 @@ async def test_a_closed_conversation_puts_who_and_where_into_the_graph(
     client: Client, stack: Stack
 ) -> None:
     rules = [
-        ScriptRule(task="classify", system_match=GRAPH, match="Leeds", reply=graph_reply()),
+        ScriptRule(task="observe", system_match=GRAPH, match="Leeds", reply=graph_reply()),
         *formation_rules(),
     ]
     async with formation_worker(client, stack, rules=rules) as harness:
