@@ -32,7 +32,7 @@ from activities.gateway.registry import ModelRegistry
 from activities.generation import GenerationActivities
 from activities.graph.extract import GraphActivities
 from activities.images.render import ImageActivities
-from activities.images.source import RendersSource
+from activities.images.source import renders_source
 from activities.memory.consolidate import ConsolidationActivities
 from activities.memory.encoder import Encoder
 from activities.memory.encoders.factory import build_encoder
@@ -43,7 +43,7 @@ from activities.memory.search.activities import DialogSearchActivities
 from activities.observations.activities import ObservationActivities
 from activities.runs import RunActivities
 from activities.sandbox.delegation import DelegationActivities
-from activities.sandbox.delegation_source import SandboxReportsSource
+from activities.sandbox.delegation_source import sandbox_reports_source
 from activities.sandbox.factory import build_provider as build_execution_provider
 from activities.skills.wiring import build_skills
 from activities.store import StoreActivities
@@ -178,8 +178,8 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         # The knowledge graph is optional and fails soft (docs/people.md).
         *([GraphSource(deps.db, deps.settings.graph)] if deps.settings.graph.enabled else []),
         ParkedSource(deps.db, deps.settings.deliberation),
-        SandboxReportsSource(deps.db),
-        RendersSource(deps.db),
+        sandbox_reports_source(deps.db),
+        renders_source(deps.db),
         *skills.sources,
         *deps.extra_sources,
     ]
