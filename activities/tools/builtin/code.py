@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import logging
 
 from pydantic import BaseModel, Field
-from temporalio import activity
 from temporalio.client import Client
-from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from activities.sandbox.factory import sandbox_availability
 from activities.sandbox.provider import SandboxConfigError
+from activities.tools.background import start_once
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.registry import Tool, ToolError, ToolInput, ToolRun
 from contract import attribution, names
@@ -87,23 +85,17 @@ class RunCode(Tool):
             attribution=attribution.current(),
             bounds=SandboxTaskBounds(max_rounds=args.max_rounds),
         )
-        queue = activity.info().task_queue if activity.in_activity() else names.TASK_QUEUE
-        # A retried call finds the task it started running on.
-        with contextlib.suppress(WorkflowAlreadyStartedError):
-            await self._client.start_workflow(
-                names.SANDBOX_TASK_WORKFLOW,
-                task,
-                id=names.sandbox_task_workflow_id(task.task_id),
-                task_queue=queue,
-                search_attributes=names.search_attributes(
-                    agent=context.agent,
-                    channel=context.channel.key,
-                    conversation=context.conversation_id,
-                    trigger="sandbox",
-                ),
-                static_summary=f"sandbox task for {context.agent}: {_first_line(args.task)}",
-                static_details=args.task[:2000],
-            )
+        # A retried call finds the task it started running.
+        await start_once(
+            self._client,
+            names.SANDBOX_TASK_WORKFLOW,
+            task,
+            workflow_id=names.sandbox_task_workflow_id(task.task_id),
+            context=context,
+            trigger="sandbox",
+            summary=f"sandbox task for {context.agent}: {_first_line(args.task)}",
+            details=args.task[:2000],
+        )
         return RunCodeStarted(task_id=task.task_id)
 
 

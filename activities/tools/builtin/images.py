@@ -8,14 +8,12 @@ agent's next turn) when it is done. Absent unless an images endpoint is configur
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from pathlib import Path
 
 from pydantic import BaseModel, Field
-from temporalio import activity
 from temporalio.client import Client
-from temporalio.exceptions import WorkflowAlreadyStartedError
 
+from activities.tools.background import start_once
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.registry import Tool, ToolError, ToolInput, ToolRun
 from contract import attribution, names
@@ -79,23 +77,17 @@ async def start_render(
         edit_of=edit_of or [],
         attribution=attribution.current(),
     )
-    queue = activity.info().task_queue if activity.in_activity() else names.TASK_QUEUE
     kind = "image edit" if render.edit_of else "image"
-    with contextlib.suppress(WorkflowAlreadyStartedError):
-        await client.start_workflow(
-            names.RENDER_WORKFLOW,
-            render,
-            id=names.render_workflow_id(render.render_id),
-            task_queue=queue,
-            search_attributes=names.search_attributes(
-                agent=context.agent,
-                channel=context.channel.key,
-                conversation=context.conversation_id,
-                trigger="render",
-            ),
-            static_summary=f"{kind} for {context.agent}: {prompt[:80]}",
-            static_details=prompt,
-        )
+    await start_once(
+        client,
+        names.RENDER_WORKFLOW,
+        render,
+        workflow_id=names.render_workflow_id(render.render_id),
+        context=context,
+        trigger="render",
+        summary=f"{kind} for {context.agent}: {prompt[:80]}",
+        details=prompt,
+    )
     return RenderStarted(render_id=render.render_id)
 
 
