@@ -65,6 +65,7 @@ from schemas.memory_formation import (
     MaintenanceResult,
 )
 from schemas.observations import ObserveInput, ObserveResult
+from schemas.peers import PeerMessageInput
 from schemas.sandbox_task import SandboxReport, SandboxTaskInput
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -238,6 +239,15 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         WindowAnswer,
         "integrator",
         "The verbatim dialog window of an open conversation and who took part.",
+    ),
+    HandlerSpec(
+        names.AGENT_WORKFLOW,
+        "update",
+        names.PEER,
+        PeerMessageInput,
+        Receipt,
+        "persyn",
+        "Sent by the agent channel adapter: another agent's message, from its outbox.",
     ),
     HandlerSpec(
         names.AGENT_WORKFLOW,

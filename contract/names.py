@@ -20,6 +20,7 @@ REMINDER_WORKFLOW = "ReminderWorkflow"
 SANDBOX_TASK_WORKFLOW = "SandboxTaskWorkflow"
 RENDER_WORKFLOW = "RenderWorkflow"
 OBSERVATION_WORKFLOW = "ObservationWorkflow"
+DELIVERY_WORKFLOW = "DeliveryWorkflow"
 
 
 def agent_workflow_id(handle: str) -> str:
@@ -60,6 +61,11 @@ def maintenance_schedule_id(handle: str) -> str:
 def sandbox_task_workflow_id(task_id: str) -> str:
     """``sandbox/{ulid}``: one delegated code-execution task."""
     return f"sandbox/{task_id}"
+
+
+def delivery_workflow_id(message_id: str) -> str:
+    """``delivery/{ulid}``: the delivery of one outbox row (its ULID), started once."""
+    return f"delivery/{message_id}"
 
 
 def render_workflow_id(render_id: str) -> str:
@@ -110,6 +116,8 @@ SUBMIT = "submit"
 DELIVER = "deliver"
 IMPULSE = "impulse"
 """Internal: a heartbeat or reminder firing for the agent (never sent by clients)."""
+PEER = "peer"
+"""Internal: another agent's message, sent by the ``agent`` channel adapter only."""
 ACTIVATION_FINISHED = "activation_finished"
 CONVERSATION_CLOSED = "conversation_closed"
 INBOUND = "inbound"

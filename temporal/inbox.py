@@ -15,7 +15,12 @@ from temporalio.api.workflowservice.v1 import (
     DeleteWorkflowExecutionRequest,
     DescribeTaskQueueRequest,
 )
-from temporalio.client import Client, WithStartWorkflowOperation, WorkflowUpdateFailedError
+from temporalio.client import (
+    Client,
+    WithStartWorkflowOperation,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateStage,
+)
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
@@ -31,6 +36,7 @@ from schemas.events import (
     SubmitEventInput,
     event_digest,
 )
+from schemas.peers import PeerMessageInput
 
 UNKNOWN_AGENT = "UnknownAgent"
 """The error type the agent workflow refuses a handle with no agent record with."""
@@ -78,6 +84,35 @@ async def submit(client: Client, *, handle: str, event: InboundEvent, task_queue
             await _delete_ghost(client, start)
         raise SubmitRejectedError(str(cause or err)) from err
     return receipt
+
+
+async def peer(
+    client: Client, *, handle: str, message: PeerMessageInput, task_queue: str
+) -> None:
+    """Internal: hand another agent's message to ``agent/{handle}``; returns once it is accepted.
+
+    Only the ``agent`` channel adapter calls this. The update ID is the sender's outbox row, so
+    a retried delivery is answered by Temporal and the recipient takes the message once.
+
+    Raises:
+        SubmitRejectedError: The recipient refused the message (no such agent, bad input).
+    """
+    start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
+        names.AGENT_WORKFLOW, AgentWorkflowInput(handle=handle), **_agent_start(handle, task_queue)
+    )
+    try:
+        await client.start_update_with_start_workflow(
+            names.PEER,
+            message,
+            start_workflow_operation=start,
+            id=f"peer-{message.message_id}",
+            wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+        )
+    except WorkflowUpdateFailedError as err:
+        cause = err.cause
+        if isinstance(cause, ApplicationError) and cause.type == UNKNOWN_AGENT:
+            await _delete_ghost(client, start)
+        raise SubmitRejectedError(str(cause or err)) from err
 
 
 def update_id(event: InboundEvent) -> str:

@@ -5,15 +5,17 @@ first contact) and runs as long as the agent exists. A client's stimulus arrives
 ``submit`` update (which returns a receipt carrying the completion marker) or the
 fire-and-forget ``deliver`` signal; heartbeats and reminders arrive as the internal ``impulse``
 signal, which the agent turns into an event on its own channel (a client can set neither an
-internal trigger nor a ``self:`` channel). Events queue in arrival order and enter the critical
-section one at a time: the speaker is resolved to a person, the event goes to the channel's
-open conversation (opening one if needed) with an activation ID the agent chose, and the lock
-is held until that activation signals ``activation_finished`` (any other completion is
-dropped). Conversations report ``conversation_closed``; an event caught by a closing
-conversation is sent to a fresh one. Duplicate event IDs get the same receipt and one reply; an
-ID reused for a different event is refused. Every handler validates its own input
-(``workflows.handlers``), so no input can fail a workflow task. The workflow continues as new,
-carrying its whole state, when Temporal suggests it and every handler has finished.
+internal trigger nor a ``self:`` or ``agent:`` channel); another agent's message arrives as the
+internal ``peer`` update, which the agent turns into an event on ``agent:<sender>``. Events
+queue in arrival order and enter the critical section one at a time: the speaker is resolved to
+a person, the event goes to the channel's open conversation (opening one if needed) with an
+activation ID the agent chose, and the lock is held until that activation signals
+``activation_finished`` (any other completion is dropped). Conversations report
+``conversation_closed``; an event caught by a closing conversation is sent to a fresh one.
+Duplicate event IDs get the same receipt and one reply; an ID reused for a different event is
+refused. Every handler validates its own input (``workflows.handlers``), so no input can fail a
+workflow task. The workflow continues as new, carrying its whole state, when Temporal suggests
+it and every handler has finished.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from schemas.events import (
 )
 from schemas.ids import is_ulid, ulid_from_parts
 from schemas.markers import failed_marker
+from schemas.peers import AGENT_SERVICE, PeerMessageInput, peer_event
 from schemas.records import AgentLookupInput, AgentProfile, ResolveSpeakerInput
 from workflows import handlers
 from workflows.conversation import ConversationWorkflow
@@ -78,6 +81,7 @@ PATCH_REFUSED = "refused-deliver-marker"
 PATCH_COMPLETION_CHECK = "completion-in-flight-only"
 PATCH_ACTIVATION_ID = "agent-names-activation"
 PATCH_UNKNOWN_COMPLETES = "unknown-agent-completes"
+PATCH_PEER_CHANNEL = "agent-channel-refused"
 
 
 @workflow.defn(name=names.AGENT_WORKFLOW)
@@ -145,6 +149,12 @@ class AgentWorkflow:
         """Queue an event without waiting (integrators poll the ``marker`` query)."""
         event = data.event
         refusal = self._refusal(event)
+        if (
+            refusal is not None
+            and event.channel.service == AGENT_SERVICE
+            and not workflow.patched(PATCH_PEER_CHANNEL)
+        ):
+            refusal = None  # recorded before agent channels were reserved
         if refusal is not None and workflow.patched(PATCH_CLIENT_TRIGGER):
             self._refused(event.event_id, f"invalid deliver input: {refusal}")
             return
@@ -153,6 +163,32 @@ class AgentWorkflow:
             workflow.logger.warning("dropped a deliver: %s", conflict)
             return
         self._enqueue(event)
+
+    @workflow.update(
+        name=names.PEER,
+        description="Internal: another agent's message from its outbox, on agent:<sender>; "
+        "returns the receipt (the message ID is the event ID).",
+    )
+    @handlers.guarded_update(PeerMessageInput)
+    async def peer(self, data: PeerMessageInput) -> Receipt:
+        """Internal: queue another agent's message as an event the agent builds itself."""
+        event = peer_event(data)
+        await workflow.wait_condition(lambda: self._profile is not None)
+        self._validate(event)
+        self._enqueue(event)
+        await workflow.wait_condition(lambda: event.event_id in self._state.markers)
+        return self._receipt(event.event_id)
+
+    @peer.validator
+    @handlers.guarded_validator(PeerMessageInput, handler=names.PEER)
+    def _validate_peer(self, data: PeerMessageInput) -> None:
+        event = peer_event(data)
+        self._validate(event)
+        if data.sender == self._state.handle:
+            raise handlers.invalid(names.PEER, "sender: an agent does not message itself")
+        conflict = self._conflict(event)
+        if conflict is not None:
+            raise ApplicationError(conflict, type=EVENT_ID_CONFLICT, non_retryable=True)
 
     @workflow.signal(
         name=names.IMPULSE,
@@ -252,6 +288,12 @@ class AgentWorkflow:
             return (
                 f"event.channel.service: {SELF_SERVICE!r} is the agent's own service; "
                 "name your surface (web, slack, ...)"
+            )
+        if event.channel.service == AGENT_SERVICE:
+            # Only the agent adapter speaks as another agent, through the internal peer update.
+            return (
+                f"event.channel.service: {AGENT_SERVICE!r} is reserved for messages between "
+                "agents; name your surface (web, slack, ...)"
             )
         return None
 

@@ -1,0 +1,29 @@
+"""Pull channels: the terminal and the browser, whose people fetch their messages.
+
+Nothing is pushed to them. A reply to a message they sent went back to the waiting client with
+the completion marker, so it is delivered already; a message the agent sent on its own waits in
+the outbox until a client connected to the channel shows it and marks it picked up
+(``store.queries.delivery.mark_picked_up``).
+"""
+
+from __future__ import annotations
+
+from activities.channels.adapters.base import DeliveryOutcome, DeliveryReceipt, OutboundMessage
+
+
+class PullAdapter:
+    """The adapter of a service whose clients pull (``terminal``, ``web``)."""
+
+    def __init__(self, service: str) -> None:
+        self._service = service
+
+    @property
+    def service(self) -> str:
+        """The service name, as in ``ChannelRef.service``."""
+        return self._service
+
+    async def deliver(self, message: OutboundMessage) -> DeliveryReceipt:
+        """Prompted replies are delivered already; unprompted messages wait for pickup."""
+        if message.unprompted:
+            return DeliveryReceipt(DeliveryOutcome.AWAITING_PICKUP, detail="kept until shown")
+        return DeliveryReceipt(DeliveryOutcome.DELIVERED, detail="returned with the receipt")
