@@ -19,6 +19,7 @@ from temporalio.client import (
     Client,
     WithStartWorkflowOperation,
     WorkflowUpdateFailedError,
+    WorkflowUpdateHandle,
     WorkflowUpdateStage,
 )
 from temporalio.common import WorkflowIDConflictPolicy
@@ -113,6 +114,37 @@ async def peer(
         if isinstance(cause, ApplicationError) and cause.type == UNKNOWN_AGENT:
             await _delete_ghost(client, start)
         raise SubmitRejectedError(str(cause or err)) from err
+
+
+async def start_submit(
+    client: Client, *, handle: str, event: InboundEvent, task_queue: str
+) -> WorkflowUpdateHandle[Receipt]:
+    """Like :func:`submit`, but return once the agent has accepted the event, not answered it.
+
+    The handle's ``result()`` is the receipt. For channels that answer the sender at once and
+    show the reply later (the web channel's ``202 Accepted``).
+
+    Raises:
+        SubmitRejectedError: The agent refused the event.
+    """
+    start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
+        names.AGENT_WORKFLOW, AgentWorkflowInput(handle=handle), **_agent_start(handle, task_queue)
+    )
+    try:
+        accepted: WorkflowUpdateHandle[Receipt] = await client.start_update_with_start_workflow(
+            names.SUBMIT,
+            SubmitEventInput(event=event),
+            start_workflow_operation=start,
+            wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+            id=update_id(event),
+            result_type=Receipt,
+        )
+    except WorkflowUpdateFailedError as err:
+        cause = err.cause
+        if isinstance(cause, ApplicationError) and cause.type == UNKNOWN_AGENT:
+            await _delete_ghost(client, start)
+        raise SubmitRejectedError(str(cause or err)) from err
+    return accepted
 
 
 def update_id(event: InboundEvent) -> str:

@@ -23,3 +23,22 @@ class NotTheAgentsError(UseCaseError):
         self.what = what
         self.record_id = record_id
         self.agent = agent
+
+
+class NoWorkerError(UseCaseError):
+    """No worker serves the task queue, so nothing would answer the event."""
+
+    def __init__(self, task_queue: str, *, event_id: str | None = None) -> None:
+        self.line = f"no worker is serving task queue {task_queue!r}"
+        super().__init__(self.line)
+        self.task_queue = task_queue
+        self.event_id = event_id
+        """The event that was not sent: resending it with this ID is safe."""
+
+
+class TemporalUnreachableError(UseCaseError):
+    """Temporal did not answer; ``event_id`` names the event that may be resent."""
+
+    def __init__(self, reason: str, *, event_id: str | None = None) -> None:
+        super().__init__(reason)
+        self.event_id = event_id

@@ -67,8 +67,8 @@ async def test_a_supervised_worker_being_restarted_gets_a_grace(
         looked.set()
         return await has_pollers(client, settings.task_queue)
 
-    monkeypatch.setattr("cli.delivery.serving", serving)
-    monkeypatch.setattr("cli.delivery._grace", lambda _: 30.0)  # as while a supervisor runs
+    monkeypatch.setattr("usecases.delivery.serving", serving)
+    monkeypatch.setattr("usecases.delivery._grace", lambda _: 30.0)  # as while a supervisor runs
 
     waiting = asyncio.create_task(
         submit(client, settings, handle=agent.handle, event=event("back soon?"))
