@@ -11,8 +11,8 @@ import typer
 from cli.common import UserError, friendly_errors, run
 from schemas.agents import AgentConfig, AgentCreate, DeliberationMode
 from schemas.settings import get_settings
-from temporal.client import keyring
 from usecases import agents
+from usecases.shred import shred_agent
 
 app = typer.Typer(help="Create and inspect agents.", no_args_is_help=True)
 
@@ -93,32 +93,32 @@ def show(
     typer.echo(f"persona:\n{agent.persona}")
 
 
-async def _shred(handle: str) -> int:
-    settings = get_settings()
-    agent = await agents.find_agent(settings=settings, handle=handle)
-    if agent is None:
-        raise UserError(f"there is no agent {handle!r}: see `persyn agent list`")
-    return await keyring(settings).shred(handle)
-
-
 @app.command()
 @friendly_errors
 def shred(
     handle: Annotated[str, typer.Argument(help="The agent's handle.")],
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
 ) -> None:
-    """Destroy the agent's payload keys: what Temporal's histories hold for it becomes unreadable.
+    """Destroy the agent's payload keys, sandbox environment and skill library.
 
-    For an agent being deleted or made to forget everything. Its running workflows cannot be
-    replayed afterwards; its next payloads get a fresh key. Workers forget a cached key within
-    PERSYN_CODEC_KEY_CACHE_SECONDS.
+    What Temporal's histories hold for it becomes unreadable; its sandbox container and volume
+    and the skills it wrote are removed. For an agent being deleted or made to forget
+    everything. Its running workflows cannot be replayed afterwards; its next payloads get a
+    fresh key. Workers forget a cached key within PERSYN_CODEC_KEY_CACHE_SECONDS.
     """
     if not yes and not typer.confirm(
         f"Make every payload Temporal holds for {handle!r} unreadable, for good?"
     ):
         raise UserError("nothing shredded")
-    count = run(_shred(handle))
+    report = run(shred_agent(settings=get_settings(), handle=handle))
+    count = report.keys
     typer.echo(
         f"shredded {count} key{'s' if count != 1 else ''} of {handle}: "
         "its payloads in Temporal's histories can no longer be read"
     )
+    if report.sandbox_left is None:
+        typer.echo("removed its sandbox environment (container and volume)")
+    else:
+        typer.echo(f"sandbox environment not removed: {report.sandbox_left}")
+    if report.skills_removed:
+        typer.echo("deleted its skill library")

@@ -7,37 +7,21 @@ and cancel any one.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
-from typing import Annotated, TypeVar
+from typing import Annotated
 
 import typer
 
-from activities.scheduling.reminders import ReminderError, Reminders
-from cli.common import UserError, friendly_errors, run
+from cli.common import friendly_errors, run
 from schemas.autonomy import ReminderPublic
-from schemas.ids import check_handle
 from schemas.settings import get_settings
-from store.db import Database
-from store.tables.columns import utcnow
-from temporal.client import connect
+from usecases import reminders
 
 app = typer.Typer(help="Read and cancel the reminders agents set.", no_args_is_help=True)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 IdArg = Annotated[str, typer.Argument(help="The reminder's ID (a ULID).")]
-T = TypeVar("T")
-
-
-async def _with(act: Callable[[Reminders], Awaitable[T]]) -> T:
-    settings = get_settings()
-    db = Database(settings.database_dsn())
-    try:
-        client = await connect(settings)
-        try:
-            return await act(Reminders(db, client, settings.autonomy))
-        except ReminderError as err:
-            raise UserError(str(err).replace(" of yours", "")) from None
-    finally:
-        await db.aclose()
+AgentOpt = Annotated[
+    str | None, typer.Option("--agent", "-a", help="Refuse unless it is this agent's reminder.")
+]
 
 
 def when(reminder: ReminderPublic) -> str:
@@ -64,13 +48,13 @@ def line(reminder: ReminderPublic) -> str:
     )
 
 
-def _print(reminders: list[ReminderPublic], as_json: bool) -> None:
+def _print(found: list[ReminderPublic], as_json: bool) -> None:
     if as_json:
-        typer.echo(json.dumps([r.model_dump(mode="json") for r in reminders], indent=2))
-    elif not reminders:
+        typer.echo(json.dumps([r.model_dump(mode="json") for r in found], indent=2))
+    elif not found:
         typer.echo("no reminders")
     else:
-        for reminder in reminders:
+        for reminder in found:
             typer.echo(line(reminder))
 
 
@@ -84,17 +68,19 @@ def list_(
     as_json: JsonOpt = False,
 ) -> None:
     """Reminders, oldest first (active ones unless --all)."""
-    if agent is not None:
-        check_handle(agent)
-    found = run(_with(lambda r: r.list(agent=agent, include_finished=all_)))
+    found = run(
+        reminders.list_reminders(settings=get_settings(), agent=agent, include_finished=all_)
+    )
     _print(found, as_json)
 
 
 @app.command()
 @friendly_errors
-def show(reminder_id: IdArg, as_json: JsonOpt = False) -> None:
+def show(reminder_id: IdArg, agent: AgentOpt = None, as_json: JsonOpt = False) -> None:
     """One reminder in full."""
-    reminder = run(_with(lambda r: r.show(agent=None, reminder_id=reminder_id)))
+    reminder = run(
+        reminders.show_reminder(settings=get_settings(), reminder_id=reminder_id, agent=agent)
+    )
     if as_json:
         typer.echo(json.dumps(reminder.model_dump(mode="json"), indent=2))
         return
@@ -108,7 +94,9 @@ def show(reminder_id: IdArg, as_json: JsonOpt = False) -> None:
 
 @app.command()
 @friendly_errors
-def cancel(reminder_id: IdArg) -> None:
+def cancel(reminder_id: IdArg, agent: AgentOpt = None) -> None:
     """Cancel a reminder; it will not fire again."""
-    reminder = run(_with(lambda r: r.cancel(agent=None, reminder_id=reminder_id, now=utcnow())))
+    reminder = run(
+        reminders.cancel_reminder(settings=get_settings(), reminder_id=reminder_id, agent=agent)
+    )
     typer.echo(f"cancelled {reminder.reminder_id} of {reminder.agent}")

@@ -16,8 +16,7 @@ import typer
 from cli.common import UserError, friendly_errors, run
 from schemas.settings import get_settings
 from schemas.usage import UsageDimension, UsageQuery, UsageReport, UsageTotals
-from store.db import Database
-from store.queries.usage_report import usage_report
+from usecases.usage import usage_report
 
 _SPAN = re.compile(r"^(\d+(?:\.\d+)?)([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -41,15 +40,6 @@ def parse_when(value: str, *, now: datetime) -> datetime:
             "like 2026-03-01 or 2026-03-01T12:00"
         ) from None
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
-
-
-async def _report(query: UsageQuery) -> UsageReport:
-    db = Database(get_settings().database_dsn())
-    try:
-        async with db.session() as session:
-            return await usage_report(session, query=query)
-    finally:
-        await db.aclose()
 
 
 _COLUMNS = ("records", "input", "output", "cache read", "cache write", "units", "cost USD")
@@ -118,5 +108,5 @@ def usage(
     )
     if query.since >= query.until:
         raise UserError("--since must be before --until")
-    report = run(_report(query))
+    report = run(usage_report(settings=get_settings(), query=query))
     typer.echo(report.model_dump_json(indent=2) if as_json else render(report))

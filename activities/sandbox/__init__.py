@@ -6,7 +6,7 @@ code-execution tool can be offered (and why not, in one line).
 
 from __future__ import annotations
 
-from activities.sandbox.factory import build_provider, sandbox_availability
+from activities.sandbox.factory import build_provider, sandbox_availability, teardown_environment
 from activities.sandbox.provider import (
     WORK_DIR,
     WORKSPACE_DIR,
@@ -29,4 +29,5 @@ __all__ = [
     "SandboxUnavailableError",
     "build_provider",
     "sandbox_availability",
+    "teardown_environment",
 ]

@@ -35,6 +35,7 @@ from activities.sandbox.provider import (
     ExecutionProvider,
     FileTooLargeError,
     SandboxConfigError,
+    SandboxError,
     SandboxPathError,
     SandboxUnavailableError,
 )
@@ -231,10 +232,13 @@ class DockerProvider(ExecutionProvider):
 
     def _teardown(self, name: str) -> None:
         client = self._docker()
-        with contextlib.suppress(NotFound):
-            client.containers.get(name).remove(force=True)
-        with contextlib.suppress(NotFound):
-            client.volumes.get(name).remove(force=True)
+        try:
+            with contextlib.suppress(NotFound):
+                client.containers.get(name).remove(force=True)
+            with contextlib.suppress(NotFound):
+                client.volumes.get(name).remove(force=True)
+        except DockerException as error:
+            raise SandboxError(f"Docker engine: {_first_line(error)}") from error
 
     # -- commands ----------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from activities.sandbox.provider import ExecutionProvider
+from activities.sandbox.provider import ExecutionProvider, SandboxError
 from schemas.sandbox import Availability, SandboxSettings
 
 if TYPE_CHECKING:
@@ -38,3 +38,25 @@ async def sandbox_availability(settings: SandboxSettings) -> Availability:
         return await provider.check()
     finally:
         await provider.close()
+
+
+async def teardown_environment(settings: SandboxSettings, agent: str) -> str | None:
+    """Remove ``agent``'s execution environment (container and volume) with the agent.
+
+    Returns:
+        ``None`` when it is gone (or there was none); otherwise, in one line, why it could not
+        be removed (no engine answers, the SDK is missing), so the caller can say so.
+    """
+    if not settings.enabled:
+        return "sandbox switched off (sandbox.enabled): no environment to remove"
+    try:
+        provider = build_provider(settings)
+    except ImportError as error:
+        return f"docker SDK not installed ({error.name})"
+    try:
+        await provider.teardown(agent)
+    except SandboxError as error:
+        return str(error)
+    finally:
+        await provider.close()
+    return None

@@ -177,6 +177,23 @@ class SkillLibrary:
             self.refresh(agent)
         return library
 
+    def remove(self, agent: str) -> bool:
+        """Delete ``agent``'s library with every skill it authored (the agent is shredded).
+
+        A later use starts a fresh library from the supplied skills alone.
+
+        Returns:
+            Whether there was a library to delete.
+        """
+        library = self.folder(agent)
+        if library.is_symlink():  # never follow it out of the library root
+            library.unlink()
+            return True
+        if not library.exists():
+            return False
+        shutil.rmtree(library)
+        return True
+
     def _replace(self, source: Path, target: Path) -> None:
         # Copy beside the target, then swap, so a reader never sees half a skill.
         staging = target.parent / f".{target.name}.{uuid.uuid4().hex}"
