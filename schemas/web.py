@@ -31,6 +31,12 @@ class WebSettings(BaseModel):
         default=15.0, gt=0, le=120, description="read_url's limit for the whole fetch."
     )
     max_redirects: int = Field(default=5, ge=0, le=20)
+    ca_bundle: Path | None = Field(
+        default=None,
+        description="A PEM file of certificate authorities read_url trusts instead of the "
+        "default bundle (e.g. your own CA for an internal site). Certificates are always "
+        "verified; there is no switch to turn that off.",
+    )
     max_chars: int = Field(
         default=12_000, ge=200, le=200_000, description="read_url cuts the extracted text here."
     )

@@ -3,13 +3,19 @@
 Redirects are followed here, one hop at a time, so each hop's resolved address is checked
 before anything is sent to it. The connection goes to that address with the original name in
 the Host header and TLS server name, so a second DNS answer is never consulted.
+
+Every TLS certificate is verified against the name asked for, with the default bundle or the
+configured ``web.ca_bundle``; there is no way to turn verification off.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
+import ssl
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urljoin
 
 import httpx
@@ -58,6 +64,37 @@ async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, boo
     return bytes(body), False
 
 
+@functools.lru_cache(maxsize=8)
+def _trusting(ca_bundle: Path) -> ssl.SSLContext:
+    """A verifying TLS context that trusts the authorities in ``ca_bundle`` (read once)."""
+    try:
+        return ssl.create_default_context(cafile=str(ca_bundle))
+    except (OSError, ssl.SSLError) as err:
+        reason = getattr(err, "strerror", None) or str(err)
+        raise FetchError(
+            f"web.ca_bundle {ca_bundle} cannot be read as PEM certificates ({reason}): "
+            "point it at a readable PEM file"
+        ) from None
+
+
+def _verification_failure(err: BaseException) -> ssl.SSLCertVerificationError | None:
+    seen: BaseException | None = err
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _untrusted(host: str, failure: ssl.SSLCertVerificationError) -> FetchError:
+    reason = failure.verify_message or str(failure)
+    return FetchError(
+        f"the TLS certificate of {host} could not be verified ({reason}): read_url does not "
+        "read pages it cannot authenticate; if the site uses your own authority, name its "
+        "PEM file in web.ca_bundle"
+    )
+
+
 async def _connect(client: httpx.AsyncClient, target: Target) -> httpx.Response:
     """Send the GET to each checked address in turn until one accepts the connection."""
     failure: httpx.ConnectError | None = None
@@ -71,6 +108,9 @@ async def _connect(client: httpx.AsyncClient, target: Target) -> httpx.Response:
         try:
             return await client.send(request, stream=True)
         except httpx.ConnectError as err:
+            untrusted = _verification_failure(err)
+            if untrusted is not None:  # another address would show the same certificate
+                raise _untrusted(target.host, untrusted) from None
             failure = err
     assert failure is not None  # resolve() never returns a target without addresses
     raise failure
@@ -104,9 +144,13 @@ async def fetch_page(url: str, settings: WebSettings) -> Page:
         FetchError: A network error, an HTTP error, a non-text body or the time cap.
     """
     timeout = httpx.Timeout(settings.timeout_seconds)
-    # No environment proxies: a proxy would connect to the name itself, past the guard.
+    verify: ssl.SSLContext | bool = True
+    if settings.ca_bundle is not None:
+        verify = _trusting(settings.ca_bundle)
+    # No environment proxies (a proxy would connect to the name itself, past the guard), and no
+    # SSL_CERT_FILE from the environment either: what is trusted is what the settings say.
     async with httpx.AsyncClient(
-        timeout=timeout, follow_redirects=False, trust_env=False
+        timeout=timeout, follow_redirects=False, trust_env=False, verify=verify
     ) as client:
         try:
             async with asyncio.timeout(settings.timeout_seconds):
