@@ -24,7 +24,10 @@ from pydantic_settings import (
 
 from schemas.autonomy import AutonomySettings
 from schemas.deliberation import DeliberationSettings
+from schemas.delivery import DeliverySettings, PacingSettings
+from schemas.emotion import EmotionSettings
 from schemas.graph import GraphSettings
+from schemas.guardrails import GuardrailSettings
 from schemas.images import ImageSettings
 from schemas.mcp import McpSettings
 from schemas.memory import MemorySettings
@@ -32,6 +35,7 @@ from schemas.models import CallPlan, ModelBinding, ProviderName, TaskType
 from schemas.observations import ObservationSettings
 from schemas.sandbox import SandboxSettings
 from schemas.skills import SkillSettings
+from schemas.telegram import TelegramSettings
 from schemas.web import WebSettings
 
 ProviderChoice = Literal["auto", "anthropic", "openai", "openai-compatible", "local", "scripted"]
@@ -185,6 +189,12 @@ class Settings(BaseSettings):
     # Critique, refinement and the decision to speak; see docs/deliberation.md
     deliberation: DeliberationSettings = Field(default_factory=DeliberationSettings)
 
+    # Emotional state after each exchange, its decay and its say in declining; docs/emotion.md
+    emotion: EmotionSettings = Field(default_factory=EmotionSettings)
+
+    # Guardrails over interaction history: rules file and supervisor webhook; docs/guardrails.md
+    guardrails: GuardrailSettings = Field(default_factory=GuardrailSettings)
+
     # Tool servers over MCP ([mcp] in persyn.toml); see docs/tools.md
     mcp: McpSettings = Field(default_factory=McpSettings)
 
@@ -200,7 +210,14 @@ class Settings(BaseSettings):
     # Image generation through an OpenAI-compatible endpoint; see docs/tools.md
     images: ImageSettings = Field(default_factory=ImageSettings)
 
+    # The Telegram channel: a bot that speaks for one agent; see docs/channels-telegram.md
+    telegram: TelegramSettings = Field(default_factory=TelegramSettings)
+
     # Observability (Appendices C and D); see docs/observability.md
+    # Outbound delivery and pacing of agent-to-agent channels; see docs/channels.md
+    delivery: DeliverySettings = Field(default_factory=DeliverySettings)
+    pacing: PacingSettings = Field(default_factory=PacingSettings)
+
     meters: Annotated[list[MeterName], NoDecode] = Field(
         default_factory=lambda: _DEFAULT_METERS.copy(),
         description="Metering adapters fed by the usage records, e.g. 'ledger,prometheus'.",

@@ -18,9 +18,15 @@ from store.tables.autonomy import (  # noqa: F401  (registers them)
     ToolCallRow,
 )
 from store.tables.codec_keys import CodecKeyRow  # noqa: F401  (registers it)
+from store.tables.delivery import PacingOverrideRow  # noqa: F401  (registers it)
 from store.tables.deliberation import ParkedConclusionRow, SpeakDecisionRow  # noqa: F401
 from store.tables.dialog import Conversation, DialogSearchStats, DialogSearchTerm, DialogTurnRow
+from store.tables.emotion import EmotionReadingRow  # noqa: F401  (registers it)
 from store.tables.graph import GraphEdgeRow, GraphNodeRow  # noqa: F401  (registers them)
+from store.tables.guardrails import (  # noqa: F401  (registers them)
+    GuardrailCooldownRow,
+    GuardrailFiringRow,
+)
 from store.tables.ledger import UsageRow
 from store.tables.memory import MemoryRecord
 from store.tables.memory_audit import MemoryAudit, MemoryFormation  # noqa: F401  (registers them)
@@ -31,6 +37,11 @@ from store.tables.runtime import (
     MarkerRow,
     OutboxRow,
     PromptRow,
+)
+from store.tables.telegram import (  # noqa: F401  (registers them)
+    TelegramInboundRow,
+    TelegramOffsetRow,
+    TelegramSentRow,
 )
 
 __all__ = [
