@@ -46,6 +46,7 @@ from schemas.conversation import (
     WindowQuery,
 )
 from schemas.deliberation import DeliberationInput, DeliberationResult
+from schemas.delivery import DeliveryInput, DeliveryResult
 from schemas.erasure import ForgetTurns
 from schemas.events import (
     CompletionMarker,
@@ -189,6 +190,14 @@ WORKFLOWS: tuple[WorkflowSpec, ...] = (
         ObserveInput,
         ObserveResult,
         "Learns facts about people from a stretch of a conversation, beside its consolidation.",
+    ),
+    WorkflowSpec(
+        names.DELIVERY_WORKFLOW,
+        names.delivery_workflow_id("{outbox ulid}"),
+        DeliveryInput,
+        DeliveryResult,
+        "Carries one outbox message to its channel once: paced between agents, retried, "
+        "recorded as delivered, kept for pickup, blocked or failed.",
     ),
 )
 """Every workflow type a Persyn worker runs; a schedule-started one names its schedule too."""

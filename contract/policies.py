@@ -129,6 +129,31 @@ DATABASE_ACTIVITY: ActivityConfig = {
 }
 """The same PostgreSQL step as a regular activity (maintenance: visible in the Web UI)."""
 
+DELIVERY_STEP: ActivityConfig = {
+    **DATABASE_ACTIVITY,
+    "retry_policy": replace(
+        DATABASE_RETRY,
+        non_retryable_error_types=[
+            *(DATABASE_RETRY.non_retryable_error_types or []),
+            "DeliveryRefused",
+        ],
+    ),
+}
+"""A delivery's PostgreSQL step (pacing, giving up): a row that is gone is not retried."""
+
+DELIVERY_ATTEMPT: ActivityConfig = {
+    "start_to_close_timeout": timedelta(seconds=60),
+    "retry_policy": RetryPolicy(
+        initial_interval=timedelta(seconds=1),
+        backoff_coefficient=2.0,
+        maximum_interval=timedelta(minutes=5),
+        non_retryable_error_types=["DeliveryRefused"],
+    ),
+}
+"""One attempt to deliver an outbox row through its adapter; the delivery workflow bounds the
+whole with ``schedule_to_close_timeout`` (``DeliveryInput.give_up_seconds``). An adapter's
+``retry_after`` overrides the next delay."""
+
 ENCODER_STEP: ActivityConfig = {
     "start_to_close_timeout": timedelta(minutes=5),
     "schedule_to_close_timeout": timedelta(minutes=30),

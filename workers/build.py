@@ -11,6 +11,9 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities.autonomy.wiring import build_autonomy
+from activities.channels.adapters.base import ChannelAdapter
+from activities.channels.adapters.registry import build_registry
+from activities.channels.delivery import DeliveryActivities
 from activities.channels.transmit import ChannelActivities
 from activities.context.activities import ContextActivities
 from activities.context.assembler import ContextAssembler
@@ -62,6 +65,7 @@ from workflows.agent import AgentWorkflow
 from workflows.consolidation import ConsolidationWorkflow
 from workflows.conversation import ConversationWorkflow
 from workflows.deliberation import DeliberationWorkflow
+from workflows.delivery import DeliveryWorkflow
 from workflows.heartbeat import HeartbeatWorkflow
 from workflows.maintenance import MaintenanceWorkflow
 from workflows.observations import ObservationWorkflow
@@ -81,6 +85,7 @@ WORKFLOWS: list[type] = [
     SandboxTaskWorkflow,
     RenderWorkflow,
     ObservationWorkflow,
+    DeliveryWorkflow,
 ]
 """Every workflow a Persyn worker runs."""
 
@@ -99,6 +104,8 @@ class Dependencies:
     """Checks that may veto a reply before it is sent (none by default)."""
     extra_tools: list[Tool] = field(default_factory=list)
     """More platform tools for the agent (tests)."""
+    extra_adapters: list[ChannelAdapter] = field(default_factory=list)
+    """More channel adapters (tests)."""
     tool_servers: ToolServers | None = None
     """Connected MCP tool servers, whose tools join the registry (the worker connects them)."""
 
@@ -147,8 +154,14 @@ def build_dependencies(
     return Dependencies(settings=settings, db=db, gateway=gateway, meters=hub, encoder=encoder)
 
 
-def activities(deps: Dependencies, client: Client | None = None) -> list[Callable[..., Any]]:
-    """Every activity, bound to its dependencies (``client``: for schedules and impulses)."""
+def activities(
+    deps: Dependencies, client: Client | None = None, *, task_queue: str | None = None
+) -> list[Callable[..., Any]]:
+    """Every activity, bound to its dependencies.
+
+    ``client`` is for schedules, impulses and deliveries; ``task_queue`` is where the
+    workflows they start run (default: the settings').
+    """
     # Skills (docs/tools.md): absent with a logged reason when unavailable; restores
     # every library's protected skills as the worker starts.
     skills = build_skills(deps.settings)
@@ -195,7 +208,18 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
     critique = CritiqueActivities(deps.db, deps.gateway, deps.settings.deliberation)
     refine = RefineActivities(deps.db, deps.gateway)
     judge = JudgeActivities(deps.db, deps.gateway)
-    channels = ChannelActivities(deps.db)
+    channels = ChannelActivities(deps.db, client, deps.settings.delivery)
+    # Outbound delivery through the channel adapters, paced between agents (docs/channels.md).
+    delivery = DeliveryActivities(
+        deps.db,
+        build_registry(
+            deps.settings,
+            client=client,
+            task_queue=task_queue or deps.settings.task_queue,
+            extra=deps.extra_adapters,
+        ),
+        deps.settings.pacing,
+    )
     formation = ConsolidationActivities(deps.db, deps.gateway, deps.encoder, deps.settings.memory)
     graph = GraphActivities(deps.db, deps.gateway, deps.settings.graph)
     retention = RetentionActivities(
@@ -245,6 +269,9 @@ def activities(deps: Dependencies, client: Client | None = None) -> list[Callabl
         critique.critique,
         refine.refine,
         channels.transmit,
+        delivery.pace,
+        delivery.deliver,
+        delivery.settle,
         formation.formation_settings,
         formation.claim,
         formation.predecessors,
@@ -281,7 +308,7 @@ def build_worker(client: Client, deps: Dependencies, *, task_queue: str) -> Work
         client,
         task_queue=task_queue,
         workflows=WORKFLOWS,
-        activities=activities(deps, client),
+        activities=activities(deps, client, task_queue=task_queue),
         workflow_runner=workflow_runner(sandboxed=deps.settings.workflow_sandbox),
         max_concurrent_activities=64,
         max_concurrent_local_activities=64,

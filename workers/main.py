@@ -19,6 +19,7 @@ from typing import TypeVar
 
 from sqlalchemy.exc import OperationalError
 
+from activities.channels.starting import sweep_pending
 from activities.memory.encoders.dimensions import DimensionMismatchError, check_dimensions
 from activities.sandbox.provider import SandboxConfigError
 from activities.scheduling.heartbeats import reconcile_heartbeats
@@ -73,6 +74,10 @@ async def serve() -> None:
         # minutes, a beacon that stops being renewed goes stale in seconds.
         beacon = asyncio.create_task(liveness.renew_forever(settings, settings.task_queue))
         await stop.wait()
+        # Outbox rows whose delivery run was lost to a crash get one (docs/channels.md).
+        await sweep_pending(
+            deps.db, client, task_queue=settings.task_queue, settings=settings.delivery
+        )
         log.info("worker stopping")
         beacon.cancel()
         with contextlib.suppress(asyncio.CancelledError):

@@ -1,11 +1,14 @@
-"""Transmit: the reply becomes a dialog turn and an outbox message, exactly once."""
+"""Transmit: the reply becomes a dialog turn and an outbox message with its delivery, once."""
 
 from __future__ import annotations
 
 from temporalio import activity
+from temporalio.client import Client
 
+from activities.channels.starting import start_delivery
 from activities.drafts import load_draft
 from schemas.activation import Transmission, TransmitInput
+from schemas.delivery import DeliverySettings
 from schemas.dialog import DialogTurn, Role
 from store.db import Database
 from store.queries.dialog import record_turn
@@ -15,12 +18,19 @@ from store.queries.runtime import add_outbox
 class ChannelActivities:
     """Outbound delivery to channels."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(
+        self,
+        db: Database,
+        client: Client | None = None,
+        delivery: DeliverySettings | None = None,
+    ) -> None:
         self._db = db
+        self._client = client  # starts each row's delivery; without one, the sweep does
+        self._delivery = delivery or DeliverySettings()
 
     @activity.defn(name="channels.transmit")
     async def transmit(self, data: TransmitInput) -> Transmission:
-        """Record the reply turn and queue it for the channel; a retry sends nothing twice."""
+        """Record the reply turn, queue it and start its delivery; a retry sends nothing twice."""
         text = data.text if data.draft_id is None else await load_draft(self._db, data.draft_id)
         turn = DialogTurn(
             turn_id=data.turn_id,
@@ -42,5 +52,17 @@ class ChannelActivities:
                 conversation_id=data.conversation_id,
                 text_=text,
                 created_at=data.at,
+            )
+        if self._client is not None:
+            # Also on a retry: the insert may have committed just before a crash, and the
+            # delivery run's ID is the row's, so it starts once.
+            await start_delivery(
+                self._client,
+                message_id=data.turn_id,
+                agent=data.agent,
+                channel=data.channel,
+                unprompted=False,
+                settings=self._delivery,
+                conversation_id=data.conversation_id,
             )
         return Transmission(turn=turn, duplicate=not inserted)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Index, String, Text
+from sqlalchemy import Index, Integer, String, Text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Column, Field, SQLModel
 
@@ -76,10 +76,17 @@ class MarkerRow(SQLModel, table=True):
 
 
 class OutboxRow(SQLModel, table=True):
-    """A message the agent transmitted, once per activation, for channel adapters to deliver."""
+    """A message the agent transmitted, once per activation, for channel adapters to deliver.
+
+    Its delivery state (migration 0010) is written by the delivery workflow's activities only.
+    """
 
     __tablename__ = "outbox"
-    __table_args__ = (Index("ix_outbox_agent_created", "agent", "created_at"),)
+    __table_args__ = (
+        Index("ix_outbox_agent_created", "agent", "created_at"),
+        Index("ix_outbox_status", "status", "created_at"),
+        Index("ix_outbox_channel", "agent", "channel_key", "created_at"),
+    )
 
     id: str = Field(sa_column=ulid_pk())
     activation_id: str = Field(sa_column=Column(String(26), unique=True, nullable=False))
@@ -89,3 +96,15 @@ class OutboxRow(SQLModel, table=True):
     text: str = Field(sa_column=Column(Text, nullable=False))
     unprompted: bool = False
     created_at: datetime = Field(sa_column=tstz())
+    status: str = Field(
+        default="pending", sa_column=Column(String(16), nullable=False, server_default="pending")
+    )
+    """pending, delivered, awaiting_pickup, failed or blocked (``schemas.delivery``)."""
+    attempts: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default="0"))
+    last_error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    delivered_at: datetime | None = Field(default=None, sa_column=tstz(nullable=True))
+    external_id: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
+    tokens: int | None = Field(default=None, sa_column=Column(Integer, nullable=True))
+    """What the message counted against its channel's budget once it was let through."""
+    paced_until: datetime | None = Field(default=None, sa_column=tstz(nullable=True))
+    """The earliest time pacing let it out (the next message on the channel waits from here)."""

@@ -131,12 +131,14 @@ def test_index_names_match_temporal_names(exported: tuple[Path, list[Path]]) -> 
         names.sandbox_task_workflow_id("{ulid}"),
         names.render_workflow_id("{ulid}"),
         names.observation_workflow_id("{ulid}"),
+        names.delivery_workflow_id("{outbox ulid}"),
     ]
     # Schedule IDs are not workflow IDs: a scheduled run's ID is its schedule's plus the time.
     assert [w["schedule"] for w in index["workflows"]][5:] == [
         "maintenance/{handle}",
         "heartbeat/{handle}",
         "reminder/{ulid}",
+        None,
         None,
         None,
         None,

@@ -1,14 +1,15 @@
 """Messaging a contact on the agent's own initiative (spec §4.5).
 
 The message goes to the channel most recently used with the person unless they prefer another
-(or the agent names one). It is an unprompted outbox message: consoles listening on that
-channel show it as it arrives, and ``persyn inbox`` lists it.
+(or the agent names one). It is an unprompted outbox message, delivered once through the
+channel's adapter (docs/channels.md); ``persyn inbox`` lists it with its delivery state.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from activities.channels.starting import start_delivery
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.registry import Tool, ToolError, ToolInput, ToolRun
 from schemas.events import ChannelRef
@@ -95,5 +96,14 @@ class MessageContact(Tool):
                 channel=channel,
                 text=text,
                 at=call.now,
+            )
+        if self._deps.client is not None:
+            await start_delivery(
+                self._deps.client,
+                message_id=message_id,
+                agent=agent,
+                channel=channel,
+                unprompted=True,
+                settings=self._deps.settings.delivery,
             )
         return MessageSent(message_id=message_id, contact=contact.name, channel=channel.key)

@@ -1,0 +1,109 @@
+"""Starting delivery runs: one ``DeliveryWorkflow`` per outbox row, ever.
+
+The activity that inserts an outbox row starts its delivery at once; the workflow ID is the
+row's, and ID reuse is refused, so a retried insert (or a sweep racing it) never delivers a row
+twice. A crash between the insert and the start leaves the row pending: the sweep a worker runs
+as it starts gives it its run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from datetime import UTC, datetime, timedelta
+
+from temporalio import activity
+from temporalio.client import Client
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+
+from contract import names
+from schemas.delivery import DeliveryInput, DeliverySettings
+from schemas.events import ChannelRef
+from store.db import Database
+from store.queries.delivery import pending_messages
+
+log = logging.getLogger(__name__)
+
+DELIVERY_TRIGGER = "delivery"
+
+
+def channel_ref(key: str) -> ChannelRef:
+    """A stored ``service:channel`` key as a channel."""
+    service, _, name = key.partition(":")
+    return ChannelRef(service=service, channel=name)
+
+
+async def start_delivery(
+    client: Client,
+    *,
+    message_id: str,
+    agent: str,
+    channel: ChannelRef,
+    unprompted: bool,
+    settings: DeliverySettings,
+    conversation_id: str | None = None,
+    task_queue: str | None = None,
+) -> None:
+    """Start the row's delivery run unless one was ever started, tagged for the Web UI.
+
+    It runs on the calling activity's task queue (``task_queue`` outside an activity).
+    """
+    queue = activity.info().task_queue if activity.in_activity() else task_queue
+    if queue is None:
+        raise ValueError("start_delivery outside an activity needs a task queue")
+    kind = "unprompted message" if unprompted else "reply"
+    with contextlib.suppress(WorkflowAlreadyStartedError):
+        await client.start_workflow(
+            names.DELIVERY_WORKFLOW,
+            DeliveryInput(
+                message_id=message_id,
+                agent=agent,
+                channel=channel,
+                unprompted=unprompted,
+                give_up_seconds=settings.give_up_seconds,
+            ),
+            id=names.delivery_workflow_id(message_id),
+            task_queue=queue,
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            search_attributes=names.search_attributes(
+                agent=agent,
+                channel=channel.key,
+                conversation=conversation_id,
+                trigger=DELIVERY_TRIGGER,
+            ),
+            static_summary=f"deliver {agent}'s {kind} on {channel.key}",
+            static_details=f"outbox message {message_id}",
+        )
+
+
+async def sweep_pending(
+    db: Database,
+    client: Client,
+    *,
+    task_queue: str,
+    settings: DeliverySettings,
+    now: datetime | None = None,
+) -> int:
+    """Start a delivery run for every row left pending (a start lost to a crash).
+
+    Returns:
+        How many rows were looked at (a row whose run exists is left to it).
+    """
+    cutoff = (now or datetime.now(UTC)) - timedelta(seconds=settings.sweep_after_seconds)
+    async with db.session() as session:
+        rows = await pending_messages(session, older_than=cutoff)
+    for row in rows:
+        await start_delivery(
+            client,
+            message_id=row.id,
+            agent=row.agent,
+            channel=channel_ref(row.channel_key),
+            unprompted=row.unprompted,
+            settings=settings,
+            conversation_id=row.conversation_id,
+            task_queue=task_queue,
+        )
+    if rows:
+        log.info("delivery sweep: %d pending outbox messages given a run", len(rows))
+    return len(rows)

@@ -1,0 +1,294 @@
+"""Outbound delivery state of outbox rows, pickup by pull channels, and channel pacing.
+
+Only the delivery workflow's activities move a row out of ``pending``; pull channels' clients
+move ``awaiting_pickup`` to ``delivered`` once they have shown the message.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, text
+from sqlmodel import col, select, update
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from schemas.delivery import DeliveryStatus, PacingSettings
+from schemas.text import estimate_tokens
+from store.tables import OutboxRow
+from store.tables.delivery import EVERY_CHANNEL, PacingOverrideRow
+
+_SETTLED = (DeliveryStatus.DELIVERED, DeliveryStatus.FAILED, DeliveryStatus.BLOCKED)
+
+
+async def get_message(session: AsyncSession, *, message_id: str) -> OutboxRow | None:
+    """One outbox row."""
+    return await session.get(OutboxRow, message_id)
+
+
+async def record_attempt(
+    session: AsyncSession, *, message_id: str, attempts: int, error: str
+) -> None:
+    """Note a failed attempt on a pending row."""
+    await session.exec(
+        update(OutboxRow)
+        .where(col(OutboxRow.id) == message_id, col(OutboxRow.status) == DeliveryStatus.PENDING)
+        .values(attempts=attempts, last_error=error[:2000])
+    )
+    await session.commit()
+
+
+async def record_delivered(
+    session: AsyncSession,
+    *,
+    message_id: str,
+    status: DeliveryStatus,
+    attempts: int,
+    external_id: str | None,
+    at: datetime,
+) -> None:
+    """Record a successful attempt (delivered, or kept for pickup) on a pending row."""
+    await session.exec(
+        update(OutboxRow)
+        .where(col(OutboxRow.id) == message_id, col(OutboxRow.status) == DeliveryStatus.PENDING)
+        .values(
+            status=status,
+            attempts=attempts,
+            external_id=external_id,
+            delivered_at=at if status is DeliveryStatus.DELIVERED else None,
+            last_error=None,
+        )
+    )
+    await session.commit()
+
+
+async def settle(
+    session: AsyncSession, *, message_id: str, status: DeliveryStatus, reason: str
+) -> DeliveryStatus | None:
+    """Record a delivery that ended without success; a settled row keeps its state.
+
+    Returns:
+        The row's status afterwards (``None``: no such row).
+    """
+    await session.exec(
+        update(OutboxRow)
+        .where(col(OutboxRow.id) == message_id, col(OutboxRow.status) == DeliveryStatus.PENDING)
+        .values(status=status, last_error=reason[:2000])
+    )
+    await session.commit()
+    row = await session.get(OutboxRow, message_id, populate_existing=True)
+    return None if row is None else DeliveryStatus(row.status)
+
+
+async def mark_picked_up(session: AsyncSession, *, message_ids: Sequence[str]) -> int:
+    """Messages a pull channel's client has shown: kept ones become delivered.
+
+    Returns:
+        How many changed (a message already delivered, or never kept, is left alone).
+    """
+    if not message_ids:
+        return 0
+    result = await session.exec(
+        update(OutboxRow)
+        .where(
+            col(OutboxRow.id).in_(list(message_ids)),
+            col(OutboxRow.status) == DeliveryStatus.AWAITING_PICKUP,
+        )
+        .values(status=DeliveryStatus.DELIVERED, delivered_at=func.now())
+    )
+    await session.commit()
+    return int(result.rowcount or 0)
+
+
+async def kept_for_pickup(
+    session: AsyncSession, *, agent: str, channel_key: str, limit: int = 100
+) -> list[OutboxRow]:
+    """Messages kept on a pull channel until someone connects, oldest first."""
+    rows = await session.exec(
+        select(OutboxRow)
+        .where(
+            OutboxRow.agent == agent,
+            OutboxRow.channel_key == channel_key,
+            col(OutboxRow.status) == DeliveryStatus.AWAITING_PICKUP,
+        )
+        .order_by(col(OutboxRow.created_at))
+        .limit(limit)
+    )
+    return list(rows)
+
+
+async def pending_messages(
+    session: AsyncSession, *, older_than: datetime, limit: int = 500
+) -> list[OutboxRow]:
+    """Rows pending since before ``older_than`` (their delivery run may never have started)."""
+    rows = await session.exec(
+        select(OutboxRow)
+        .where(
+            col(OutboxRow.status) == DeliveryStatus.PENDING,
+            col(OutboxRow.created_at) < older_than,
+        )
+        .order_by(col(OutboxRow.created_at))
+        .limit(limit)
+    )
+    return list(rows)
+
+
+async def channel_messages(
+    session: AsyncSession, *, agent: str, channel_key: str, limit: int = 200
+) -> list[OutboxRow]:
+    """The agent's messages on one channel, oldest first (the newest ``limit``)."""
+    rows = await session.exec(
+        select(OutboxRow)
+        .where(OutboxRow.agent == agent, OutboxRow.channel_key == channel_key)
+        .order_by(col(OutboxRow.created_at).desc())
+        .limit(limit)
+    )
+    return list(rows)[::-1]
+
+
+# -- pacing ----------------------------------------------------------------------------------
+
+
+async def pacing_for(
+    session: AsyncSession, *, agent: str, channel_key: str, defaults: PacingSettings
+) -> PacingSettings:
+    """The defaults, overridden by the agent's own for every channel, then for this one."""
+    rows = {
+        row.channel_key: row.settings
+        for row in await session.exec(
+            select(PacingOverrideRow).where(
+                PacingOverrideRow.agent == agent,
+                col(PacingOverrideRow.channel_key).in_([EVERY_CHANNEL, channel_key]),
+            )
+        )
+    }
+    merged: dict[str, Any] = defaults.model_dump()
+    merged.update(rows.get(EVERY_CHANNEL, {}))
+    merged.update(rows.get(channel_key, {}))
+    return PacingSettings.model_validate(merged)
+
+
+async def set_pacing(
+    session: AsyncSession,
+    *,
+    agent: str,
+    channel_key: str,
+    values: dict[str, Any],
+    at: datetime,
+) -> None:
+    """Store an agent's pacing overrides for one channel (or ``*``), merged into earlier ones.
+
+    Raises:
+        pydantic.ValidationError: A value the pacing settings do not accept.
+    """
+    PacingSettings.model_validate({**PacingSettings().model_dump(), **values})
+    row = await session.get(PacingOverrideRow, (agent, channel_key))
+    if row is None:
+        session.add(
+            PacingOverrideRow(agent=agent, channel_key=channel_key, settings=values, updated_at=at)
+        )
+    else:
+        row.settings = {**row.settings, **values}
+        row.updated_at = at
+        session.add(row)
+    await session.commit()
+
+
+@dataclass(frozen=True)
+class Pace:
+    """What pacing decided for one message."""
+
+    blocked: str | None
+    """Why the message is blocked, or ``None`` when it may go out."""
+    wait_seconds: float
+
+
+def _acceleration(times: list[datetime]) -> int:
+    """How many steps in a row the gaps between messages shrank (newest last)."""
+    gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(times)]
+    steps = 0
+    for older, newer in reversed(list(itertools.pairwise(gaps))):
+        if newer >= older:
+            break
+        steps += 1
+    return steps
+
+
+async def pace(
+    session: AsyncSession, *, message_id: str, settings: PacingSettings, now: datetime
+) -> Pace:
+    """Let a message through its channel's pacing, or block it; decided once per row.
+
+    The budget counts, for the row's agent and channel, the tokens of messages let through in
+    the rolling window (durably: it is the outbox itself). Concurrent messages on one channel
+    are decided one at a time (a transaction-scoped advisory lock), so two cannot both spend
+    the last of a budget. A row already decided answers the same (a retried activity).
+    """
+    row = await session.get(OutboxRow, message_id, with_for_update=True)
+    if row is None:
+        raise LookupError(f"no outbox message {message_id}")
+    connection = await session.connection()
+    await connection.execute(
+        text("SELECT pg_advisory_xact_lock(hashtext(:key))"),
+        {"key": f"pace:{row.agent}:{row.channel_key}"},
+    )
+    if row.status == DeliveryStatus.BLOCKED:
+        await session.commit()
+        return Pace(blocked=row.last_error or "blocked", wait_seconds=0.0)
+    if row.tokens is not None:
+        wait = max(0.0, ((row.paced_until or now) - now).total_seconds())
+        await session.commit()
+        return Pace(blocked=None, wait_seconds=wait)
+    earlier = list(
+        await session.exec(
+            select(OutboxRow)
+            .where(
+                OutboxRow.agent == row.agent,
+                OutboxRow.channel_key == row.channel_key,
+                col(OutboxRow.tokens).is_not(None),
+                col(OutboxRow.paced_until) > now - timedelta(seconds=settings.window_seconds),
+                col(OutboxRow.id) != row.id,
+            )
+            .order_by(col(OutboxRow.paced_until))
+        )
+    )
+    cost = estimate_tokens(row.text)
+    used = sum(r.tokens or 0 for r in earlier)
+    reason = None
+    if settings.max_messages is not None and len(earlier) + 1 > settings.max_messages:
+        reason = (
+            f"turn limit: {len(earlier)} messages on {row.channel_key} in the last "
+            f"{settings.window_seconds:g} s (at most {settings.max_messages})"
+        )
+    elif used + cost > settings.budget_tokens:
+        reason = (
+            f"token budget exhausted: {used} of {settings.budget_tokens} tokens spent on "
+            f"{row.channel_key} in the last {settings.window_seconds:g} s; this message needs "
+            f"{cost}"
+        )
+    if reason is not None:
+        row.status = DeliveryStatus.BLOCKED
+        row.last_error = reason
+        session.add(row)
+        await session.commit()
+        return Pace(blocked=reason, wait_seconds=0.0)
+    times = [r.created_at for r in earlier[-3:]] + [row.created_at]
+    factor = settings.acceleration_factor ** _acceleration(times)
+    earliest = now + timedelta(seconds=settings.listen_seconds)
+    if earlier:
+        last = earlier[-1].paced_until or now
+        earliest = max(earliest, last + timedelta(seconds=settings.min_interval_seconds * factor))
+    wait = min(settings.max_wait_seconds, max(0.0, (earliest - now).total_seconds()))
+    row.tokens = cost
+    row.paced_until = now + timedelta(seconds=wait)
+    session.add(row)
+    await session.commit()
+    return Pace(blocked=None, wait_seconds=wait)
+
+
+def is_settled(status: str) -> bool:
+    """Whether a row's delivery has ended (an awaiting row still waits for its people)."""
+    return status in {s.value for s in _SETTLED}

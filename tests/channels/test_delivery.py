@@ -1,0 +1,151 @@
+"""Outbound delivery: once per outbox row, retried, given up on, kept for pickup."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlmodel import select
+from temporalio.client import Client, WorkflowExecutionStatus
+
+from activities.channels.adapters.base import DeliveryError
+from activities.channels.starting import start_delivery
+from contract import names
+from schemas.delivery import DeliveryResult, DeliverySettings, DeliveryStatus
+from schemas.events import ChannelRef
+from schemas.ids import new_ulid
+from store.queries.contacts import send_unprompted
+from store.queries.delivery import kept_for_pickup, mark_picked_up
+from store.tables import OutboxRow
+from tests.channels.helpers import CueAdapter, channel_worker, outbox_row
+from tests.harness import Harness, Stack, terminal
+
+
+async def _unprompted(harness: Harness, handle: str, channel: ChannelRef, text: str) -> str:
+    message_id = new_ulid()
+    async with harness.db.session() as session:
+        await send_unprompted(
+            session,
+            message_id=message_id,
+            agent=handle,
+            agent_name="Tester",
+            channel=channel,
+            text=text,
+            at=datetime.now(UTC),
+        )
+    await start_delivery(
+        harness.client,
+        message_id=message_id,
+        agent=handle,
+        channel=channel,
+        unprompted=True,
+        settings=DeliverySettings(give_up_seconds=30),
+        task_queue=harness.task_queue,
+    )
+    return message_id
+
+
+async def _result(client: Client, message_id: str) -> DeliveryResult:
+    handle = client.get_workflow_handle(
+        names.delivery_workflow_id(message_id), result_type=DeliveryResult
+    )
+    return await handle.result()
+
+
+async def test_a_terminal_reply_is_delivered_by_its_own_run(harness: Harness) -> None:
+    agent = await harness.create_agent()
+    receipt = await harness.say(agent.handle, "hello there")
+    assert receipt.marker is not None and receipt.marker.text
+
+    async with harness.db.session() as session:
+        rows = list(await session.exec(select(OutboxRow).where(OutboxRow.agent == agent.handle)))
+    assert len(rows) == 1
+    result = await _result(harness.client, rows[0].id)
+    assert result.status is DeliveryStatus.DELIVERED
+    row = await outbox_row(harness, rows[0].id)
+    assert row is not None and row.status == "delivered" and row.attempts == 1
+
+
+async def test_an_unprompted_terminal_message_is_kept_until_picked_up(harness: Harness) -> None:
+    agent = await harness.create_agent()
+    message_id = await _unprompted(harness, agent.handle, terminal(), "while you were away")
+
+    assert (await _result(harness.client, message_id)).status is DeliveryStatus.AWAITING_PICKUP
+    async with harness.db.session() as session:
+        kept = await kept_for_pickup(session, agent=agent.handle, channel_key="terminal:tty")
+        assert [row.id for row in kept] == [message_id]
+        assert await mark_picked_up(session, message_ids=[message_id]) == 1
+        assert await mark_picked_up(session, message_ids=[message_id]) == 0
+        assert await kept_for_pickup(session, agent=agent.handle, channel_key="terminal:tty") == []
+    row = await outbox_row(harness, message_id)
+    assert row is not None and row.status == "delivered" and row.delivered_at is not None
+
+
+async def test_retryable_failures_are_retried_and_the_row_is_delivered_once(
+    client: Client, stack: Stack
+) -> None:
+    flaky = CueAdapter(
+        "flaky",
+        errors=[DeliveryError("503 busy"), DeliveryError("429 slow down", retry_after=0.2)],
+    )
+    async with channel_worker(client, stack, adapters=[flaky]) as harness:
+        agent = await harness.create_agent()
+        channel = ChannelRef(service="flaky", channel="room")
+        message_id = await _unprompted(harness, agent.handle, channel, "are you there?")
+        # A second start for the same row (a retried insert, a sweep) starts nothing.
+        await start_delivery(
+            client,
+            message_id=message_id,
+            agent=agent.handle,
+            channel=channel,
+            unprompted=True,
+            settings=DeliverySettings(),
+            task_queue=harness.task_queue,
+        )
+        result = await _result(client, message_id)
+
+    assert result.status is DeliveryStatus.DELIVERED
+    assert flaky.calls == [message_id] * 3
+    assert flaky.delivered == [message_id]
+    row = await outbox_row(harness, message_id)
+    assert row is not None
+    assert (row.status, row.attempts, row.external_id, row.last_error) == (
+        "delivered",
+        3,
+        "x-1",
+        None,
+    )
+
+
+async def test_a_refused_delivery_fails_visibly_after_a_retryable_error(
+    client: Client, stack: Stack
+) -> None:
+    broken = CueAdapter(
+        "broken",
+        errors=[DeliveryError("timeout"), DeliveryError("chat not found", retryable=False)],
+    )
+    async with channel_worker(client, stack, adapters=[broken]) as harness:
+        agent = await harness.create_agent()
+        channel = ChannelRef(service="broken", channel="gone")
+        message_id = await _unprompted(harness, agent.handle, channel, "hello?")
+        result = await _result(client, message_id)
+        described = await client.get_workflow_handle(
+            names.delivery_workflow_id(message_id)
+        ).describe()
+
+    assert result.status is DeliveryStatus.FAILED
+    assert result.reason is not None and "chat not found" in result.reason
+    assert broken.calls == [message_id] * 2 and broken.delivered == []
+    row = await outbox_row(harness, message_id)
+    assert row is not None and (row.status, row.attempts) == ("failed", 2)
+    assert row.last_error is not None and "chat not found" in row.last_error
+    assert described.status == WorkflowExecutionStatus.COMPLETED
+    assert described.typed_search_attributes.get(names.OUTCOME) == "failed"
+
+
+async def test_a_service_without_adapter_fails_with_a_reason(harness: Harness) -> None:
+    agent = await harness.create_agent()
+    channel = ChannelRef(service="pager", channel="night")
+    message_id = await _unprompted(harness, agent.handle, channel, "wake up")
+    result = await _result(harness.client, message_id)
+    assert result.status is DeliveryStatus.FAILED
+    assert result.reason is not None and "no channel adapter for service 'pager'" in result.reason
