@@ -25,9 +25,7 @@ from pydantic_settings import (
 from schemas.autonomy import AutonomySettings
 from schemas.deliberation import DeliberationSettings
 from schemas.delivery import DeliverySettings, PacingSettings
-from schemas.emotion import EmotionSettings
 from schemas.graph import GraphSettings
-from schemas.guardrails import GuardrailSettings
 from schemas.images import ImageSettings
 from schemas.mcp import McpSettings
 from schemas.memory import MemorySettings
@@ -188,12 +186,6 @@ class Settings(BaseSettings):
 
     # Critique, refinement and the decision to speak; see docs/deliberation.md
     deliberation: DeliberationSettings = Field(default_factory=DeliberationSettings)
-
-    # Emotional state after each exchange, its decay and its say in declining; docs/emotion.md
-    emotion: EmotionSettings = Field(default_factory=EmotionSettings)
-
-    # Guardrails over interaction history: rules file and supervisor webhook; docs/guardrails.md
-    guardrails: GuardrailSettings = Field(default_factory=GuardrailSettings)
 
     # Tool servers over MCP ([mcp] in persyn.toml); see docs/tools.md
     mcp: McpSettings = Field(default_factory=McpSettings)
