@@ -8,10 +8,11 @@ import pytest
 
 from activities.channels.adapters.base import DeliveryError, DeliveryOutcome, OutboundMessage
 from activities.channels.telegram.adapter import TelegramAdapter, telegram_adapters
-from activities.channels.telegram.bot import TelegramSetupError, build_bot
+from activities.channels.telegram.bot import TelegramSetupError, build_bot, read_token
 from activities.channels.telegram.split import TELEGRAM_LIMIT, split_message, utf16_length
 from schemas.events import ChannelRef
 from schemas.ids import new_ulid
+from schemas.telegram import TelegramSettings
 from store.db import Database
 from tests.harness import Stack
 from tests.teamchat.conftest import telegram_settings
@@ -126,9 +127,12 @@ def test_splitting_counts_as_telegram_does_and_never_makes_an_empty_part() -> No
 
 
 def test_no_adapter_without_a_bot_and_a_clear_line_for_a_missing_token_file(
-    stack: Stack, tmp_path: object
+    stack: Stack, caplog: pytest.LogCaptureFixture
 ) -> None:
-    assert telegram_adapters(stack.settings()) == []
     settings = stack.settings(telegram={"agent": "tg-agent", "token_file": "/nonexistent/token"})
-    with pytest.raises(TelegramSetupError, match="cannot read the Telegram token file"):
-        telegram_adapters(settings)
+
+    assert telegram_adapters(stack.settings()) == []
+    assert telegram_adapters(settings) == []  # the worker still serves the other channels
+    assert "cannot read the Telegram token file /nonexistent/token" in caplog.text
+    with pytest.raises(TelegramSetupError, match="no Telegram bot token"):
+        read_token(TelegramSettings(agent="tg-agent", token=""))

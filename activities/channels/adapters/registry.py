@@ -11,6 +11,7 @@ from temporalio.client import Client
 from activities.channels.adapters.agent import AgentAdapter
 from activities.channels.adapters.base import AdapterRegistry, ChannelAdapter
 from activities.channels.adapters.pull import PullAdapter
+from activities.channels.telegram.adapter import telegram_adapters
 from schemas.settings import Settings
 
 
@@ -29,8 +30,8 @@ def build_registry(
         task_queue: Where recipient agents' workflows run.
         extra: More adapters (tests).
     """
-    del settings  # read by the team-chat adapters as they are added
     adapters: list[ChannelAdapter] = [PullAdapter("terminal"), PullAdapter("web")]
+    adapters.extend(telegram_adapters(settings))  # none unless [telegram] names a bot
     if client is not None:
         adapters.append(AgentAdapter(client, task_queue=task_queue))
     return AdapterRegistry([*adapters, *(extra or [])])

@@ -22,7 +22,7 @@ from activities.channels.adapters.base import (
     DeliveryReceipt,
     OutboundMessage,
 )
-from activities.channels.telegram.bot import build_bot, read_token
+from activities.channels.telegram.bot import TelegramSetupError, build_bot, read_token
 from activities.channels.telegram.errors import delivery_error
 from activities.channels.telegram.split import split_message
 from schemas.settings import Settings
@@ -133,11 +133,15 @@ def telegram_adapters(settings: Settings, *, db: Database | None = None) -> list
             unless ``db`` is given.
         db: Where the adapter keeps reply links and sent parts.
 
-    Raises:
-        TelegramSetupError: A bot is configured but its token cannot be read.
+    A bot whose token cannot be read is logged and left out: the worker still serves every
+    other channel, and a message for Telegram fails visibly for want of its adapter.
     """
     if not settings.telegram.configured:
         return []
-    token = read_token(settings.telegram)
+    try:
+        token = read_token(settings.telegram)
+    except TelegramSetupError as err:
+        log.error("no Telegram delivery: %s", err)
+        return []
     store = db if db is not None else Database(settings.database_dsn(), pool_size=2)
     return [TelegramAdapter(build_bot(settings.telegram, token), store, token=token)]
