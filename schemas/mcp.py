@@ -103,6 +103,19 @@ class McpSettings(BaseModel):
         le=5,
         description="Reconnect-and-retry attempts after a call fails on a broken connection.",
     )
+    retry_initial_seconds: float = Field(
+        default=1.0,
+        gt=0,
+        le=60,
+        description="A server unavailable at worker start is tried again after this long, "
+        "then after twice as long each time.",
+    )
+    retry_max_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        le=3600,
+        description="The longest wait between background attempts to reach such a server.",
+    )
 
     @field_validator("servers", mode="before")
     @classmethod

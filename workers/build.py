@@ -28,12 +28,15 @@ from activities.deliberation.judge import JudgeActivities
 from activities.deliberation.parked_source import ParkedSource
 from activities.deliberation.parking import DeliberationActivities
 from activities.deliberation.refine import RefineActivities
+from activities.emotion.activities import EmotionActivities
+from activities.emotion.source import EmotionSource
 from activities.gateway.base import Provider
 from activities.gateway.factory import build_provider
 from activities.gateway.gateway import ModelGateway
 from activities.gateway.registry import ModelRegistry
 from activities.generation import GenerationActivities
 from activities.graph.extract import GraphActivities
+from activities.guardrails.wiring import build_guardrails
 from activities.images.render import ImageActivities
 from activities.images.source import renders_source
 from activities.memory.consolidate import ConsolidationActivities
@@ -66,6 +69,7 @@ from workflows.consolidation import ConsolidationWorkflow
 from workflows.conversation import ConversationWorkflow
 from workflows.deliberation import DeliberationWorkflow
 from workflows.delivery import DeliveryWorkflow
+from workflows.guardrail import GuardrailWorkflow
 from workflows.heartbeat import HeartbeatWorkflow
 from workflows.maintenance import MaintenanceWorkflow
 from workflows.observations import ObservationWorkflow
@@ -85,6 +89,7 @@ WORKFLOWS: list[type] = [
     SandboxTaskWorkflow,
     RenderWorkflow,
     ObservationWorkflow,
+    GuardrailWorkflow,
     DeliveryWorkflow,
 ]
 """Every workflow a Persyn worker runs."""
@@ -174,12 +179,17 @@ def activities(
         encoder=deps.encoder,
         extra_tools=[*skills.tools, *deps.extra_tools, *_server_tools(deps)],
     )
+    if deps.tool_servers is not None:
+        # A tool server that comes up after the start adds its tools without a restart.
+        deps.tool_servers.on_new_tool(autonomy.registry.register)
     generation = GenerationActivities(
         deps.db,
         deps.gateway,
         autonomy.registry,
         max_tool_rounds=deps.settings.autonomy.max_tool_rounds,
     )
+    # The emotional state after each exchange; it may decline optional requests (docs/emotion.md).
+    emotion = EmotionActivities(deps.db, deps.gateway, deps.settings.emotion)
     sources: list[ContextSource] = [
         PersonaSource(),
         ConstraintsSource(),
@@ -191,6 +201,7 @@ def activities(
         # The knowledge graph is optional and fails soft (docs/people.md).
         *([GraphSource(deps.db, deps.settings.graph)] if deps.settings.graph.enabled else []),
         ParkedSource(deps.db, deps.settings.deliberation),
+        EmotionSource(emotion.mood),
         sandbox_reports_source(deps.db),
         renders_source(deps.db),
         *skills.sources,
@@ -199,7 +210,15 @@ def activities(
     assembler = ContextAssembler(deps.db, deps.gateway.registry, sources)
     store = StoreActivities(deps.db)
     context = ContextActivities(assembler)
-    decide = DecideActivities(deps.settings.deliberation, deps.guardrails, db=deps.db)
+    # Guardrails (docs/guardrails.md): blocking rules and cooldowns screen each reply; the
+    # rest run in the background after each exchange.
+    guardrails = build_guardrails(deps.db, deps.settings.guardrails)
+    decide = DecideActivities(
+        deps.settings.deliberation,
+        [*guardrails.checks, *deps.guardrails],
+        db=deps.db,
+        mood=emotion.mood,
+    )
     deliberation = DeliberationActivities(
         deps.db,
         deps.settings.deliberation,
@@ -263,6 +282,8 @@ def activities(
         *autonomy.activities,
         decide.screen,
         judge.judge,
+        emotion.classify,
+        emotion.weigh_request,
         deliberation.plan,
         deliberation.park,
         deliberation.settle,
@@ -283,6 +304,9 @@ def activities(
         graph.extract,
         observations.extract,
         observations.reconcile,
+        guardrails.activities.evaluate,
+        guardrails.activities.notify,
+        guardrails.activities.cool_down,
         retention.cull,
         retention.purge,
         retention.pending_formations,

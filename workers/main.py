@@ -58,8 +58,9 @@ async def serve() -> None:
     # Autonomy: heartbeat schedules follow their durable records (deleted stays deleted).
     await reconcile_heartbeats(client, settings)
     deps = build_dependencies(settings)
-    # Tool servers: each one unreachable is logged and left out, within a bounded timeout.
-    deps.tool_servers = await ToolServers.connect(settings.mcp)
+    # Tool servers: each one unreachable is logged and left out, within a bounded timeout,
+    # then tried again in the background; its tools join when it comes up.
+    deps.tool_servers = await ToolServers.connect(settings.mcp, retry=True)
     if deps.encoder is not None:
         # A changed encoder with old vectors would compare apples with pears: refuse to serve.
         await check_dimensions(deps.db, deps.encoder.dimensions)
@@ -73,11 +74,11 @@ async def serve() -> None:
         # Liveness comes from the worker itself: Temporal lists a dead worker's pollers for
         # minutes, a beacon that stops being renewed goes stale in seconds.
         beacon = asyncio.create_task(liveness.renew_forever(settings, settings.task_queue))
-        await stop.wait()
         # Outbox rows whose delivery run was lost to a crash get one (docs/channels.md).
         await sweep_pending(
             deps.db, client, task_queue=settings.task_queue, settings=settings.delivery
         )
+        await stop.wait()
         log.info("worker stopping")
         beacon.cancel()
         with contextlib.suppress(asyncio.CancelledError):

@@ -16,28 +16,37 @@ from activities.gateway.providers.scripted import (
 )
 from activities.tools.mcp import ToolServers
 from schemas.events import Outcome
-from schemas.models import ProviderName
+from schemas.models import ModelRequest, ProviderName
 from tests.autonomy.conftest import tool_calls
-from tests.harness import Harness, Stack, close_dependencies, dependencies, unique
-from tests.mcp.conftest import free_port, http_server, kill, pid_of, stdio_server
+from tests.harness import Harness, Stack, close_dependencies, dependencies, unique, until
+from tests.mcp.conftest import HttpServer, free_port, http_server, kill, pid_of, stdio_server
 from workers.build import build_worker
 
 
 @asynccontextmanager
 async def mcp_worker(
-    client: Client, stack: Stack, rules: list[ScriptRule], servers: list[dict[str, Any]]
+    client: Client,
+    stack: Stack,
+    rules: list[ScriptRule],
+    servers: list[dict[str, Any]],
+    **limits: Any,
 ) -> AsyncIterator[Harness]:
     """A worker built as ``workers.main`` builds it: settings, then tool servers, then Worker."""
-    settings = stack.settings(mcp={"servers": servers, "connect_timeout_seconds": 5})
+    mcp = {"servers": servers, "connect_timeout_seconds": 5, **limits}
+    settings = stack.settings(mcp=mcp)
     provider = ScriptedProvider(Script(rules=rules))
     deps = dependencies(settings, providers={ProviderName.SCRIPTED: provider}, dsn=stack.dsn)
-    deps.tool_servers = await ToolServers.connect(settings.mcp)
+    deps.tool_servers = await ToolServers.connect(settings.mcp, retry=True)
     queue = unique("tq")
     async with build_worker(client, deps, task_queue=queue) as worker:
         yield Harness(
             client=client, task_queue=queue, deps=deps, provider=provider, worker=worker, db=deps.db
         )
     await close_dependencies(deps)
+
+
+def _offers(request: ModelRequest, name: str) -> bool:
+    return name in {tool.name for tool in request.tools}
 
 
 def calling(match: str, name: str, **arguments: Any) -> ScriptRule:
@@ -93,3 +102,38 @@ async def test_a_server_that_died_between_turns_answers_the_next_turn(
         assert second is not None and second.outcome is Outcome.SPOKE
         [call] = await tool_calls(harness, str(second.activation_id))
         assert not call.is_error and call.result is not None and call.result.startswith("second")
+
+
+async def test_a_server_down_at_start_is_offered_to_the_model_once_it_comes_up(
+    client: Client, stack: Stack
+) -> None:
+    rules = [
+        ScriptRule(after_tool=True, reply="The late server says: {tool}"),
+        calling("add forty and two", "mcp__late__add", a=40, b=2),
+        ScriptRule(reply="No tools yet."),
+    ]
+    late = HttpServer(free_port())
+    servers = [http_server(late.port, name="late")]
+    limits = {"retry_initial_seconds": 0.2, "retry_max_seconds": 1.0}
+    async with mcp_worker(client, stack, rules, servers, **limits) as harness:
+        tool_servers = harness.deps.tool_servers
+        assert tool_servers is not None and not tool_servers.statuses[0].available
+        agent = await harness.create_agent()
+        await harness.say(agent.handle, "Hello before the server is up.")
+        before = list(harness.provider.requests)
+        assert before and not any(_offers(r, "mcp__late__add") for r in before)
+
+        try:
+            await late.start()
+            await until(lambda: tool_servers.statuses[0].available, timeout=15)
+            receipt = await harness.say(agent.handle, "Please add forty and two.")
+        finally:
+            late.kill()
+
+        marker = receipt.marker
+        assert marker is not None and marker.text is not None
+        assert marker.text.startswith("The late server says:") and "42" in marker.text
+        after = harness.provider.requests[len(before) :]
+        assert any(_offers(r, "mcp__late__add") for r in after)
+        [call] = await tool_calls(harness, str(marker.activation_id))
+        assert (call.name, call.result, call.is_error) == ("mcp__late__add", "42", False)

@@ -3,12 +3,19 @@
 A server that is unreachable, refuses us or does not answer within the connect timeout is
 logged in one line, reported with its reason, and contributes no tools: it never keeps the
 worker from starting. Servers connect concurrently, so start-up waits at most one timeout.
+
+A worker (``connect(..., retry=True)``) keeps trying such a server in the background, waiting
+twice as long after each failure up to ``mcp.retry_max_seconds``; when it comes up its tools
+are handed to every subscriber (the worker's tool registry), so they appear in the next
+request to the model without a restart. ``persyn tools list`` probes once and never retries.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from activities.tools.mcp.connection import ServerConnection, describe
@@ -38,6 +45,10 @@ class ServerStatus:
         return f"mcp:{self.name}"
 
 
+NewTool = Callable[[Tool], None]
+"""Called with each tool of a server that came up after the worker started."""
+
+
 @dataclass
 class ToolServers:
     """Connected tool servers and the tools they contribute."""
@@ -45,25 +56,34 @@ class ToolServers:
     statuses: list[ServerStatus] = field(default_factory=list)
     _tools: list[McpTool] = field(default_factory=list)
     _connections: list[ServerConnection] = field(default_factory=list)
+    _taken: set[str] = field(default_factory=set)
+    _subscribers: list[NewTool] = field(default_factory=list)
+    _retrying: dict[str, asyncio.Task[None]] = field(default_factory=dict)
 
     @classmethod
-    async def connect(cls, settings: McpSettings) -> ToolServers:
-        """Connect every enabled server and list its tools; never raises for a server."""
+    async def connect(cls, settings: McpSettings, *, retry: bool = False) -> ToolServers:
+        """Connect every enabled server and list its tools; never raises for a server.
+
+        Args:
+            settings: The configured servers and timeouts.
+            retry: Keep trying each server that failed, in the background, until it comes up
+                or :meth:`aclose` (a worker); without it one attempt each (a probe).
+        """
         servers = cls()
         enabled = settings.enabled()
         results = await asyncio.gather(*(_open(config, settings) for config in enabled))
-        taken: set[str] = set()
         for config, (connection, status, tools) in zip(enabled, results, strict=True):
             if connection is not None:
-                servers._connections.append(connection)
-            fresh = [tool for tool in tools if tool.name not in taken]
-            taken.update(tool.name for tool in fresh)
-            servers._tools.extend(fresh)
-            servers.statuses.append(status)
-            if not status.available:
-                log.warning("tool server %s unavailable: %s", config.name, status.reason)
-            else:
+                servers._admit(connection, tools)
                 log.info("tool server %s: %d tools", config.name, len(status.tools))
+            else:
+                log.warning("tool server %s unavailable: %s", config.name, status.reason)
+                if retry:
+                    servers._retrying[config.name] = asyncio.create_task(
+                        servers._retry(config, settings), name=f"mcp-retry:{config.name}"
+                    )
+                    status = _retrying(status)
+            servers.statuses.append(status)
         servers.statuses += [_disabled(config) for config in settings.servers if not config.enabled]
         return servers
 
@@ -71,12 +91,65 @@ class ToolServers:
         """The registry tools of every reachable server."""
         return list(self._tools)
 
+    def on_new_tool(self, listener: NewTool) -> None:
+        """Call ``listener`` with each tool of every server that comes up from now on.
+
+        Read :meth:`tools` and subscribe with no await between, so no server falls in the gap.
+        """
+        self._subscribers.append(listener)
+
+    def _admit(self, connection: ServerConnection, tools: list[McpTool]) -> list[McpTool]:
+        self._connections.append(connection)
+        fresh = [tool for tool in tools if tool.name not in self._taken]
+        self._taken.update(tool.name for tool in fresh)
+        self._tools.extend(fresh)
+        return fresh
+
+    async def _retry(self, config: McpServerConfig, settings: McpSettings) -> None:
+        attempts = 1
+        for delay in backoff(settings.retry_initial_seconds, settings.retry_max_seconds):
+            await asyncio.sleep(delay)
+            attempts += 1
+            connection, status, tools = await _open(config, settings)
+            if connection is None:
+                log.debug("tool server %s still unavailable: %s", config.name, status.reason)
+                self._set_status(_retrying(status))
+                continue
+            fresh = self._admit(connection, tools)
+            self._set_status(status)
+            log.warning(
+                "tool server %s came up after %d attempts: %d tools added",
+                config.name,
+                attempts,
+                len(fresh),
+            )
+            for listener in self._subscribers:
+                for tool in fresh:
+                    try:
+                        listener(tool)
+                    except Exception:  # one refusal must not keep the other tools out
+                        log.exception(
+                            "tool server %s: %s was not registered", config.name, tool.name
+                        )
+            self._retrying.pop(config.name, None)
+            return
+
+    def _set_status(self, status: ServerStatus) -> None:
+        self.statuses = [status if s.name == status.name else s for s in self.statuses]
+
     def connection(self, name: str) -> ServerConnection | None:
         """The session with server ``name`` (tests and benchmarks)."""
         return next((c for c in self._connections if c.name == name), None)
 
     async def aclose(self) -> None:
-        """Close every session and stop every stdio server."""
+        """Stop retrying, close every session and stop every stdio server."""
+        retrying = list(self._retrying.values())
+        self._retrying.clear()
+        for task in retrying:
+            task.cancel()
+        for task in retrying:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         await asyncio.gather(*(c.aclose() for c in self._connections))
         self._connections.clear()
 
@@ -109,6 +182,20 @@ async def _open(
         skipped=tuple(tool.name for tool in remote if not config.admits(tool.name)),
     )
     return connection, status, tools
+
+
+def backoff(initial: float, cap: float) -> Iterator[float]:
+    """Waits between background attempts: doubling from ``initial``, never past ``cap``."""
+    delay = min(initial, cap)
+    while True:
+        yield delay
+        delay = min(delay * 2, cap)
+
+
+def _retrying(status: ServerStatus) -> ServerStatus:
+    return ServerStatus(
+        status.name, available=False, reason=f"{status.reason}; retrying in the background"
+    )
 
 
 def _disabled(config: McpServerConfig) -> ServerStatus:
