@@ -102,6 +102,16 @@ COMMANDS: dict[str, Entry] = {
     "tools": Entry(
         "cli.tools", "app", "List the tools an agent can be offered: source, availability, why not."
     ),
+    "serve": Entry(
+        "cli.serve",
+        "serve",
+        "Serve the web channel: the /v1 API (OpenAPI at /openapi.json) and a chat page at /.",
+    ),
+    "tokens": Entry(
+        "cli.tokens",
+        "app",
+        "Bearer tokens for the web channel (`persyn serve`): create, list, revoke.",
+    ),
 }
 """Every top-level command, in the order ``persyn --help`` lists them."""
 

@@ -10,10 +10,13 @@ from typing import Any
 
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.enums.v1 import UpdateWorkflowExecutionLifecycleStage as UpdateStage
 from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.update.v1 import UpdateRef, WaitPolicy
 from temporalio.api.workflowservice.v1 import (
     DeleteWorkflowExecutionRequest,
     DescribeTaskQueueRequest,
+    PollWorkflowExecutionUpdateRequest,
 )
 from temporalio.client import (
     Client,
@@ -24,7 +27,7 @@ from temporalio.client import (
 )
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from contract import names
 from schemas.agents import AgentWorkflowInput
@@ -87,9 +90,7 @@ async def submit(client: Client, *, handle: str, event: InboundEvent, task_queue
     return receipt
 
 
-async def peer(
-    client: Client, *, handle: str, message: PeerMessageInput, task_queue: str
-) -> None:
+async def peer(client: Client, *, handle: str, message: PeerMessageInput, task_queue: str) -> None:
     """Internal: hand another agent's message to ``agent/{handle}``; returns once it is accepted.
 
     Only the ``agent`` channel adapter calls this. The update ID is the sender's outbox row, so
@@ -139,12 +140,45 @@ async def start_submit(
             id=update_id(event),
             result_type=Receipt,
         )
+        if await _settled(client, accepted):
+            # Refused by the validator (or answered already): its outcome says which.
+            await accepted.result()
     except WorkflowUpdateFailedError as err:
         cause = err.cause
         if isinstance(cause, ApplicationError) and cause.type == UNKNOWN_AGENT:
             await _delete_ghost(client, start)
         raise SubmitRejectedError(str(cause or err)) from err
     return accepted
+
+
+async def _settled(client: Client, update: WorkflowUpdateHandle[Receipt]) -> bool:
+    """Whether the update already has an outcome (a validator's refusal is one).
+
+    Starting an update returns its handle whether the validator accepted or refused it, and
+    the server keeps no record of a refused update: one non-blocking poll tells them apart.
+    The handle itself carries a refusal's reason.
+    """
+    try:
+        answer = await client.workflow_service.poll_workflow_execution_update(
+            PollWorkflowExecutionUpdateRequest(
+                namespace=client.namespace,
+                update_ref=UpdateRef(
+                    workflow_execution=WorkflowExecution(
+                        workflow_id=update.workflow_id, run_id=update.workflow_run_id or ""
+                    ),
+                    update_id=update.id,
+                ),
+                identity=client.identity,
+                wait_policy=WaitPolicy(
+                    lifecycle_stage=UpdateStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ACCEPTED
+                ),
+            )
+        )
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            return True  # refused by the validator
+        raise
+    return answer.HasField("outcome")
 
 
 def update_id(event: InboundEvent) -> str:

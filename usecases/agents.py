@@ -6,6 +6,7 @@ from datetime import timedelta
 
 from schemas.agents import AgentCreate, AgentPublic
 from schemas.settings import Settings
+from store.db import Database
 from store.queries import agents as records
 from temporal import inbox
 from temporal.client import connect
@@ -50,3 +51,9 @@ async def find_agent(*, settings: Settings, handle: str) -> AgentPublic | None:
     """One agent's record, or None if there is no such handle."""
     async with open_store(settings) as db, db.session() as session:
         return await records.get_agent(session, handle=handle)
+
+
+async def agent_exists(*, db: Database, handle: str) -> bool:
+    """Whether ``handle`` names an agent, on an open store (for services that keep one open)."""
+    async with db.session() as session:
+        return await records.get_agent(session, handle=handle) is not None

@@ -38,6 +38,7 @@ from store.tables.telegram import (  # noqa: F401  (registers them)
     TelegramOffsetRow,
     TelegramSentRow,
 )
+from store.tables.web_tokens import WebTokenRow  # noqa: F401  (registers it)
 
 __all__ = [
     "ActivationRow",

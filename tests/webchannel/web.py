@@ -1,0 +1,81 @@
+"""The web channel served for real: uvicorn on a free port, in the test's own event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import uvicorn
+from temporalio.client import Client
+
+from schemas.settings import Settings
+from temporal.devserver import free_port
+from tests.harness import until
+from usecases.tokens import create_token
+from webchannel.app import create_app
+
+
+@dataclass
+class Served:
+    """A running web channel and a token for it."""
+
+    base_url: str
+    token: str
+
+    def http(self, token: str | None = None) -> httpx.AsyncClient:
+        """An HTTP client for the service, with the bearer token (or another one)."""
+        bearer = self.token if token is None else token
+        headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
+        return httpx.AsyncClient(base_url=self.base_url, headers=headers, timeout=60)
+
+
+@asynccontextmanager
+async def serving(
+    settings: Settings, client: Client, *, max_body_bytes: int = 65_536
+) -> AsyncIterator[Served]:
+    """``persyn serve`` as a task of this loop, with a fresh token for every agent."""
+    port = free_port()
+    app = create_app(settings, client=client, max_body_bytes=max_body_bytes)
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    )
+    task = asyncio.create_task(server.serve())
+    await until(lambda: server.started, timeout=20)
+    _, token = await create_token(settings=settings, name="tests")
+    try:
+        yield Served(base_url=f"http://127.0.0.1:{port}", token=token)
+    finally:
+        server.should_exit = True
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(task, 10)
+
+
+@dataclass
+class SseEvent:
+    """One server-sent event as a client parses it."""
+
+    kind: str
+    data: dict[str, Any]
+    id: str | None
+
+
+async def sse_events(response: httpx.Response) -> AsyncIterator[SseEvent]:
+    """The events of a ``text/event-stream`` response (comments skipped)."""
+    kind, data, event_id = "message", "", None
+    async for line in response.aiter_lines():
+        if line == "":
+            if data:
+                yield SseEvent(kind, json.loads(data), event_id)
+            kind, data, event_id = "message", "", None
+        elif line.startswith("event: "):
+            kind = line[7:]
+        elif line.startswith("data: "):
+            data += line[6:]
+        elif line.startswith("id: "):
+            event_id = line[4:]

@@ -1,0 +1,78 @@
+"""The web channel's application: ``create_app`` builds it, ``persyn serve`` runs it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from temporalio.client import Client
+
+from schemas.settings import Settings
+from usecases import delivery
+from usecases.store import open_store
+from webchannel.body import DEFAULT_MAX_BODY_BYTES, BodyError
+from webchannel.routes import body_error, router
+from webchannel.state import WebState
+
+PAGE = Path(__file__).parent / "static" / "index.html"
+
+DESCRIPTION = """\
+Talk to Persyn agents over HTTP: post a message (idempotent by `event_id`), read its
+completion marker, and follow a channel's replies, token deltas and unprompted messages as
+server-sent events. Every `/v1` request carries a bearer token from `persyn tokens create`.
+Every refusal is `{"detail": "<one line>"}` naming what to fix; nothing is stored for it.
+"""
+
+
+def create_app(
+    settings: Settings,
+    *,
+    client: Client | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> FastAPI:
+    """The web channel for the deployment ``settings`` name.
+
+    Args:
+        settings: Where Temporal and PostgreSQL are, and the task queue.
+        client: A connected Temporal client to use (tests share theirs); by default the
+            service connects when it starts.
+        max_body_bytes: Request bodies past this size are refused with 413.
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        connected = client or await delivery.connect_client(settings=settings)
+        async with open_store(settings) as db:
+            app.state.web = WebState(
+                settings=settings, db=db, client=connected, max_body_bytes=max_body_bytes
+            )
+            yield
+
+    app = FastAPI(
+        title="Persyn web channel",
+        version="1",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    app.include_router(router)
+    app.add_exception_handler(BodyError, body_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        """The operator's chat page."""
+        return FileResponse(PAGE, media_type="text/html")
+
+    return app
+
+
+def _validation_error(_: Request, err: Exception) -> JSONResponse:
+    """FastAPI's own parameter checks, in the one-line form every refusal has."""
+    assert isinstance(err, RequestValidationError)
+    first = err.errors()[0] if err.errors() else {}
+    where = ".".join(str(part) for part in first.get("loc", ()))
+    return JSONResponse({"detail": f"{where}: {first.get('msg', 'invalid request')}"}, 422)

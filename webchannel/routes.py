@@ -1,0 +1,249 @@
+"""The ``/v1`` endpoints: post a message, read its completion marker, follow a channel.
+
+Every refusal is a 4xx (or 503 while no worker serves) whose body is ``{"detail": "<one
+line>"}`` naming what to fix; a refused request stores and submits nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, HTTPException, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import ValidationError
+
+from schemas.events import ChannelRef, CompletionMarker, InboundEvent, Receipt, ReceiptStatus
+from schemas.ids import InvalidIdError, check_handle, check_ulid
+from temporal.inbox import SubmitRejectedError
+from usecases import delivery
+from usecases.agents import agent_exists
+from usecases.channel_feed import announce_event, channel_feed
+from usecases.errors import NoWorkerError, TemporalUnreachableError
+from usecases.tokens import TokenPublic
+from webchannel.auth import allow, integrator
+from webchannel.body import BodyError, first_error, parse, read_capped
+from webchannel.models import Problem, WebMessage, WebReceipt
+from webchannel.sse import with_keepalive
+from webchannel.state import WebState, web_state
+
+router = APIRouter(prefix="/v1", tags=["agents"])
+
+MAX_WAIT_S = 60.0
+"""The longest a caller may ask ``POST .../messages`` to wait for the reply (``Prefer: wait``)."""
+
+_PREFER_WAIT = re.compile(r"\bwait=(\d+(?:\.\d+)?)")
+
+Token = Annotated[TokenPublic, Depends(integrator)]
+State = Annotated[WebState, Depends(web_state)]
+
+_REFUSALS: dict[int | str, dict[str, Any]] = {
+    status: {"model": Problem, "description": description}
+    for status, description in {
+        400: "A malformed handle, event ID, body (not UTF-8, a NUL byte, not JSON).",
+        401: "The bearer token is missing, unknown or revoked.",
+        403: "The token is not for this agent.",
+        404: "No such agent (or, for a marker, not known yet).",
+    }.items()
+}
+
+
+def _handle(handle: str) -> str:
+    try:
+        return check_handle(handle)
+    except InvalidIdError as err:
+        raise HTTPException(400, str(err)) from None
+
+
+def _ulid(value: str, what: str) -> str:
+    try:
+        return check_ulid(value, what=what)
+    except InvalidIdError as err:
+        raise HTTPException(400, str(err)) from None
+
+
+async def _agent(state: WebState, token: TokenPublic, handle: str) -> str:
+    handle = _handle(handle)
+    allow(token, handle)
+    if not await agent_exists(db=state.db, handle=handle):
+        raise HTTPException(404, f"there is no agent {handle!r}")
+    return handle
+
+
+def _event(handle: str, message: WebMessage) -> InboundEvent:
+    event_id = _ulid(message.event_id, "event id") if message.event_id else None
+    try:
+        return delivery.build_event(
+            channel=ChannelRef(service="web", channel=message.channel),
+            speaker=message.speaker,
+            text=message.text,
+            event_id=event_id,
+            addressed=message.addressed,
+            stream=message.stream,
+        )
+    except ValidationError as err:
+        raise HTTPException(422, first_error(err)) from None
+
+
+def _wait_for(prefer: str | None) -> float:
+    found = _PREFER_WAIT.search(prefer or "")
+    return min(float(found.group(1)), MAX_WAIT_S) if found else 0.0
+
+
+def _receipt(receipt: Receipt, event: InboundEvent) -> WebReceipt:
+    base = f"/v1/agents/{receipt.agent}"
+    return WebReceipt(
+        event_id=receipt.event_id,
+        agent=receipt.agent,
+        status=receipt.status,
+        marker=receipt.marker,
+        marker_url=f"{base}/markers/{receipt.event_id}",
+        stream_url=f"{base}/channels/{event.channel.channel}/stream",
+    )
+
+
+@router.post(
+    "/agents/{handle}/messages",
+    status_code=202,
+    response_model=WebReceipt,
+    responses={
+        **_REFUSALS,
+        200: {"model": WebReceipt, "description": "Completed within `Prefer: wait=N`."},
+        409: {"model": Problem, "description": "The event ID was used for a different event."},
+        413: {"model": Problem, "description": "The body is over the service's size cap."},
+        422: {"model": Problem, "description": "A field breaks a rule; the field is named."},
+        503: {"model": Problem, "description": "No worker serves, or Temporal is unreachable."},
+    },
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": WebMessage.model_json_schema()}},
+        }
+    },
+)
+async def post_message(
+    handle: str,
+    request: Request,
+    token: Token,
+    state: State,
+    prefer: Annotated[
+        str | None,
+        Header(description="`wait=N`: wait up to N seconds (at most 60) for the reply."),
+    ] = None,
+) -> Any:
+    """Submit a message to agent ``handle`` on web channel ``channel``.
+
+    Idempotent by ``event_id``: posting the same message again is the same submission, and the
+    agent replies once. Returns 202 once the agent has accepted the message; the reply arrives
+    on the channel's stream and in the completion marker. With ``Prefer: wait=N`` the service
+    waits up to N seconds and returns 200 with the marker if the agent answered by then.
+    """
+    handle = await _agent(state, token, handle)
+    message = parse(await read_capped(request, limit=state.max_body_bytes), WebMessage)
+    event = _event(handle, message)
+    try:
+        if event.stream:
+            await announce_event(
+                db=state.db, handle=handle, channel=event.channel, event_id=event.event_id
+            )
+        receipt = await delivery.accept(
+            client=state.client, settings=state.settings, handle=handle, event=event
+        )
+        wait = _wait_for(prefer)
+        if wait > 0:
+            done = await delivery.wait_for_receipt(
+                client=state.client,
+                settings=state.settings,
+                handle=handle,
+                event=event,
+                timeout=wait,
+            )
+            receipt = done or receipt
+    except NoWorkerError as err:
+        raise HTTPException(
+            503, f"{err}: retry later with the same event_id {event.event_id}", {"Retry-After": "5"}
+        ) from None
+    except TemporalUnreachableError as err:
+        raise HTTPException(
+            503, f"{err}: retry later with the same event_id {event.event_id}", {"Retry-After": "5"}
+        ) from None
+    except SubmitRejectedError as err:
+        status = 409 if "already used" in str(err) else 422
+        raise HTTPException(status, str(err).splitlines()[0]) from None
+    body = _receipt(receipt, event).model_dump(mode="json")
+    completed = receipt.status is ReceiptStatus.COMPLETED
+    return JSONResponse(body, status_code=200 if completed else 202)
+
+
+@router.get(
+    "/agents/{handle}/markers/{event_id}",
+    response_model=CompletionMarker,
+    responses=_REFUSALS,
+)
+async def get_marker(handle: str, event_id: str, token: Token, state: State) -> CompletionMarker:
+    """The completion marker of an event: how the agent answered it (404 until it has).
+
+    Markers are kept for about an hour after completion.
+    """
+    handle = await _agent(state, token, handle)
+    event_id = _ulid(event_id, "event id")
+    try:
+        answer = await delivery.read_marker(client=state.client, handle=handle, event_id=event_id)
+    except Exception as err:  # the agent's inbox could not be asked: nothing to show
+        raise HTTPException(404, f"no marker for event {event_id}: {err}") from None
+    if answer.marker is not None:
+        return answer.marker
+    if answer.pending:
+        raise HTTPException(404, f"event {event_id} is still being answered: ask again shortly")
+    raise HTTPException(404, f"no marker for event {event_id}: never received, or expired")
+
+
+@router.get(
+    "/agents/{handle}/channels/{channel}/stream",
+    response_class=StreamingResponse,
+    responses={
+        **_REFUSALS,
+        200: {
+            "content": {"text/event-stream": {}},
+            "description": "Server-sent events: `delta` (a piece of a reply being written, no "
+            "ID), `reply` and `unprompted` (each with its message ID as the event ID). Send "
+            "`Last-Event-ID` when reconnecting to get what was sent since, once.",
+        },
+    },
+)
+async def stream_channel(
+    handle: str,
+    channel: str,
+    token: Token,
+    state: State,
+    last_event_id: Annotated[
+        str | None, Header(description="The last message ID seen: resume after it.")
+    ] = None,
+) -> StreamingResponse:
+    """Follow web channel ``channel`` of agent ``handle``: deltas, replies, unprompted messages."""
+    handle = await _agent(state, token, handle)
+    try:
+        where = ChannelRef(service="web", channel=channel)
+    except ValidationError as err:
+        raise HTTPException(400, f"channel {channel!r}: {first_error(err)}") from None
+    after = _ulid(last_event_id, "Last-Event-ID") if last_event_id else None
+
+    async def events() -> AsyncIterator[str]:
+        async with channel_feed(
+            settings=state.settings, handle=handle, channel=where, after=after
+        ) as items:
+            async for chunk in with_keepalive(items):
+                yield chunk
+
+    return StreamingResponse(
+        events(),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+def body_error(_: Request, err: Exception) -> JSONResponse:
+    """A refused body as ``{"detail": ...}`` with its status (an exception handler)."""
+    assert isinstance(err, BodyError)
+    return JSONResponse({"detail": err.detail}, status_code=err.status)

@@ -1,0 +1,27 @@
+"""What every request of the web channel shares: settings, the store and a Temporal client."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastapi import Request
+from temporalio.client import Client
+
+from schemas.settings import Settings
+from store.db import Database
+
+
+@dataclass
+class WebState:
+    """Built once when the service starts (``app.lifespan``), closed when it stops."""
+
+    settings: Settings
+    db: Database
+    client: Client
+    max_body_bytes: int
+
+
+def web_state(request: Request) -> WebState:
+    """The running service's shared state (a FastAPI dependency)."""
+    state: WebState = request.app.state.web
+    return state
