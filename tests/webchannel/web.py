@@ -66,10 +66,12 @@ class SseEvent:
 
 
 async def sse_events(response: httpx.Response) -> AsyncIterator[SseEvent]:
-    """The events of a ``text/event-stream`` response (comments skipped)."""
+    """The events of a ``text/event-stream`` response; a comment line is a ``comment`` event."""
     kind, data, event_id = "message", "", None
     async for line in response.aiter_lines():
-        if line == "":
+        if line.startswith(":"):
+            yield SseEvent("comment", {"text": line[1:].strip()}, None)
+        elif line == "":
             if data:
                 yield SseEvent(kind, json.loads(data), event_id)
             kind, data, event_id = "message", "", None
