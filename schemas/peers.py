@@ -8,10 +8,12 @@ a client's ``submit`` or ``deliver`` on an ``agent:`` channel is refused.
 
 from __future__ import annotations
 
+import hashlib
+
 from pydantic import AwareDatetime
 
 from schemas.events import ChannelRef, InboundEvent, Name, Speaker, Wire
-from schemas.ids import AgentHandle, Ulid
+from schemas.ids import AgentHandle, Ulid, ulid_from_parts, ulid_time
 from schemas.text import MessageText
 
 AGENT_SERVICE = "agent"
@@ -22,7 +24,8 @@ class PeerMessageInput(Wire):
     """Input of the internal ``peer`` update: another agent's message, from its outbox."""
 
     message_id: Ulid
-    """The sender's outbox row: the event ID, so the recipient takes it once."""
+    """The sender's outbox row; the event's ID is derived from it, so the recipient takes it
+    once (:func:`peer_event_id`)."""
     sender: AgentHandle
     sender_name: Name | None = None
     text: MessageText
@@ -34,10 +37,21 @@ def agent_channel(handle: str) -> ChannelRef:
     return ChannelRef(service=AGENT_SERVICE, channel=handle)
 
 
+def peer_event_id(message_id: str) -> str:
+    """The recipient's event ID for the sender's outbox row ``message_id``.
+
+    Derived, not the row's own ID: a reply's outbox row shares its ID with the sender's dialog
+    turn, and the recipient's turn for the same words must be a different row. Same time,
+    randomness from a digest, so the same row always gives the same event (deterministic).
+    """
+    digest = hashlib.sha256(f"peer:{message_id}".encode()).digest()
+    return ulid_from_parts(ulid_time(message_id), int.from_bytes(digest[:10], "big"))
+
+
 def peer_event(data: PeerMessageInput) -> InboundEvent:
     """The event a peer message becomes: on ``agent:<sender>``, spoken by the sender."""
     return InboundEvent(
-        event_id=data.message_id,
+        event_id=peer_event_id(data.message_id),
         channel=agent_channel(data.sender),
         speaker=Speaker(speaker_id=data.sender, display_name=data.sender_name),
         text=data.text,

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from temporalio import activity
 
+from activities.deliberation.convergence import adds_nothing
 from activities.deliberation.guardrails import GuardrailCheck, first_veto
 from activities.deliberation.substance import is_substantive
 from activities.drafts import with_candidate
@@ -25,6 +26,7 @@ from schemas.deliberation import (
     SpeakBasis,
     Verdict,
 )
+from schemas.peers import AGENT_SERVICE
 from store.db import Database
 
 
@@ -58,6 +60,11 @@ class DecideActivities:
             return _verdict(False, veto.reason, SpeakBasis.GUARDRAIL)
         if data.degraded:
             return _verdict(True, ADDRESSED, SpeakBasis.RULE)
+        if data.event.channel.service == AGENT_SERVICE:
+            # The right to silence between agents (spec §4.5): agreeing or restating ends it.
+            echo = adds_nothing(data.candidate, data.event.text)
+            if echo is not None:
+                return _verdict(False, echo, SpeakBasis.RULE)
         if not addressed:
             return Screening()
         substantive = is_substantive(

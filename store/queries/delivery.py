@@ -292,3 +292,9 @@ async def pace(
 def is_settled(status: str) -> bool:
     """Whether a row's delivery has ended (an awaiting row still waits for its people)."""
     return status in {s.value for s in _SETTLED}
+
+
+async def reply_to(session: AsyncSession, *, activation_id: str) -> OutboxRow | None:
+    """The outbox row an activation transmitted, if it spoke."""
+    rows = await session.exec(select(OutboxRow).where(OutboxRow.activation_id == activation_id))
+    return rows.first()

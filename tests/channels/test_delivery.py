@@ -48,7 +48,8 @@ async def _result(client: Client, message_id: str) -> DeliveryResult:
     handle = client.get_workflow_handle(
         names.delivery_workflow_id(message_id), result_type=DeliveryResult
     )
-    return await handle.result()
+    result: DeliveryResult = await handle.result()
+    return result
 
 
 async def test_a_terminal_reply_is_delivered_by_its_own_run(harness: Harness) -> None:

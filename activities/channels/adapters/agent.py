@@ -2,8 +2,9 @@
 
 It is delivered once the recipient's inbox accepts it (the ``peer`` update with start), not
 when the recipient has answered: its answer is a message of its own, delivered the same way.
-The outbox row's ULID is the event ID, so a retried delivery is answered from the recipient's
-markers and never becomes a second turn.
+The recipient's event ID is derived from the outbox row's ULID (``schemas.peers.peer_event_id``)
+and the update ID is the row's, so a retried delivery is answered from the recipient's markers
+and never becomes a second turn.
 """
 
 from __future__ import annotations
