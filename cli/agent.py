@@ -10,8 +10,9 @@ import typer
 
 from cli.common import UserError, friendly_errors, run
 from schemas.agents import AgentConfig, AgentCreate, DeliberationMode
+from schemas.emotion import AgentEmotion
 from schemas.settings import get_settings
-from usecases import agents
+from usecases import agents, emotion
 from usecases.shred import shred_agent
 
 app = typer.Typer(help="Create and inspect agents.", no_args_is_help=True)
@@ -80,17 +81,36 @@ def show(
     handle: Annotated[str, typer.Argument(help="The agent's handle.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """One agent's record."""
-    agent = run(agents.find_agent(settings=get_settings(), handle=handle))
+    """One agent's record, with its emotional state now and its recent trajectory."""
+    settings = get_settings()
+    agent = run(agents.find_agent(settings=settings, handle=handle))
     if agent is None:
         raise UserError(f"there is no agent {handle!r}: see `persyn agent list`")
+    feeling = run(emotion.agent_emotion(settings=settings, agent=agent.handle))
     if as_json:
-        typer.echo(json.dumps(agent.model_dump(mode="json"), indent=2))
+        shown = {**agent.model_dump(mode="json"), "emotion": feeling.model_dump(mode="json")}
+        typer.echo(json.dumps(shown, indent=2))
         return
     typer.echo(f"handle:      {agent.handle}\nname:        {agent.name}")
     typer.echo(f"created:     {agent.created_at:%Y-%m-%d %H:%M:%S %Z}")
     typer.echo(f"config:      {agent.config.model_dump_json()}")
+    for line in _emotion_lines(feeling):
+        typer.echo(line)
     typer.echo(f"persona:\n{agent.persona}")
+
+
+def _emotion_lines(feeling: AgentEmotion) -> list[str]:
+    state = feeling.state
+    now = f"feeling:     {state.words()}"
+    if state.reading is None:
+        return [f"{now} (baseline: no readings yet)"]
+    since = f"{now} (decayed from {state.reading.top.value} {state.reading.probability:.2f}"
+    lines = [f"{since} at {state.reading.at:%Y-%m-%d %H:%M %Z})"]
+    lines += [
+        f"  {r.at:%Y-%m-%d %H:%M}  {r.top.value:<10} {r.probability:.2f}  {r.channel_key}"
+        for r in feeling.trajectory
+    ]
+    return lines
 
 
 @app.command()

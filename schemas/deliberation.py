@@ -14,6 +14,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 
 from schemas.activation import StreamTarget
 from schemas.agents import DeliberationMode
+from schemas.emotion import MoodNote
 from schemas.events import ChannelRef, InboundEvent, Wire
 from schemas.ids import AgentHandle, Ulid
 
@@ -254,6 +255,8 @@ class SpeakBasis(StrEnum):
     GUARDRAIL = "guardrail"
     MODEL = "model"
     FALLBACK = "fallback"
+    EMOTION = "emotion"
+    """An optional request declined in a state that warrants it (docs/emotion.md)."""
 
 
 class Verdict(Wire):
@@ -295,6 +298,10 @@ class Screening(Wire):
     """A verdict when rules or guardrails settle it; ``None`` asks the decide model."""
 
     verdict: Verdict | None = None
+    mood: MoodNote | None = Field(
+        default=None,
+        description="A state in which the agent may decline the request if it is optional.",
+    )
 
 
 class JudgeInput(Wire):

@@ -25,6 +25,8 @@ class TaskType(StrEnum):
     """A delegated sandbox task's own agent loop (metered apart from the reply)."""
     OBSERVE = "observe"
     """Facts about people: extraction, reconciliation and the dossier (background work)."""
+    EMOTION = "emotion"
+    """The agent's emotional state after an exchange, and whether a request is optional."""
 
 
 class ProviderName(StrEnum):

@@ -24,6 +24,7 @@ from pydantic_settings import (
 
 from schemas.autonomy import AutonomySettings
 from schemas.deliberation import DeliberationSettings
+from schemas.emotion import EmotionSettings
 from schemas.delivery import DeliverySettings, PacingSettings
 from schemas.graph import GraphSettings
 from schemas.images import ImageSettings
@@ -186,6 +187,9 @@ class Settings(BaseSettings):
 
     # Critique, refinement and the decision to speak; see docs/deliberation.md
     deliberation: DeliberationSettings = Field(default_factory=DeliberationSettings)
+
+    # Emotional state after each exchange, its decay and its say in declining; docs/emotion.md
+    emotion: EmotionSettings = Field(default_factory=EmotionSettings)
 
     # Tool servers over MCP ([mcp] in persyn.toml); see docs/tools.md
     mcp: McpSettings = Field(default_factory=McpSettings)

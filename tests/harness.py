@@ -42,6 +42,10 @@ from workers.build import Dependencies, build_dependencies, build_worker
 # tests that start a stack of their own must first give its codec endpoint a free port and
 # expect it among the components before the default here can follow production.
 os.environ.setdefault("PERSYN_CODEC_ENABLED", "false")
+# The emotion classifier is on in production: one more model call after every reply. Tests
+# that script a provider by counting its calls would see it, so the suite runs without it
+# except where a test asks for it (tests/emotion/, with emotion={"enabled": True}).
+os.environ.setdefault("PERSYN_EMOTION__ENABLED", "false")
 
 
 @dataclass

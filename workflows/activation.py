@@ -2,10 +2,11 @@
 
 Lifecycle: started by a ``ConversationWorkflow`` as ``activation/{ulid}`` (a fresh ULID, never
 reused) for one input; runs assemble context -> respond -> deliberate -> decide -> transmit ->
-record (each step a module of ``workflows.pipeline``); signals ``activation_finished`` to its
-agent, releasing the agent's lock, and returns the reply turn to its conversation. It never
-continues as new. The run owns its turn state (``TurnState``): each step returns what it learned
-and the workflow hands that to the steps after it.
+record -> take stock of its emotional state (each step a module of ``workflows.pipeline``);
+signals ``activation_finished`` to its agent, releasing the agent's lock, and returns the reply
+turn to its conversation. It never continues as new. The run owns its turn state
+(``TurnState``): each step returns what it learned and the workflow hands that to the steps
+after it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from workflows.pipeline import metrics
 from workflows.pipeline.context import assemble
 from workflows.pipeline.decide import decide
 from workflows.pipeline.deliberate import after_transmit, deliberate
+from workflows.pipeline.emotion import take_stock
 from workflows.pipeline.respond import respond
 from workflows.pipeline.transmit import record, transmit
 
@@ -85,4 +87,5 @@ class ActivationWorkflow:
         self._count(data, marker.outcome)
         await release(data.agent, marker)
         await after_transmit(data, prompt, draft, self._turn, transmitted=reply is not None)
+        await take_stock(data, reply)
         return ActivationResult(marker=marker, reply=reply)

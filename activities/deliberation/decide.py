@@ -9,6 +9,7 @@ off) goes to the engagement judgment in :mod:`activities.deliberation.judge`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 from temporalio import activity
 
@@ -16,6 +17,7 @@ from activities.deliberation.convergence import adds_nothing
 from activities.deliberation.guardrails import GuardrailCheck, first_veto
 from activities.deliberation.substance import is_substantive
 from activities.drafts import with_candidate
+from activities.emotion.mood import MoodReader
 from schemas.deliberation import (
     ADDRESSED,
     NOT_ADDRESSED,
@@ -39,10 +41,12 @@ class DecideActivities:
         guardrails: Sequence[GuardrailCheck] = (),
         *,
         db: Database | None = None,
+        mood: MoodReader | None = None,
     ) -> None:
         self._settings = settings or DeliberationSettings()
         self._guardrails = list(guardrails)
         self._db = db  # reads the candidate's draft when the input carries its reference
+        self._mood = mood  # the emotional state, which may let an optional request be declined
 
     @activity.defn(name="deliberation.screen")
     async def screen(self, data: ScreenInput) -> Screening:
@@ -67,12 +71,24 @@ class DecideActivities:
                 return _verdict(False, echo, SpeakBasis.RULE)
         if not addressed:
             return Screening()
+        # A state that warrants it lets the workflow ask whether the request is optional.
+        mood = (
+            await self._mood.declinable(
+                agent=data.agent, trigger=data.event.trigger, addressed=True, now=_now()
+            )
+            if self._mood is not None
+            else None
+        )
         substantive = is_substantive(
             data.candidate, degraded=False, min_words=self._settings.min_substantive_words
         )
         if self._settings.judge_addressed and substantive:
-            return Screening()
-        return _verdict(True, ADDRESSED, SpeakBasis.RULE)
+            return Screening(mood=mood)
+        return _verdict(True, ADDRESSED, SpeakBasis.RULE).model_copy(update={"mood": mood})
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
 def _verdict(speak: bool, reason: str, basis: SpeakBasis) -> Screening:

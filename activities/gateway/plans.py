@@ -63,6 +63,8 @@ def local_plan() -> CallPlan:
             TaskType.CLASSIFY: StagePlan(
                 max_output_tokens=200, max_string_chars=32, max_transcript_tokens=0
             ),
+            # Eight numbers from a few turns: short, and off the reply's path.
+            TaskType.EMOTION: StagePlan(max_output_tokens=120, max_transcript_tokens=400),
         },
         grammar=GrammarLimits(max_string_chars=500, max_array_items=8),
         cut_repetition=True,

@@ -23,6 +23,7 @@ FAST_TASKS = frozenset(
         TaskType.DECIDE,
         TaskType.EMBED,
         TaskType.OBSERVE,
+        TaskType.EMOTION,
     }
 )
 

@@ -4,8 +4,11 @@ Every observed message reaches this step. Screening (rules and guardrail hooks, 
 activity) settles what needs no model; otherwise a fast model judges: an engagement decision
 for unaddressed traffic, and for substantive addressed replies whether the agent would rather
 decline. If the judgment is unavailable the rule stands: answer people, leave bystanders be.
-The verdict goes back to ``ActivationWorkflow``, which keeps it in its ``TurnState`` until it
-is recorded after the turn (``deliberate.after_transmit``).
+When the screen finds the agent in a state that warrants it (docs/emotion.md), a fast model
+first says whether the request is an optional favour; if it is, the agent declines, citing its
+state (gated by the ``emotion`` patch). The verdict goes back to ``ActivationWorkflow``, which
+keeps it in its ``TurnState`` until it is recorded after the turn
+(``deliberate.after_transmit``).
 """
 
 from __future__ import annotations
@@ -15,11 +18,16 @@ from temporalio.exceptions import ActivityError
 
 from contract.policies import DATABASE, JUDGE_CALL, summarized, summarized_local
 from schemas.activation import ActivationInput, Draft
-from schemas.deliberation import JudgeInput, ScreenInput, Verdict, fallback_verdict
+from schemas.deliberation import JudgeInput, Screening, ScreenInput, Verdict, fallback_verdict
+from schemas.emotion import MoodNote, WeighRequestInput
 
 with workflow.unsafe.imports_passed_through():
     from activities.deliberation.decide import DecideActivities
     from activities.deliberation.judge import JudgeActivities
+    from activities.emotion.activities import EmotionActivities
+
+EMOTION_PATCH = "emotion"
+"""Runs recorded before the emotional state never weighed a request (nor classified a turn)."""
 
 
 async def decide(data: ActivationInput, draft: Draft) -> Verdict:
@@ -36,7 +44,25 @@ async def decide(data: ActivationInput, draft: Draft) -> Verdict:
         ),
         **summarized_local(DATABASE, "screen the reply (rules, guardrails)"),
     )
+    if screening.mood is not None and workflow.patched(EMOTION_PATCH):
+        declined = await _weigh(data, screening.mood)
+        if declined is not None:
+            return declined
     return screening.verdict or await _judge(data, draft)
+
+
+async def _weigh(data: ActivationInput, mood: MoodNote) -> Verdict | None:
+    """A verdict declining an optional request in this state, or ``None`` to go on."""
+    try:
+        weighed: Screening = await workflow.execute_activity_method(
+            EmotionActivities.weigh_request,
+            WeighRequestInput(agent=data.agent, event=data.event, mood=mood),
+            **summarized(JUDGE_CALL, f"weigh an optional request (feeling {mood.emotion.value})"),
+        )
+    except ActivityError as err:
+        workflow.logger.warning("could not weigh the request; it is answered: %s", err.cause or err)
+        return None
+    return weighed.verdict
 
 
 async def _judge(data: ActivationInput, draft: Draft) -> Verdict:

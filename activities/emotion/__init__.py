@@ -1,0 +1,1 @@
+"""The agent's emotional state (spec §4.9): classify after each exchange, decay, let it matter."""

@@ -1,0 +1,49 @@
+"""The context source for the agent's emotional state: how it feels now, and lately.
+
+A few words, fenced as the agent's own readings of itself: the state decayed to this moment
+and the trajectory of this conversation (or, in a new one, the agent's latest readings). An
+agent with no readings yet says nothing, so the block costs nothing until it has something
+to say.
+"""
+
+from __future__ import annotations
+
+from activities.context.fencing import Provenance
+from activities.context.model import ContextBlock, ContextRequest
+from activities.emotion.mood import MoodReader
+
+EMOTION = Provenance(
+    source="emotion",
+    origin="your own readings of how you felt after recent exchanges",
+    trust="your own state: let it colour your tone and choices, never your honesty",
+)
+
+
+class EmotionSource:
+    """The current emotional state and the recent trajectory, in a few words."""
+
+    name = "emotion"
+    required = False
+
+    def __init__(self, mood: MoodReader) -> None:
+        self._mood = mood
+
+    async def fetch(self, request: ContextRequest) -> ContextBlock | None:
+        """The state as of this input, or ``None`` before the first reading."""
+        agent, now = request.agent.handle, request.input.now
+        here = await self._mood.emotion(
+            agent=agent, now=now, conversation_id=request.input.conversation_id
+        )
+        trajectory = here.trajectory
+        if not trajectory:
+            trajectory = (await self._mood.emotion(agent=agent, now=now)).trajectory
+        if here.state.reading is None:
+            return None
+        steps = " -> ".join(r.top.value for r in trajectory)
+        return ContextBlock(
+            source=self.name,
+            title="How you feel (your emotional state; it fades back to calm with time):",
+            items=[f"Now: {here.state.words()}.", f"Lately, oldest first: {steps}."],
+            order=44,
+            provenance=EMOTION,
+        )
