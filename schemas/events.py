@@ -13,6 +13,7 @@ from pydantic import (
     Field,
     StringConstraints,
     WithJsonSchema,
+    field_validator,
 )
 
 from schemas.ids import AgentHandle, ConversationId, Ulid
@@ -75,6 +76,12 @@ class Speaker(Wire):
     display_name: Name | None = None
 
 
+MAX_EVENT_IMAGES = 4
+"""Pictures one event may carry (as many as one ``edit_image`` call composites)."""
+SENT_IMAGE_NOTE = "[picture sent: image {image_id}]"
+"""How a picture a person sent appears in their turn: the ID ``edit_image`` takes."""
+
+
 class InboundEvent(Wire):
     """One stimulus for an agent, normalised by a channel adapter.
 
@@ -87,6 +94,13 @@ class InboundEvent(Wire):
     speaker: Speaker
     text: MessageText
     modality: Modality = Modality.TEXT
+    images: list[Ulid] = Field(
+        default_factory=list,
+        max_length=MAX_EVENT_IMAGES,
+        description="Pictures the person sent, each kept for the agent beforehand (a channel "
+        "stores it under the agent's images and names it here by its ID); set modality "
+        "'image'. The agent sees a note per picture and can edit it with edit_image.",
+    )
     addressed: bool = Field(
         default=True, description="Whether the message was addressed to the agent."
     )
@@ -108,15 +122,34 @@ class InboundEvent(Wire):
         default=False, description="Stream token deltas over LISTEN/NOTIFY (presentation only)."
     )
 
+    @field_validator("images")
+    @classmethod
+    def _distinct_images(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("each picture once: an image ID is repeated")
+        return value
+
 
 def event_digest(event: InboundEvent) -> str:
     """A fingerprint of what an event says, to tell a retry from a reused event ID.
 
     Computed on the validated event (text already normalised), leaving out ``stream``, which
-    only changes how the reply is presented.
+    only changes how the reply is presented. An event without pictures leaves ``images`` out
+    too, so its digest is the one computed before events could carry them (a retry across an
+    upgrade is still a retry).
     """
-    canonical = event.model_dump_json(exclude={"stream"})
+    exclude = {"stream"} if event.images else {"stream", "images"}
+    canonical = event.model_dump_json(exclude=exclude)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
+
+
+def person_text(event: InboundEvent) -> str:
+    """The person's turn as recorded: their words, then a note per picture they sent.
+
+    Without pictures it is the text itself, exactly as recorded before events carried them.
+    """
+    notes = [SENT_IMAGE_NOTE.format(image_id=image_id) for image_id in event.images]
+    return "\n".join([event.text, *notes]) if notes else event.text
 
 
 class SubmitEventInput(Wire):

@@ -33,6 +33,13 @@ class ImageSettings(BaseModel):
     model: str = Field(default="gpt-image-1", description="Model sent, and priced per image.")
     size: str = Field(default="1024x1024", pattern=r"^\d{2,5}x\d{2,5}$")
     timeout_seconds: float = Field(default=180.0, gt=0, le=1800, description="One attempt.")
+    max_sent_bytes: int = Field(
+        default=20_000_000,
+        ge=1024,
+        le=50_000_000,
+        description="The largest picture a person may send an agent (a channel keeps it "
+        "under home/images/ for edit_image).",
+    )
 
 
 class RenderInput(Wire):

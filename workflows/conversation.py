@@ -31,6 +31,7 @@ from schemas.conversation import (
 )
 from schemas.dialog import DialogTurn, Role
 from schemas.erasure import ForgetTurns
+from schemas.events import person_text
 from schemas.ids import ulid_from_parts
 from schemas.markers import failed_marker
 from schemas.records import CloseConversationInput, OpenConversationInput, RecordTurnInput
@@ -158,7 +159,8 @@ class ConversationWorkflow:
             role=Role.PERSON,
             speaker_id=turn.person_id,
             speaker_name=turn.person_name,
-            text=event.text,
+            # The same text as before for an event without pictures: old histories replay.
+            text=person_text(event),
             at=workflow.now(),
         )
         await workflow.execute_local_activity_method(

@@ -2,8 +2,10 @@
 
 A render is stored as ``home/images/{agent}/{render_id}.png``; that path is its retrievable
 reference. The file is written once per render ID, so a retried activity does not draw (or
-bill) the same picture twice. One usage record per image, priced per image from the price
-table (Appendix C), attributed to the activation whose tool call asked for it.
+bill) the same picture twice. An edit starts from renders or from pictures a person sent,
+kept beside them (``activities/images/files.py``). One usage record per image, priced per
+image from the price table (Appendix C), attributed to the activation whose tool call asked
+for it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from openai.types import ImagesResponse
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.images.files import SUFFIXES, find_image, keep
 from observability.metering.hub import MeterHub
 from observability.metering.producer import emit_work, work_record
 from schemas.images import (
@@ -82,12 +85,15 @@ class ImageActivities:
         path = image_path(self._root, data.agent, data.render_id)
         if path.exists():  # a retry after the file was kept: nothing to draw or bill again
             return RenderResult(render_id=data.render_id, status="done", reference=str(path))
-        sources = [image_path(self._root, data.agent, source) for source in data.edit_of]
-        for source in sources:
-            if not source.is_file():
+        sources: list[Path] = []
+        for source_id in data.edit_of:
+            # A render of the agent's, or a picture a person sent it: both are kept alike.
+            found = find_image(self._root, data.agent, source_id)
+            if found is None:
                 raise ApplicationError(
-                    f"there is no render {source.stem} to edit", type="ImageRefused"
+                    f"there is no image {source_id} to edit", type="ImageRefused"
                 )
+            sources.append(found)
         started = time.monotonic()
         client = self._client()
         try:
@@ -105,7 +111,7 @@ class ImageActivities:
         finally:
             await client.close()
         image = await self._image_of(response)
-        await asyncio.to_thread(_keep, path, image)
+        await asyncio.to_thread(keep, path, image)
         emit_work(
             self._meters,
             work_record(
@@ -154,7 +160,8 @@ class ImageActivities:
                 response_format="b64_json",
             )
         images = [
-            (path.name, await asyncio.to_thread(path.read_bytes), "image/png") for path in sources
+            (path.name, await asyncio.to_thread(path.read_bytes), SUFFIXES[path.suffix])
+            for path in sources
         ]
         return await client.images.edit(
             model=self._settings.model,
@@ -179,13 +186,6 @@ class ImageActivities:
                 at=utcnow(),
             )
         return queued
-
-
-def _keep(path: Path, image: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".part")
-    partial.write_bytes(image)
-    partial.replace(path)  # atomic: a reader never sees half a picture
 
 
 def render_message(data: DeliverRenderInput) -> str:

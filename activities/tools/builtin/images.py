@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 from temporalio.client import Client
 
+from activities.images.files import latest_image
 from activities.tools.background import start_once
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.registry import Tool, ToolError, ToolInput, ToolRun
@@ -56,8 +57,9 @@ class EditImageInput(ToolInput):
     render_ids: list[Ulid] = Field(
         default_factory=list,
         max_length=4,
-        description="Renders to refine (one) or composite (several), by the IDs their "
-        "messages carry; empty: the most recent one.",
+        description="Images to refine (one) or composite (several), by the IDs their "
+        "messages carry: your renders, or pictures a person sent ('[picture sent: image "
+        "ID]'); empty: the most recent one.",
     )
 
 
@@ -115,9 +117,9 @@ class EditImage(Tool):
 
     name = EDIT_TOOL_NAME
     description = (
-        "Refine your most recent image (or the ones you name) from a description of the "
-        "change, or composite several into one. Returns at once; the result arrives in this "
-        "conversation when it is ready."
+        "Refine the most recent image (or the ones you name: your renders, or pictures a "
+        "person sent) from a description of the change, or composite several into one. "
+        "Returns at once; the result arrives in this conversation when it is ready."
     )
     input_model = EditImageInput
     output_model = RenderStarted
@@ -130,17 +132,11 @@ class EditImage(Tool):
         """Resolve "the most recent" now, so the render input names its sources."""
         sources = list(args.render_ids)
         if not sources:
-            latest = await asyncio.to_thread(_latest_render, self._root / call.context.agent)
+            latest = await asyncio.to_thread(latest_image, self._root / call.context.agent)
             if latest is None:
                 raise ToolError("there is no image to edit yet: make one with generate_image")
             sources = [latest]
         return await start_render(self._client, call, args.prompt, sources)
-
-
-def _latest_render(folder: Path) -> str | None:
-    # Render IDs are ULIDs, so the greatest name is the newest render.
-    names_ = sorted(p.stem for p in folder.glob("*.png")) if folder.is_dir() else []
-    return names_[-1] if names_ else None
 
 
 def image_availability(settings: Settings) -> list[ToolAvailability]:

@@ -1,0 +1,57 @@
+"""Pictures people send an agent: kept where the agent's image tools find them.
+
+A channel that receives a picture keeps it here first, then submits the person's message
+with the picture's ID in ``InboundEvent.images``: the history carries the ID, never the bytes.
+The agent reads ``[picture sent: image ID]`` in the person's turn and can edit the picture
+with ``edit_image``, as it edits its own renders.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from activities.images.files import NotAPictureError, keep, picture_suffix
+from schemas.ids import check_handle, new_ulid
+from schemas.settings import Settings
+from usecases.agents import find_agent
+from usecases.errors import UnknownAgentError, UseCaseError
+
+
+class PictureRefusedError(UseCaseError):
+    """Not a picture the agent can use, or too large."""
+
+
+@dataclass(frozen=True)
+class KeptPicture:
+    """A picture kept for an agent: the ID an event names it by, and where it is."""
+
+    image_id: str
+    path: Path
+
+
+async def keep_sent_picture(*, settings: Settings, agent: str, content: bytes) -> KeptPicture:
+    """Keep a picture a person sent ``agent``, under a fresh ID.
+
+    Raises:
+        UnknownAgentError: no such agent.
+        PictureRefusedError: not a PNG, JPEG or WebP picture, or over ``images.max_sent_bytes``.
+    """
+    check_handle(agent)
+    limit = settings.images.max_sent_bytes
+    if len(content) > limit:
+        raise PictureRefusedError(
+            f"the picture is {len(content):,} bytes, more than {limit:,} "
+            "(images.max_sent_bytes): send a smaller one"
+        )
+    try:
+        suffix = picture_suffix(content)
+    except NotAPictureError as err:
+        raise PictureRefusedError(f"{err}: send one of those") from None
+    if await find_agent(settings=settings, handle=agent) is None:
+        raise UnknownAgentError(agent)
+    image_id = new_ulid()
+    path = settings.home / "images" / agent / f"{image_id}{suffix}"
+    await asyncio.to_thread(keep, path, content)
+    return KeptPicture(image_id=image_id, path=path)
