@@ -1,4 +1,4 @@
-"""``persyn memory list|show|forget|cull``: the operator's view of an agent's memories.
+"""``persyn memory list|show|forget|sensitivity|cull``: the operator's view of agents' memories.
 
 Forgetting withdraws a record from recall and leaves an audit entry; it never cascades: the
 records derived from it are listed, and kept. Culling is what the maintenance schedule does
@@ -16,7 +16,7 @@ import typer
 from cli import memory_search
 from cli.common import UserError, friendly_errors, run
 from schemas.ids import check_handle, check_ulid
-from schemas.memory import MemoryRecordPublic
+from schemas.memory import MemoryRecordPublic, Sensitivity
 from schemas.memory_formation import MemoryAction
 from schemas.settings import get_settings
 from schemas.text import clean_text
@@ -166,6 +166,50 @@ def forget(
     typer.echo(f"{len(result.derived)} memories derive from it and were kept:")
     for d in result.derived:
         typer.echo(f"  {d.id}  {_line(d, 64)}")
+
+
+@app.command()
+@friendly_errors
+def sensitivity(
+    record_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's ID.")],
+    level: Annotated[
+        str,
+        typer.Argument(metavar="LEVEL", help="public, private, confidential or restricted."),
+    ],
+    reason: Annotated[str, typer.Option(help="Why, for the audit trail (required).")],
+    agent: OwnerOption = None,
+    by: Annotated[str | None, typer.Option(help="Who asks (default: your user name).")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Override who may hear a memory again; audited, and recall honours it at once."""
+    wanted = check_ulid(record_id, what="memory id")
+    levels = ", ".join(s.value for s in Sensitivity)
+    if level.strip().lower() not in {s.value for s in Sensitivity}:
+        raise UserError(f"unknown sensitivity {level!r}: use one of {levels}")
+    owner = check_handle(agent) if agent is not None else None
+    why = clean_text(reason, what="reason", max_chars=1000)
+    actor = clean_text(by, what="--by", max_chars=200) if by is not None else _operator()
+    result = run(
+        memory.change_sensitivity(
+            settings=get_settings(),
+            record_id=wanted,
+            sensitivity=Sensitivity(level.strip().lower()),
+            agent=owner,
+            actor=actor,
+            reason=why,
+        )
+    )
+    if result is None:
+        raise _missing(wanted)
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+        return
+    now = result.record.sensitivity.value
+    if result.audit is None:
+        typer.echo(f"{wanted} is already {now}; nothing changed")
+        return
+    typer.echo(f"{wanted}: {result.before.value} -> {now}; recall applies it from the next prompt")
+    typer.echo(f"audit entry {result.audit.id} by {actor}")
 
 
 @app.command()

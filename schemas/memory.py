@@ -27,6 +27,32 @@ class Sensitivity(StrEnum):
     RESTRICTED = "restricted"
 
 
+STRICTNESS = (
+    Sensitivity.PUBLIC,
+    Sensitivity.PRIVATE,
+    Sensitivity.CONFIDENTIAL,
+    Sensitivity.RESTRICTED,
+)
+"""Sensitivities from the widest audience to none."""
+
+
+def stricter(first: Sensitivity, second: Sensitivity | None) -> Sensitivity:
+    """The stricter of two sensitivities (``second`` None: ``first``)."""
+    if second is None:
+        return first
+    return max(first, second, key=STRICTNESS.index)
+
+
+def channel_floor(
+    floors: dict[str, Sensitivity], *, key: str, service: str, group: str | None
+) -> Sensitivity | None:
+    """The least sensitivity set for a channel: by its key, then its group, then its service."""
+    for name in (key, f"group:{group}" if group else None, service):
+        if name is not None and name in floors:
+            return floors[name]
+    return None
+
+
 class ScoreBand(StrEnum):
     """A retrieved record's normalised relevance, shown beside its summary (spec §4 step 2)."""
 
@@ -125,6 +151,13 @@ class MemorySettings(BaseModel):
     )
     recall_encode_timeout_seconds: float = Field(
         default=5.0, gt=0, description="Longer than this, the input is ranked lexically."
+    )
+
+    # Sensitivity controls: memories formed on a channel are at least this sensitive.
+    channel_sensitivity: dict[str, Sensitivity] = Field(
+        default_factory=dict,
+        description="Least sensitivity of memories formed on a channel, keyed by channel key "
+        "(service:channel), 'group:NAME' (a channel group) or service; most specific first.",
     )
 
     @model_validator(mode="after")

@@ -299,6 +299,8 @@ class MemoryAction(StrEnum):
 
     FORGET = "forget"
     CULL = "cull"
+    SENSITIVITY = "sensitivity"
+    """An operator changed who may hear the record (``from -> to: why`` in the reason)."""
 
 
 class MemoryAuditEntry(Wire):
@@ -330,6 +332,16 @@ class MemoryDetail(Wire):
     derived_from: list[str] = Field(default_factory=list)
     derived: list[MemoryRecordPublic] = Field(default_factory=list)
     audit: list[MemoryAuditEntry] = Field(default_factory=list)
+
+
+class SensitivityChange(Wire):
+    """An operator's override of a record's sensitivity, with its audit entry."""
+
+    record: MemoryRecordPublic
+    before: Sensitivity
+    audit: MemoryAuditEntry | None = Field(
+        default=None, description="None when the record already had that sensitivity."
+    )
 
 
 class ForgetResult(Wire):

@@ -1,7 +1,8 @@
-"""An agent's memories from the operator's side: read them, forget one, cull the weak ones.
+"""An agent's memories from the operator's side: read, forget, override, cull.
 
 Forgetting withdraws a record from recall and leaves an audit entry; it never cascades. Culling is
-what the maintenance schedule does every hour, run now.
+what the maintenance schedule does every hour, run now. Overriding a record's sensitivity is
+audited the same way and applies to recall at once.
 """
 
 from __future__ import annotations
@@ -10,12 +11,19 @@ from datetime import UTC, datetime
 
 from activities.memory.forgetting import forget_memory
 from activities.memory.retention import run_cull
-from schemas.memory import MemoryRecordPublic
-from schemas.memory_formation import CullInput, CullResult, ForgetResult, MemoryDetail
+from schemas.memory import MemoryRecordPublic, Sensitivity
+from schemas.memory_formation import (
+    CullInput,
+    CullResult,
+    ForgetResult,
+    MemoryDetail,
+    SensitivityChange,
+)
 from schemas.settings import Settings
 from store.db import Database
 from store.queries import memory as records
-from usecases.errors import NotTheAgentsError, UnknownAgentError
+from store.queries.memory_sensitivity import ForgottenRecordError, set_sensitivity
+from usecases.errors import NotTheAgentsError, UnknownAgentError, UseCaseError
 from usecases.store import open_store
 
 
@@ -89,6 +97,49 @@ async def forget(
             now=datetime.now(UTC),
             span_file=settings.span_file,
         )
+
+
+class ForgottenMemoryError(UseCaseError):
+    """A forgotten memory's sensitivity cannot be changed: it is out of recall already."""
+
+    def __init__(self, record_id: str) -> None:
+        super().__init__(f"memory {record_id} is forgotten: it is out of recall already")
+        self.record_id = record_id
+
+
+async def change_sensitivity(
+    *,
+    settings: Settings,
+    record_id: str,
+    sensitivity: Sensitivity,
+    agent: str | None,
+    actor: str,
+    reason: str,
+) -> SensitivityChange | None:
+    """Override who may hear a memory again, audited; None if there is no such record.
+
+    Recall reads the record's sensitivity on every prompt, so the change applies at once.
+
+    Raises:
+        UnknownAgentError: ``agent`` names no agent.
+        NotTheAgentsError: the memory is not ``agent``'s (nothing changes).
+        ForgottenMemoryError: the memory was forgotten.
+    """
+    async with open_store(settings) as db:
+        if agent is not None and await _owned_detail(db, record_id, agent) is None:
+            return None
+        try:
+            async with db.session() as session:
+                return await set_sensitivity(
+                    session,
+                    record_id=record_id,
+                    sensitivity=sensitivity,
+                    actor=actor,
+                    reason=reason,
+                    now=datetime.now(UTC),
+                )
+        except ForgottenRecordError:
+            raise ForgottenMemoryError(record_id) from None
 
 
 async def cull(*, settings: Settings, agent: str, dry_run: bool, actor: str) -> CullResult:

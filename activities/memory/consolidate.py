@@ -23,7 +23,7 @@ from activities.gateway.gateway import ModelGateway
 from activities.memory.encoder import Encoder
 from activities.memory.formation import calls, prompts
 from schemas.ids import ulid_from_parts
-from schemas.memory import Emotion, MemorySettings, Sensitivity
+from schemas.memory import Emotion, MemorySettings, Sensitivity, channel_floor, stricter
 from schemas.memory_formation import (
     ClaimedFormations,
     ClaimFormationsInput,
@@ -45,6 +45,7 @@ from schemas.records import Done
 from store.db import Database
 from store.queries import memory_formation as ledger
 from store.queries.memory import NewRecord, insert_record
+from store.tables import Channel
 
 log = logging.getLogger(__name__)
 
@@ -256,7 +257,7 @@ class ConsolidationActivities:
             created_at=_now(),
             tags=list(row.tags or []),
             emotion=row.emotion,
-            sensitivity=row.sensitivity or Sensitivity.PRIVATE.value,
+            sensitivity=await self._floored(row.channel_id, row.sensitivity),
             participants=list(row.participants or []),
             turn_first=row.turn_first,
             turn_last=row.turn_last,
@@ -279,6 +280,21 @@ class ConsolidationActivities:
             vector = None
             await self._insert(NewRecord(**{**record.__dict__, "embedding": None}), row.id)
         return StoredMemory(formation_id=row.id, record_id=record_id, embedded=vector is not None)
+
+    async def _floored(self, channel_id: str, classified: str | None) -> str:
+        """The classified sensitivity, raised to the channel's least (``channel_sensitivity``)."""
+        sensitivity = Sensitivity(classified or Sensitivity.PRIVATE.value)
+        floors = self._settings.channel_sensitivity
+        if not floors:
+            return sensitivity.value
+        async with self._db.session() as session:
+            channel = await session.get(Channel, channel_id)
+        if channel is None:
+            return sensitivity.value
+        floor = channel_floor(
+            floors, key=channel.key, service=channel.service, group=channel.memory_group
+        )
+        return stricter(sensitivity, floor).value
 
     async def _insert(self, record: NewRecord, formation_id: str) -> None:
         async with self._db.session() as session:
