@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
@@ -28,7 +29,6 @@ from temporal.devserver import free_port
 from tests.harness import until
 
 TOKEN = "123456:TEST-token-never-logged"
-BOT_ID = 123456
 BOT_USERNAME = "persyn_test_bot"
 LIMIT = 4096
 
@@ -53,6 +53,8 @@ class FakeBotApi:
     send_attempts: int = 0
     calls: list[str] = field(default_factory=list)
     next_update_id: int = 1000
+    bot_id: int = field(default_factory=lambda: random.randrange(10**6, 10**9))
+    """Each fake is a different bot, so one test's saved offset is not another's."""
     next_message_id: int = 1
     base_url: str = ""
     _arrived: asyncio.Event = field(default_factory=asyncio.Event)
@@ -127,7 +129,12 @@ class FakeBotApi:
         params = await self._params(request)
         if method == "getMe":
             return _ok(
-                {"id": BOT_ID, "is_bot": True, "first_name": "Persyn", "username": BOT_USERNAME}
+                {
+                    "id": self.bot_id,
+                    "is_bot": True,
+                    "first_name": "Persyn",
+                    "username": BOT_USERNAME,
+                }
             )
         if method == "getUpdates":
             return _ok(await self._get_updates(params))
@@ -171,7 +178,7 @@ class FakeBotApi:
             "message_id": self._message_id(),
             "date": int(time.time()),
             "chat": {"id": chat_id, "type": "private"},
-            "from": {"id": BOT_ID, "is_bot": True, "first_name": "Persyn"},
+            "from": {"id": self.bot_id, "is_bot": True, "first_name": "Persyn"},
             "text": text,
         }
         self.sent.append({"chat_id": chat_id, "text": text, "reply_to": reply_to, **message})
