@@ -1,7 +1,10 @@
-"""``persyn inbox``: messages an agent sent on its own initiative, for scripts and operators.
+"""``persyn inbox``: what an agent sent on its own initiative, and where each message stands.
 
-``persyn chat`` shows such messages live on its channel; this lists them after the fact, on
-every channel, oldest first (``--json`` for scripts, one object per message).
+``persyn chat`` shows such messages live on its channel (and those kept while nobody was
+there); this lists them after the fact, on every channel, oldest first, each with its delivery
+state: delivered, kept for pickup, pending, failed or blocked (with the reason). A reply whose
+delivery failed is listed too; ``--failed`` lists only undelivered messages. ``--json`` for
+scripts, one object per message.
 """
 
 from __future__ import annotations
@@ -16,10 +19,7 @@ from ulid import ULID
 from cli.common import UserError, friendly_errors, run
 from schemas.ids import check_handle, is_ulid
 from schemas.settings import get_settings
-from store.queries.agents import get_agent
-from store.queries.contacts import unprompted_messages
-from store.tables import OutboxRow
-from usecases.store import open_store
+from usecases.outbox import SentMessage, sent_messages
 
 
 def _since(value: str | None) -> datetime | None:
@@ -37,15 +37,17 @@ def _since(value: str | None) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-async def _messages(
-    handle: str, since: datetime | None, channel: str | None, limit: int
-) -> list[OutboxRow]:
-    async with open_store(get_settings()) as db, db.session() as session:
-        if await get_agent(session, handle=handle) is None:
-            raise UserError(f"there is no agent {handle!r}: see `persyn agent list`")
-        return await unprompted_messages(
-            session, agent=handle, since=since, channel_key=channel, limit=limit
-        )
+_FLAGS = {"failed": "FAILED", "blocked": "BLOCKED"}
+
+
+def _line(message: SentMessage) -> str:
+    kind = "" if message.unprompted else " reply"
+    state = message.status.replace("_", " ")
+    head = f"{message.created_at:%Y-%m-%d %H:%M} {message.channel} {message.message_id}{kind}"
+    if message.status in _FLAGS:
+        reason = f": {message.last_error}" if message.last_error else ""
+        return f"{head} [{_FLAGS[message.status]}{reason}]\n  {message.text}"
+    return f"{head} [{state}]\n  {message.text}"
 
 
 @friendly_errors
@@ -59,22 +61,43 @@ def inbox(
     ] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="At most this many (newest).")] = 50,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    failed: Annotated[
+        bool, typer.Option("--failed", help="Only messages whose delivery failed or was blocked.")
+    ] = False,
 ) -> None:
-    """Messages the agent sent unprompted (from reminders, heartbeats, its own goals)."""
+    """Messages the agent sent unprompted, and any whose delivery failed, with their state."""
     check_handle(agent)
-    rows = run(_messages(agent, _since(since), channel, limit))
-    for row in rows:
+    messages = run(
+        sent_messages(
+            settings=get_settings(),
+            agent=agent,
+            since=_since(since),
+            channel=channel,
+            failed_only=failed,
+            limit=limit,
+        )
+    )
+    for message in messages:
         if as_json:
             record = {
-                "id": row.id,
-                "agent": row.agent,
-                "channel": row.channel_key,
-                "conversation_id": row.conversation_id,
-                "text": row.text,
-                "created_at": row.created_at.isoformat(),
+                "id": message.message_id,
+                "agent": message.agent,
+                "channel": message.channel,
+                "conversation_id": message.conversation_id,
+                "text": message.text,
+                "unprompted": message.unprompted,
+                "created_at": message.created_at.isoformat(),
+                "status": message.status,
+                "attempts": message.attempts,
+                "last_error": message.last_error,
+                "delivered_at": message.delivered_at.isoformat() if message.delivered_at else None,
             }
             typer.echo(json.dumps(record, ensure_ascii=False))
         else:
-            typer.echo(f"{row.created_at:%Y-%m-%d %H:%M} {row.channel_key} {row.id}\n  {row.text}")
-    if not rows and not as_json:
-        typer.echo(f"no unprompted messages from {agent}")
+            typer.echo(_line(message))
+    if not messages and not as_json:
+        typer.echo(
+            f"no undelivered messages from {agent}"
+            if failed
+            else f"no unprompted messages from {agent}"
+        )

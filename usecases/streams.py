@@ -17,6 +17,8 @@ import psycopg
 from activities.channels.stream import libpq_dsn, stream_channel
 from schemas.events import ChannelRef
 from schemas.settings import Settings
+from store.db import Database
+from store.queries.delivery import kept_for_pickup, mark_picked_up
 from store.queries.runtime import OUTBOX_CHANNEL
 from store.tables import OutboxRow
 from usecases.store import open_store
@@ -63,7 +65,12 @@ async def token_deltas(*, settings: Settings, event_id: str) -> AsyncIterator[As
 async def unprompted_messages(
     *, settings: Settings, handle: str, channel: ChannelRef
 ) -> AsyncIterator[AsyncIterator[str]]:
-    """Texts the agent sends on ``channel`` on its own (replies to a submit are not among them)."""
+    """Texts the agent sends on ``channel`` on its own (replies to a submit are not among them).
+
+    Messages kept for the channel while nobody was connected come first, oldest first; then
+    the live ones. Each is marked picked up once the consumer asks for the next one (it has
+    been shown), so it is not kept for the next client too.
+    """
     key = channel.key
     async with (
         open_store(settings, pool_size=1) as db,
@@ -71,14 +78,28 @@ async def unprompted_messages(
     ):
 
         async def texts() -> AsyncIterator[str]:
+            shown: set[str] = set()
+            async with db.session() as session:
+                kept = await kept_for_pickup(session, agent=handle, channel_key=key)
+            for row in kept:
+                shown.add(row.id)
+                yield row.text
+                await _picked_up(db, row.id)
             async for _, payload in found:
                 if not isinstance(payload, dict) or payload.get("agent") != handle:
                     continue
-                if payload.get("channel") != key:
+                if payload.get("channel") != key or payload.get("id") in shown:
                     continue
                 async with db.session() as session:
-                    row = await session.get(OutboxRow, str(payload.get("id")))
-                if row is not None and row.unprompted:
-                    yield row.text
+                    live = await session.get(OutboxRow, str(payload.get("id")))
+                if live is not None and live.unprompted:
+                    shown.add(live.id)
+                    yield live.text
+                    await _picked_up(db, live.id)
 
         yield texts()
+
+
+async def _picked_up(db: Database, message_id: str) -> None:
+    async with db.session() as session:
+        await mark_picked_up(session, message_ids=[message_id])

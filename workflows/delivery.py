@@ -17,7 +17,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, FailureError
 
 from contract import names
 from contract.policies import DELIVERY_ATTEMPT, DELIVERY_STEP, summarized
@@ -59,7 +59,8 @@ class DeliveryWorkflow:
                 DeliveryActivities.deliver, DeliverInput(message_id=data.message_id), **options
             )
         except ActivityError as err:
-            reason = str(err.cause or err)
+            cause = err.cause
+            reason = cause.message if isinstance(cause, FailureError) else str(err)
             settled = await workflow.execute_activity_method(
                 DeliveryActivities.settle,
                 SettleDeliveryInput(

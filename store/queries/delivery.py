@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, text
+from sqlalchemy import func, or_, text
 from sqlmodel import col, select, update
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -73,21 +73,32 @@ async def settle(
     Returns:
         The row's status afterwards (``None``: no such row).
     """
-    await session.exec(
-        update(OutboxRow)
-        .where(col(OutboxRow.id) == message_id, col(OutboxRow.status) == DeliveryStatus.PENDING)
-        .values(status=status, last_error=reason[:2000])
-    )
+    row = await session.get(OutboxRow, message_id, with_for_update=True, populate_existing=True)
+    if row is None:
+        await session.commit()
+        return None
+    if row.status == DeliveryStatus.PENDING:
+        # A timeout says only that time ran out: keep what the last attempt ran into.
+        last = row.last_error
+        row.status = status
+        row.last_error = (reason if not last or last in reason else f"{reason}; last: {last}")[
+            :2000
+        ]
+        session.add(row)
+    settled = DeliveryStatus(row.status)
     await session.commit()
-    row = await session.get(OutboxRow, message_id, populate_existing=True)
-    return None if row is None else DeliveryStatus(row.status)
+    return settled
 
 
 async def mark_picked_up(session: AsyncSession, *, message_ids: Sequence[str]) -> int:
-    """Messages a pull channel's client has shown: kept ones become delivered.
+    """Messages a pull channel's client has shown become delivered.
+
+    Call it only for messages of pull channels (terminal, web). A message still pending counts
+    too: a console can show a message (live, from its NOTIFY) before its delivery run has
+    recorded it kept; the run then finds it delivered and leaves it so.
 
     Returns:
-        How many changed (a message already delivered, or never kept, is left alone).
+        How many changed (a message already delivered, failed or blocked is left alone).
     """
     if not message_ids:
         return 0
@@ -95,7 +106,7 @@ async def mark_picked_up(session: AsyncSession, *, message_ids: Sequence[str]) -
         update(OutboxRow)
         .where(
             col(OutboxRow.id).in_(list(message_ids)),
-            col(OutboxRow.status) == DeliveryStatus.AWAITING_PICKUP,
+            col(OutboxRow.status).in_([DeliveryStatus.AWAITING_PICKUP, DeliveryStatus.PENDING]),
         )
         .values(status=DeliveryStatus.DELIVERED, delivered_at=func.now())
     )
@@ -298,3 +309,30 @@ async def reply_to(session: AsyncSession, *, activation_id: str) -> OutboxRow | 
     """The outbox row an activation transmitted, if it spoke."""
     rows = await session.exec(select(OutboxRow).where(OutboxRow.activation_id == activation_id))
     return rows.first()
+
+
+async def inbox_messages(
+    session: AsyncSession,
+    *,
+    agent: str,
+    since: datetime | None = None,
+    channel_key: str | None = None,
+    failed_only: bool = False,
+    limit: int = 50,
+) -> list[OutboxRow]:
+    """What ``persyn inbox`` lists, oldest first (the newest ``limit``).
+
+    Unprompted messages, and every message whose delivery failed or was blocked (a reply
+    that never reached its channel must be seen too); with ``failed_only``, only those.
+    """
+    undelivered = col(OutboxRow.status).in_([DeliveryStatus.FAILED, DeliveryStatus.BLOCKED])
+    query = select(OutboxRow).where(
+        OutboxRow.agent == agent,
+        undelivered if failed_only else or_(col(OutboxRow.unprompted).is_(True), undelivered),
+    )
+    if since is not None:
+        query = query.where(OutboxRow.created_at > since)
+    if channel_key is not None:
+        query = query.where(OutboxRow.channel_key == channel_key)
+    rows = list(await session.exec(query.order_by(col(OutboxRow.created_at).desc()).limit(limit)))
+    return rows[::-1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from temporalio.client import Client
 
@@ -15,8 +16,13 @@ from activities.channels.adapters.base import (
     DeliveryReceipt,
     OutboundMessage,
 )
+from activities.channels.starting import start_delivery
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
+from schemas.delivery import DeliverySettings
+from schemas.events import ChannelRef
+from schemas.ids import new_ulid
 from schemas.models import ProviderName
+from store.queries.contacts import send_unprompted
 from store.tables import OutboxRow
 from tests.harness import Harness, Stack, close_dependencies, dependencies, unique
 from workers.build import build_worker
@@ -71,3 +77,28 @@ async def outbox_row(harness: Harness, message_id: str) -> OutboxRow | None:
     """The row as it is now in PostgreSQL."""
     async with harness.db.session() as session:
         return await session.get(OutboxRow, message_id, populate_existing=True)
+
+
+async def queue_unprompted(harness: Harness, handle: str, channel: ChannelRef, text: str) -> str:
+    """Queue an unprompted message as the agent's tools do, and start its delivery."""
+    message_id = new_ulid()
+    async with harness.db.session() as session:
+        await send_unprompted(
+            session,
+            message_id=message_id,
+            agent=handle,
+            agent_name="Tester",
+            channel=channel,
+            text=text,
+            at=datetime.now(UTC),
+        )
+    await start_delivery(
+        harness.client,
+        message_id=message_id,
+        agent=handle,
+        channel=channel,
+        unprompted=True,
+        settings=DeliverySettings(give_up_seconds=30),
+        task_queue=harness.task_queue,
+    )
+    return message_id

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from sqlmodel import select
 from temporalio.client import Client, WorkflowExecutionStatus
 
@@ -12,36 +10,10 @@ from activities.channels.starting import start_delivery
 from contract import names
 from schemas.delivery import DeliveryResult, DeliverySettings, DeliveryStatus
 from schemas.events import ChannelRef
-from schemas.ids import new_ulid
-from store.queries.contacts import send_unprompted
 from store.queries.delivery import kept_for_pickup, mark_picked_up
 from store.tables import OutboxRow
-from tests.channels.helpers import CueAdapter, channel_worker, outbox_row
+from tests.channels.helpers import CueAdapter, channel_worker, outbox_row, queue_unprompted
 from tests.harness import Harness, Stack, terminal
-
-
-async def _unprompted(harness: Harness, handle: str, channel: ChannelRef, text: str) -> str:
-    message_id = new_ulid()
-    async with harness.db.session() as session:
-        await send_unprompted(
-            session,
-            message_id=message_id,
-            agent=handle,
-            agent_name="Tester",
-            channel=channel,
-            text=text,
-            at=datetime.now(UTC),
-        )
-    await start_delivery(
-        harness.client,
-        message_id=message_id,
-        agent=handle,
-        channel=channel,
-        unprompted=True,
-        settings=DeliverySettings(give_up_seconds=30),
-        task_queue=harness.task_queue,
-    )
-    return message_id
 
 
 async def _result(client: Client, message_id: str) -> DeliveryResult:
@@ -68,7 +40,7 @@ async def test_a_terminal_reply_is_delivered_by_its_own_run(harness: Harness) ->
 
 async def test_an_unprompted_terminal_message_is_kept_until_picked_up(harness: Harness) -> None:
     agent = await harness.create_agent()
-    message_id = await _unprompted(harness, agent.handle, terminal(), "while you were away")
+    message_id = await queue_unprompted(harness, agent.handle, terminal(), "while you were away")
 
     assert (await _result(harness.client, message_id)).status is DeliveryStatus.AWAITING_PICKUP
     async with harness.db.session() as session:
@@ -91,7 +63,7 @@ async def test_retryable_failures_are_retried_and_the_row_is_delivered_once(
     async with channel_worker(client, stack, adapters=[flaky]) as harness:
         agent = await harness.create_agent()
         channel = ChannelRef(service="flaky", channel="room")
-        message_id = await _unprompted(harness, agent.handle, channel, "are you there?")
+        message_id = await queue_unprompted(harness, agent.handle, channel, "are you there?")
         # A second start for the same row (a retried insert, a sweep) starts nothing.
         await start_delivery(
             client,
@@ -127,7 +99,7 @@ async def test_a_refused_delivery_fails_visibly_after_a_retryable_error(
     async with channel_worker(client, stack, adapters=[broken]) as harness:
         agent = await harness.create_agent()
         channel = ChannelRef(service="broken", channel="gone")
-        message_id = await _unprompted(harness, agent.handle, channel, "hello?")
+        message_id = await queue_unprompted(harness, agent.handle, channel, "hello?")
         result = await _result(client, message_id)
         described = await client.get_workflow_handle(
             names.delivery_workflow_id(message_id)
@@ -146,7 +118,7 @@ async def test_a_refused_delivery_fails_visibly_after_a_retryable_error(
 async def test_a_service_without_adapter_fails_with_a_reason(harness: Harness) -> None:
     agent = await harness.create_agent()
     channel = ChannelRef(service="pager", channel="night")
-    message_id = await _unprompted(harness, agent.handle, channel, "wake up")
+    message_id = await queue_unprompted(harness, agent.handle, channel, "wake up")
     result = await _result(harness.client, message_id)
     assert result.status is DeliveryStatus.FAILED
     assert result.reason is not None and "no channel adapter for service 'pager'" in result.reason
