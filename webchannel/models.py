@@ -27,7 +27,9 @@ class WebMessage(BaseModel):
         default=True, description="False when the agent merely overheard it (group chats)."
     )
     stream: bool = Field(
-        default=True, description="Stream the reply's token deltas to the channel's SSE stream."
+        default=False,
+        description="Stream the reply's token deltas to the channel's SSE stream as it is "
+        "written (the reply itself is always sent there).",
     )
 
 

@@ -147,11 +147,11 @@ async def post_message(
             await announce_event(
                 db=state.db, handle=handle, channel=event.channel, event_id=event.event_id
             )
-        receipt = await delivery.accept(
-            client=state.client, settings=state.settings, handle=handle, event=event
-        )
         wait = _wait_for(prefer)
+        done = None
         if wait > 0:
+            # One update that returns with the reply; past the wait, the accept below is the
+            # same submission (same update ID), so nothing is sent twice.
             done = await delivery.wait_for_receipt(
                 client=state.client,
                 settings=state.settings,
@@ -159,7 +159,9 @@ async def post_message(
                 event=event,
                 timeout=wait,
             )
-            receipt = done or receipt
+        receipt = done or await delivery.accept(
+            client=state.client, settings=state.settings, handle=handle, event=event
+        )
     except NoWorkerError as err:
         raise HTTPException(
             503, f"{err}: retry later with the same event_id {event.event_id}", {"Retry-After": "5"}

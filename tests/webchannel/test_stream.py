@@ -70,6 +70,7 @@ async def post(web: Served, handle: str, text: str, channel: str = "support") ->
                 "channel": channel,
                 "speaker": {"speaker_id": "u-17"},
                 "text": text,
+                "stream": True,
             },
         )
     assert posted.status_code == 202, posted.text
