@@ -112,6 +112,9 @@ COMMANDS: dict[str, Entry] = {
         "app",
         "Bearer tokens for the web channel (`persyn serve`): create, list, revoke.",
     ),
+    "telegram": Entry(
+        "cli.telegram", "app", "The Telegram channel: run the poller that hands chats to an agent."
+    ),
 }
 """Every top-level command, in the order ``persyn --help`` lists them."""
 

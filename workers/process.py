@@ -21,6 +21,7 @@ SUPERVISOR = "supervisor"
 WORKER = "worker"
 MODEL_SERVER = "model-server"
 CODEC = "codec"
+TELEGRAM = "telegram"
 TEMPORAL = "temporal"
 
 

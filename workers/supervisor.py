@@ -40,6 +40,7 @@ from workers.process import (
     CODEC,
     MODEL_SERVER,
     SUPERVISOR,
+    TELEGRAM,
     WORKER,
     last_line,
     log_file,
@@ -52,7 +53,7 @@ log = logging.getLogger("persyn.supervisor")
 STABLE_AFTER_S = 60.0
 """A child that ran this long before it died starts the backoff again from the beginning."""
 
-STOP_GRACE_S = {WORKER: 25.0, MODEL_SERVER: 5.0, CODEC: 5.0}
+STOP_GRACE_S = {WORKER: 25.0, MODEL_SERVER: 5.0, CODEC: 5.0, TELEGRAM: 5.0}
 """How long each child may take to stop on SIGTERM before it is killed."""
 
 _PR_SET_PDEATHSIG = 1
@@ -259,7 +260,7 @@ def children(settings: Settings) -> list[Child]:
     """The processes this home's supervisor runs.
 
     The worker; the model server if some task runs on the local model; the payload codec's
-    endpoint if the codec is on.
+    endpoint if the codec is on; the Telegram poller if a bot is configured.
     """
     worker = Child(
         name=WORKER,
@@ -278,8 +279,19 @@ def children(settings: Settings) -> list[Child]:
                 state=ChildState(name=CODEC),
             )
         )
+    # The Telegram channel's poller, when [telegram] names a bot (docs/channels-telegram.md).
+    chats: list[Child] = []
+    if settings.telegram.configured:
+        chats.append(
+            Child(
+                name=TELEGRAM,
+                launch=lambda: [sys.executable, "-m", "teamchat.telegram"],
+                log_file=log_file(settings, TELEGRAM),
+                state=ChildState(name=TELEGRAM),
+            )
+        )
     if not wanted(settings):
-        return [worker, *codec]
+        return [worker, *codec, *chats]
 
     def model_server_command() -> list[str]:
         server = model_server(settings)
@@ -292,7 +304,7 @@ def children(settings: Settings) -> list[Child]:
         log_file=log_file(settings, MODEL_SERVER),
         state=ChildState(name=MODEL_SERVER),
     )
-    return [worker, server, *codec]
+    return [worker, server, *codec, *chats]
 
 
 def main() -> None:

@@ -5,23 +5,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import signal
 import sys
 
 from activities.channels.telegram.bot import TelegramSetupError
 from schemas.settings import get_settings
-from teamchat.telegram.process import run_poller
+from teamchat.telegram.process import run_until_signalled
 from temporal.client import TemporalUnavailableError
 
 log = logging.getLogger("persyn.telegram")
-
-
-async def _serve() -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await run_poller(get_settings(), stop=stop)
 
 
 def main() -> None:
@@ -32,7 +23,7 @@ def main() -> None:
     )
     code = 0
     try:
-        asyncio.run(_serve())
+        asyncio.run(run_until_signalled(get_settings()))
     except (TelegramSetupError, TemporalUnavailableError) as err:
         log.error("%s", err)  # settings the operator must fix: one line
         code = 2

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
+import signal
 
 from telegram.error import TelegramError
 
@@ -16,6 +18,8 @@ from schemas.settings import Settings
 from teamchat.telegram.poller import TelegramPoller
 from temporal.client import connect
 from usecases.store import open_store
+
+log = logging.getLogger("persyn.telegram")
 
 CONNECT_WITHIN_S = 30.0
 """How long a starting poller waits for Temporal (the stack may still be starting)."""
@@ -56,9 +60,19 @@ async def run_poller(settings: Settings, *, stop: asyncio.Event | None = None) -
             settings=config,
         )
         try:
-            await poller.identify()
+            me = await poller.identify()
         except LookupError as err:
             raise TelegramSetupError(str(err)) from None
+        log.info("polling Telegram as @%s for agent %s", me.username, config.agent)
         await poller.run(stop)
     del client
     gc.collect()
+
+
+async def run_until_signalled(settings: Settings) -> None:
+    """:func:`run_poller` until SIGTERM or SIGINT (the supervisor's stop, or Ctrl-C)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await run_poller(settings, stop=stop)

@@ -1,8 +1,8 @@
 """The bot client: python-telegram-bot's ``Bot`` pointed at the configured Bot API.
 
 Telegram puts the token in every URL (``{base_url}{token}/sendMessage``), so whatever could
-print a URL is kept quiet: httpx's request log is raised to warnings, and every error text that
-leaves this package goes through :func:`redact`.
+print a URL is kept quiet (httpx's request log, the library's debug log), and every error text
+that leaves this package goes through :func:`redact`.
 """
 
 from __future__ import annotations
@@ -53,8 +53,10 @@ def build_bot(settings: TelegramSettings, token: str) -> Bot:
     The long poll gets its own connection with a read timeout past the poll's own, so a quiet
     chat is not mistaken for a dead server.
     """
-    # httpx logs each request's URL, token included, at INFO.
+    # Both print URLs, token included: httpx each request at INFO, the library its API and
+    # file addresses at DEBUG. Neither says anything at these levels that an error does not.
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("telegram").setLevel(logging.INFO)
     poll = float(settings.poll_timeout_seconds) + 10.0
     return Bot(
         token,
