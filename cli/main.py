@@ -51,7 +51,12 @@ COMMANDS: dict[str, Entry] = {
     "inbox": Entry(
         "cli.inbox",
         "inbox",
-        "Messages the agent sent unprompted (from reminders, heartbeats, its own goals).",
+        "Messages the agent sent unprompted, and any whose delivery failed, with their state.",
+    ),
+    "converse": Entry(
+        "cli.converse",
+        "converse",
+        "Start a conversation between two agents; with --wait, follow it until it stops.",
     ),
     "import": Entry(
         "cli.importer",
