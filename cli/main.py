@@ -88,6 +88,11 @@ COMMANDS: dict[str, Entry] = {
         "app",
         "What an agent believes about people: list facts, set one, read the dossier.",
     ),
+    "guardrails": Entry(
+        "cli.guardrails",
+        "app",
+        "Guardrails over interaction history: validate rules, list them, read firings.",
+    ),
     "heartbeat": Entry(
         "cli.heartbeat", "app", "Inspect, delete, restore or trigger an agent's heartbeat."
     ),

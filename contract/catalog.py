@@ -48,6 +48,7 @@ from schemas.conversation import (
 from schemas.deliberation import DeliberationInput, DeliberationResult
 from schemas.delivery import DeliveryInput, DeliveryResult
 from schemas.erasure import ForgetTurns
+from schemas.guardrails import EndConversationRequest, GuardrailInput, GuardrailResult
 from schemas.events import (
     CompletionMarker,
     ImpulseInput,
@@ -192,6 +193,13 @@ WORKFLOWS: tuple[WorkflowSpec, ...] = (
         "Learns facts about people from a stretch of a conversation, beside its consolidation.",
     ),
     WorkflowSpec(
+        names.GUARDRAIL_WORKFLOW,
+        names.guardrail_workflow_id("{activation ulid}"),
+        GuardrailInput,
+        GuardrailResult,
+        "Evaluates the background guardrails on one exchange and carries out their actions.",
+    ),
+    WorkflowSpec(
         names.DELIVERY_WORKFLOW,
         names.delivery_workflow_id("{outbox ulid}"),
         DeliveryInput,
@@ -311,6 +319,15 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         None,
         "persyn",
         "Sent by `persyn contacts fold`: a participant is now the survivor of a fold.",
+    ),
+    HandlerSpec(
+        names.CONVERSATION_WORKFLOW,
+        "signal",
+        names.END_CONVERSATION,
+        EndConversationRequest,
+        None,
+        "persyn",
+        "Sent by a guardrail that ends the conversation: close once queued inputs are answered.",
     ),
 )
 """Every handler a Persyn workflow registers; ``caller="persyn"`` ones are internal."""

@@ -20,6 +20,7 @@ REMINDER_WORKFLOW = "ReminderWorkflow"
 SANDBOX_TASK_WORKFLOW = "SandboxTaskWorkflow"
 RENDER_WORKFLOW = "RenderWorkflow"
 OBSERVATION_WORKFLOW = "ObservationWorkflow"
+GUARDRAIL_WORKFLOW = "GuardrailWorkflow"
 DELIVERY_WORKFLOW = "DeliveryWorkflow"
 
 
@@ -46,6 +47,11 @@ def consolidation_workflow_id(consolidation_id: str) -> str:
 def observation_workflow_id(observe_id: str) -> str:
     """``observe/{ulid}``: one extraction and reconciliation of facts about people."""
     return f"observe/{observe_id}"
+
+
+def guardrail_workflow_id(activation_id: str) -> str:
+    """``guardrail/{ulid}``: the background guardrail evaluation of one activation's exchange."""
+    return f"guardrail/{activation_id}"
 
 
 def deliberation_workflow_id(activation_id: str) -> str:
@@ -92,8 +98,10 @@ CHANNEL = SearchAttributeKey.for_keyword("PersynChannel")
 CONVERSATION = SearchAttributeKey.for_keyword("PersynConversation")
 TRIGGER = SearchAttributeKey.for_keyword("PersynTrigger")
 OUTCOME = SearchAttributeKey.for_keyword("PersynOutcome")
+GUARDRAILS = SearchAttributeKey.for_keyword_list("PersynGuardrails")
+"""The guardrail rules that fired (on guardrail runs, and activations a blocking rule held)."""
 
-SEARCH_ATTRIBUTES = (AGENT, CHANNEL, CONVERSATION, TRIGGER, OUTCOME)
+SEARCH_ATTRIBUTES = (AGENT, CHANNEL, CONVERSATION, TRIGGER, OUTCOME, GUARDRAILS)
 """Every custom search attribute Persyn sets; registered by ``persyn up``."""
 
 
@@ -126,3 +134,4 @@ STATUS = "status"
 WINDOW = "window"
 FORGET_TURNS = "forget_turns"
 PERSON_FOLDED = "person_folded"
+END_CONVERSATION = "end_conversation"

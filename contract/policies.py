@@ -204,3 +204,15 @@ TEMPORAL_CALL: ActivityConfig = {
     ),
 }
 """A call to the Temporal service from an activity (deliver an impulse, delete a schedule)."""
+
+WEBHOOK: ActivityConfig = {
+    "start_to_close_timeout": timedelta(seconds=60),
+    # A supervisor's endpoint may be down for a while: keep trying for about a day.
+    "schedule_to_close_timeout": timedelta(hours=24),
+    "retry_policy": RetryPolicy(
+        initial_interval=timedelta(seconds=1),
+        backoff_coefficient=2.0,
+        maximum_interval=timedelta(minutes=10),
+    ),
+}
+"""A POST to an operator's webhook (a guardrail firing): durable, retried with backoff."""

@@ -24,9 +24,10 @@ from pydantic_settings import (
 
 from schemas.autonomy import AutonomySettings
 from schemas.deliberation import DeliberationSettings
-from schemas.emotion import EmotionSettings
 from schemas.delivery import DeliverySettings, PacingSettings
+from schemas.emotion import EmotionSettings
 from schemas.graph import GraphSettings
+from schemas.guardrails import GuardrailSettings
 from schemas.images import ImageSettings
 from schemas.mcp import McpSettings
 from schemas.memory import MemorySettings
@@ -190,6 +191,9 @@ class Settings(BaseSettings):
 
     # Emotional state after each exchange, its decay and its say in declining; docs/emotion.md
     emotion: EmotionSettings = Field(default_factory=EmotionSettings)
+
+    # Guardrails over interaction history: rules file and supervisor webhook; docs/guardrails.md
+    guardrails: GuardrailSettings = Field(default_factory=GuardrailSettings)
 
     # Tool servers over MCP ([mcp] in persyn.toml); see docs/tools.md
     mcp: McpSettings = Field(default_factory=McpSettings)

@@ -106,7 +106,8 @@ class DevServer:
             if self.ui_codec_endpoint is not None:
                 cmd += ["--ui-codec-endpoint", self.ui_codec_endpoint]
         for key in SEARCH_ATTRIBUTES:
-            cmd += ["--search-attribute", f"{key.name}=Keyword"]
+            kind = key.indexed_value_type.name.title().replace("_", "")  # Keyword, KeywordList
+            cmd += ["--search-attribute", f"{key.name}={kind}"]
         for name, value in self.dynamic_config.items():
             cmd += ["--dynamic-config-value", f"{name}={json.dumps(value)}"]
         return cmd

@@ -32,10 +32,11 @@ from schemas.conversation import (
 from schemas.dialog import DialogTurn, Role
 from schemas.erasure import ForgetTurns
 from schemas.events import person_text
+from schemas.guardrails import EndConversationRequest
 from schemas.ids import ulid_from_parts
 from schemas.markers import failed_marker
 from schemas.records import CloseConversationInput, OpenConversationInput, RecordTurnInput
-from workflows import conversation_hooks, handlers
+from workflows import conversation_hooks, guardrail_hooks, handlers
 from workflows.activation import ActivationWorkflow
 from workflows.lock import release
 from workflows.pipeline import termination
@@ -55,6 +56,8 @@ class ConversationWorkflow:
         if data.state is None and data.first is not None:
             self._state.pending.append(data.first)
         self._closing = False
+        self._ending: str | None = None  # why to close now (a guardrail or an operator)
+        self._guarding: guardrail_hooks.Running | None = None
 
     @workflow.signal(
         name=names.INBOUND,
@@ -102,6 +105,17 @@ class ConversationWorkflow:
         merged = [data.survivor if p == data.folded else p for p in self._state.participants]
         self._state.participants = list(dict.fromkeys(merged))
 
+    @workflow.signal(
+        name=names.END_CONVERSATION,
+        description="Close now, once the inputs already queued are answered "
+        "(an EndConversationRequest: a guardrail fired, or an operator asked).",
+    )
+    @handlers.guarded_signal(EndConversationRequest)
+    def end_conversation(self, data: EndConversationRequest) -> None:
+        """Close after the inputs already queued (the first reason given wins)."""
+        if self._ending is None:
+            self._ending = data.reason
+
     def _seen(self, event_id: str) -> bool:
         return any(t.event.event_id == event_id for t in self._state.pending) or any(
             t.turn_id == event_id for t in self._state.window
@@ -137,19 +151,25 @@ class ConversationWorkflow:
             )
             try:
                 await workflow.wait_condition(
-                    lambda: bool(self._state.pending),
+                    lambda: bool(self._state.pending) or self._ending is not None,
                     timeout=timedelta(seconds=data.idle_seconds),
                     timeout_summary="idle timeout: the conversation closes without new input",
                 )
             except TimeoutError:
                 break
+            if not self._state.pending:  # asked to end, and nothing is left to answer
+                break
             await self._handle(self._state.pending.pop(0))
-            if workflow.info().is_continue_as_new_suggested() and not self._state.pending:
+            if (
+                workflow.info().is_continue_as_new_suggested()
+                and not self._state.pending
+                and self._ending is None
+            ):
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 workflow.continue_as_new(
                     data.model_copy(update={"state": self._state, "first": None})
                 )
-        return await self._close(reason="idle")
+        return await self._close(reason=self._ending or "idle")
 
     async def _handle(self, turn: InboundTurn) -> None:
         data, event = self._input, turn.event
@@ -225,6 +245,7 @@ class ConversationWorkflow:
         # Background work started now belongs to this exchange (its cost and its trace).
         attribution.bind(activation=activation_id)
         await conversation_hooks.after_turn(data, self._state)
+        self._guarding = await guardrail_hooks.start(data, turn, activation_id, result.reply)
 
     async def _close(self, *, reason: str) -> ConversationClosed:
         data = self._input
@@ -256,4 +277,5 @@ class ConversationWorkflow:
         except Exception as err:  # the agent may be gone (deleted); closing still completes
             workflow.logger.warning("could not tell the agent the conversation closed: %s", err)
         await conversation_hooks.on_close(data, self._state)
+        await guardrail_hooks.settle(self._guarding)
         return closed

@@ -23,6 +23,10 @@ from store.tables.deliberation import ParkedConclusionRow, SpeakDecisionRow  # n
 from store.tables.dialog import Conversation, DialogSearchStats, DialogSearchTerm, DialogTurnRow
 from store.tables.emotion import EmotionReadingRow  # noqa: F401  (registers it)
 from store.tables.graph import GraphEdgeRow, GraphNodeRow  # noqa: F401  (registers them)
+from store.tables.guardrails import (  # noqa: F401  (registers them)
+    GuardrailCooldownRow,
+    GuardrailFiringRow,
+)
 from store.tables.ledger import UsageRow
 from store.tables.memory import MemoryRecord
 from store.tables.memory_audit import MemoryAudit, MemoryFormation  # noqa: F401  (registers them)

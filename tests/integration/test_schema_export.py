@@ -131,6 +131,7 @@ def test_index_names_match_temporal_names(exported: tuple[Path, list[Path]]) -> 
         names.sandbox_task_workflow_id("{ulid}"),
         names.render_workflow_id("{ulid}"),
         names.observation_workflow_id("{ulid}"),
+        names.guardrail_workflow_id("{activation ulid}"),
         names.delivery_workflow_id("{outbox ulid}"),
     ]
     # Schedule IDs are not workflow IDs: a scheduled run's ID is its schedule's plus the time.
@@ -138,6 +139,7 @@ def test_index_names_match_temporal_names(exported: tuple[Path, list[Path]]) -> 
         "maintenance/{handle}",
         "heartbeat/{handle}",
         "reminder/{ulid}",
+        None,
         None,
         None,
         None,
@@ -151,9 +153,10 @@ def test_index_names_match_temporal_names(exported: tuple[Path, list[Path]]) -> 
     assert index["task_queue"] == names.TASK_QUEUE
     assert [w["schedule"] for w in index["workflows"]][:5] == [None] * 5
     assert index["payload_encoding"] == "json/plain"
-    assert index["search_attributes"] == dict.fromkeys(
-        (key.name for key in names.SEARCH_ATTRIBUTES), "Keyword"
-    )
+    assert index["search_attributes"] == {
+        key.name: "KeywordList" if key is names.GUARDRAILS else "Keyword"
+        for key in names.SEARCH_ATTRIBUTES
+    }
     referenced = {
         entry[field]
         for entry in [*index["workflows"], *index["handlers"]]

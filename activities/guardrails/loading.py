@@ -1,0 +1,90 @@
+"""Loading a :class:`History` for one exchange from PostgreSQL, sized by the rules' needs."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from activities.guardrails.history import History, Needs, ToolResult, Turn
+from store.queries import guardrails as queries
+from store.tables import DialogTurnRow
+
+
+def _turn(row: DialogTurnRow) -> Turn:
+    return Turn(
+        id=row.id,
+        role=row.role,
+        text=row.text,
+        at=row.at,
+        person_id=row.person_id,
+        conversation_id=row.conversation_id,
+    )
+
+
+async def load_history(
+    session: AsyncSession,
+    *,
+    needs: Needs,
+    agent: str,
+    now: datetime,
+    conversation_id: str | None,
+    channel_key: str,
+    person_id: str | None,
+    activation_id: str | None,
+    inbound: Turn | None,
+    reply: Turn | None,
+) -> History:
+    """What the rules with ``needs`` read about one exchange, as of ``now``.
+
+    ``inbound`` and ``reply`` are given, not read: before the reply is sent (the screen) the
+    candidate is not stored yet.
+    """
+    conversation: list[Turn] = []
+    if needs.conversation_turns and conversation_id is not None:
+        rows = await queries.person_turns_in_conversation(
+            session,
+            conversation_id=conversation_id,
+            limit=needs.conversation_turns,
+            through=inbound.id if inbound is not None else None,
+        )
+        conversation = [_turn(r) for r in rows]
+        if inbound is not None and all(t.id != inbound.id for t in conversation):
+            conversation = [*conversation, inbound][-needs.conversation_turns :]
+    person: list[Turn] = []
+    if needs.person_window is not None and person_id is not None:
+        rows = await queries.person_turns_since(
+            session, agent=agent, person_id=person_id, since=now - needs.person_window, until=now
+        )
+        person = [_turn(r) for r in rows]
+    channel: list[Turn] = []
+    if needs.channel_window is not None:
+        rows = await queries.channel_turns_since(
+            session,
+            agent=agent,
+            channel_key=channel_key,
+            since=now - needs.channel_window,
+            until=now,
+        )
+        channel = [_turn(r) for r in rows]
+    tools: list[ToolResult] = []
+    if needs.tool_results and activation_id is not None:
+        calls = await queries.tool_results(session, activation_id=activation_id)
+        tools = [ToolResult(id=c.id, name=c.name, text=c.result or "") for c in calls]
+    return History(
+        now=now,
+        inbound=inbound,
+        reply=reply,
+        conversation=conversation,
+        person=person,
+        channel=channel,
+        tool_results=tools,
+    )
+
+
+async def stored_turn(session: AsyncSession, turn_id: str | None) -> Turn | None:
+    """A stored dialog turn by ID, if there is one."""
+    if turn_id is None:
+        return None
+    row = await session.get(DialogTurnRow, turn_id)
+    return _turn(row) if row is not None else None

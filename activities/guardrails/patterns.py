@@ -1,0 +1,172 @@
+"""The pattern evaluators: one small function per pattern kind, over a history snapshot.
+
+Each returns a :class:`Match` (what it saw, with the turn IDs that show it) or ``None``. They
+do no I/O, so the screen and the background evaluation share them, and a slow or broken one
+is a bug in one function, caught per rule by the caller.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from functools import lru_cache
+from itertools import pairwise
+from typing import Any
+
+from activities.guardrails.history import History, Turn
+from activities.guardrails.hostility import hostility
+from activities.guardrails.injection import detect_injection
+from activities.guardrails.sensitive import detect_sensitive
+from schemas.guardrails import (
+    BurstPattern,
+    ConflictPattern,
+    GuardrailRule,
+    InjectionPattern,
+    ProhibitedPattern,
+    SensitivePattern,
+)
+
+MAX_EVIDENCE = 50
+
+
+@dataclass(frozen=True)
+class Match:
+    """A pattern seen: a one-line summary and the IDs of the turns (or tool calls) behind it."""
+
+    summary: str
+    evidence: tuple[str, ...]
+
+
+def escalating_conflict(pattern: ConflictPattern, history: History) -> Match | None:
+    """The person's last ``rising`` turns each more hostile, the latest past the threshold."""
+    turns = [t for t in history.conversation if t.role == "person"][-pattern.turns :]
+    if len(turns) < pattern.rising:
+        return None
+    streak = turns[-pattern.rising :]
+    scores = [hostility(t.text) for t in streak]
+    # The streak starts already hostile: one outburst after calm turns is not an escalation.
+    if scores[0] <= 0 or scores[-1] < pattern.threshold:
+        return None
+    if any(later <= earlier for earlier, later in pairwise(scores)):
+        return None
+    shown = " -> ".join(f"{s:.2f}" for s in scores)
+    return Match(
+        summary=f"hostility rose over {len(streak)} turns ({shown})",
+        evidence=tuple(t.id for t in streak),
+    )
+
+
+@lru_cache(maxsize=512)
+def _phrases(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in phrases), re.IGNORECASE)
+
+
+def prohibited_requests(pattern: ProhibitedPattern, history: History) -> Match | None:
+    """The current input is a prohibited request, and the person's ``count``-th in the window."""
+    if history.inbound is None:
+        return None
+    matcher = _phrases(tuple(pattern.phrases))
+    if matcher.search(history.inbound.text) is None:
+        return None
+    since = history.now - timedelta(hours=pattern.window_hours)
+    hits = _unique(
+        t for t in [*history.person, history.inbound] if t.at >= since and matcher.search(t.text)
+    )
+    if len(hits) < pattern.count:
+        return None
+    places = len({t.conversation_id for t in hits})
+    return Match(
+        summary=f"{len(hits)} prohibited requests in {pattern.window_hours:g} h "
+        f"across {places} conversation(s)",
+        evidence=tuple(t.id for t in hits[-MAX_EVIDENCE:]),
+    )
+
+
+def message_burst(pattern: BurstPattern, history: History) -> Match | None:
+    """At least ``messages`` inbound turns within ``window_seconds`` of now."""
+    pool = history.person if pattern.per == "person" else history.channel
+    since = history.now - timedelta(seconds=pattern.window_seconds)
+    extra = [history.inbound] if history.inbound is not None else []
+    recent = _unique(t for t in [*pool, *extra] if t.at >= since)
+    if len(recent) < pattern.messages:
+        return None
+    return Match(
+        summary=f"{len(recent)} messages per {pattern.per} in {pattern.window_seconds} s",
+        evidence=tuple(t.id for t in recent[-MAX_EVIDENCE:]),
+    )
+
+
+def prompt_injection(pattern: InjectionPattern, history: History) -> Match | None:
+    """An injection attempt in the input or in a tool's result."""
+    texts: list[tuple[str, str, str]] = []
+    if "inbound" in pattern.sources and history.inbound is not None:
+        texts.append(("the message", history.inbound.id, history.inbound.text))
+    if "tool_results" in pattern.sources:
+        texts.extend((f"tool {r.name}", r.id, r.text) for r in history.tool_results)
+    for where, ident, text in texts:
+        finding = detect_injection(text)
+        if len(finding.signals) >= pattern.min_signals:
+            return Match(
+                summary=f"injection attempt in {where}: {', '.join(finding.signals)}",
+                evidence=(ident,),
+            )
+    return None
+
+
+def sensitive_data(pattern: SensitivePattern, history: History) -> Match | None:
+    """The reply carries one of the detected kinds of sensitive data."""
+    if history.reply is None:
+        return None
+    found = detect_sensitive(history.reply.text, pattern.detect)
+    if not found:
+        return None
+    return Match(summary=f"reply carries {', '.join(found)}", evidence=(history.reply.id,))
+
+
+def _unique(turns: Any) -> list[Turn]:
+    seen: dict[str, Turn] = {}
+    for turn in turns:
+        seen.setdefault(turn.id, turn)
+    return sorted(seen.values(), key=lambda t: t.at)
+
+
+_EVALUATORS: dict[str, Callable[[Any, History], Match | None]] = {
+    "escalating_conflict": escalating_conflict,
+    "prohibited_requests": prohibited_requests,
+    "message_burst": message_burst,
+    "prompt_injection": prompt_injection,
+    "sensitive_data": sensitive_data,
+}
+
+
+def evaluate(rule: GuardrailRule, history: History) -> Match | None:
+    """Whether ``rule``'s pattern shows in ``history`` (raises what its evaluator raises)."""
+    return _EVALUATORS[rule.pattern.kind](rule.pattern, history)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Every rule's verdict: the matches, and the rules whose evaluator raised."""
+
+    matches: list[tuple[GuardrailRule, Match]]
+    failed: list[str]
+
+
+def evaluate_all(
+    rules: Sequence[GuardrailRule], history: History, *, on_error: Callable[[str], None]
+) -> Outcome:
+    """Run every rule; one that raises is reported to ``on_error`` and skipped (fail soft)."""
+    matches: list[tuple[GuardrailRule, Match]] = []
+    failed: list[str] = []
+    for rule in rules:
+        try:
+            match = evaluate(rule, history)
+        except Exception:
+            on_error(rule.id)
+            failed.append(rule.id)
+            continue
+        if match is not None:
+            matches.append((rule, match))
+    return Outcome(matches=matches, failed=failed)
