@@ -49,6 +49,8 @@ class FakeBotApi:
     updates: list[dict[str, Any]] = field(default_factory=list)
     sent: list[dict[str, Any]] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
+    poll_failures: list[Failure] = field(default_factory=list)
+    """Errors getUpdates answers first, one per call."""
     deleted: set[tuple[int, int]] = field(default_factory=set)
     send_attempts: int = 0
     calls: list[str] = field(default_factory=list)
@@ -136,6 +138,9 @@ class FakeBotApi:
                     "username": BOT_USERNAME,
                 }
             )
+        if method == "getUpdates" and self.poll_failures:
+            failure = self.poll_failures.pop(0)
+            return _error(failure.status, failure.description, failure.parameters)
         if method == "getUpdates":
             return _ok(await self._get_updates(params))
         if method == "sendMessage":

@@ -6,6 +6,7 @@ model is scripted (replies "Noted: <message>", and stays silent on overheard gro
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import pytest
@@ -175,3 +176,20 @@ async def test_hostile_updates_are_passed_over_without_stalling_the_chat(
         assert len(passed_over) == 5
         assert "32,000" in passed_over[0] and "NUL" in passed_over[1]
         assert await chat.poll() == 0  # the offset moved past all of them
+
+
+async def test_the_running_poller_rides_out_telegram_being_away_and_stops_on_request(
+    client: Client, stack: Stack, db: Database
+) -> None:
+    async with telegram_chat(client, stack, db) as chat:
+        chat.api.poll_failures = [Failure(502, "Bad Gateway"), Failure(500, "Internal Error")]
+        stop = asyncio.Event()
+        running = asyncio.create_task(chat.poller.run(stop))
+        chat.api.message("Back online?")
+
+        [reply] = await chat.sent(1)
+        stop.set()
+        await asyncio.wait_for(running, timeout=10)
+
+        assert reply["text"] == "Noted: Back online?"
+        assert chat.api.calls.count("getUpdates") >= 3
