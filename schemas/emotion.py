@@ -46,6 +46,11 @@ class EmotionSettings(BaseModel):
     classifier_turns: int = Field(
         default=6, ge=1, le=40, description="Latest turns of the conversation the classifier reads."
     )
+    keep_days: float = Field(
+        default=30.0,
+        gt=0,
+        description="Readings older than this are dropped as new ones arrive (long decayed).",
+    )
 
     @model_validator(mode="after")
     def _baseline_is_not_declining(self) -> EmotionSettings:

@@ -10,6 +10,7 @@ a fast model says whether the request is an optional favour, and only a clear ye
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 
 from temporalio import activity
 
@@ -39,7 +40,7 @@ from schemas.text import estimate_tokens
 from store.db import Database
 from store.queries.agents import get_agent
 from store.queries.dialog import load_turns
-from store.queries.emotion import insert_reading, latest_readings, reading_for
+from store.queries.emotion import insert_reading, latest_readings, prune_readings, reading_for
 
 
 def _latest(turns: list[DialogTurn], budget: int | None) -> list[DialogTurn]:
@@ -120,6 +121,9 @@ class EmotionActivities:
         )
         async with self._db.session() as session:
             await insert_reading(session, reading=reading)
+            # Long decayed to the baseline: dropping them keeps the table bounded.
+            cutoff = data.at - timedelta(days=self._settings.keep_days)
+            await prune_readings(session, agent=data.agent, before=cutoff)
         return EmotionClassified(recorded=True, top=top, probability=probability)
 
     @activity.defn(name="emotion.weigh_request")

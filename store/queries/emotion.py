@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy.dialects.postgresql import insert
-from sqlmodel import col, select
+from sqlmodel import col, delete, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.emotion import EmotionReadingPublic
@@ -49,6 +49,17 @@ async def insert_reading(session: AsyncSession, *, reading: EmotionReadingPublic
     stored = (await session.exec(statement)).scalar_one_or_none()
     await session.commit()
     return stored is not None
+
+
+async def prune_readings(session: AsyncSession, *, agent: str, before: datetime) -> int:
+    """Drop the agent's readings taken before ``before``; returns how many went."""
+    result = await session.exec(
+        delete(EmotionReadingRow).where(
+            col(EmotionReadingRow.agent) == agent, col(EmotionReadingRow.at) < before
+        )
+    )
+    await session.commit()
+    return int(result.rowcount or 0)
 
 
 async def reading_for(session: AsyncSession, *, activation_id: str) -> EmotionReadingPublic | None:

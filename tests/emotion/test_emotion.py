@@ -140,3 +140,32 @@ async def test_hostile_classifier_output_is_refused_and_nothing_breaks(
         assert await readings(harness.db, agent) == []
         shown = await agent_emotion(settings=harness.deps.settings, agent=agent)
         assert shown.state.top is Emotion.NEUTRAL and shown.state.reading is None
+
+
+async def test_readings_past_keep_days_are_dropped_as_new_ones_arrive(
+    client: Client, stack: Stack
+) -> None:
+    from datetime import UTC, datetime
+
+    from schemas.emotion import EmotionReadingPublic
+    from schemas.ids import new_ulid
+    from store.queries.emotion import insert_reading
+
+    rules = classifier(then=feels(curious=0.9, neutral=0.1))
+    async with emotion_worker(client, stack, rules, keep_days=7) as harness:
+        agent = (await harness.create_agent()).handle
+        old = EmotionReadingPublic(
+            id=new_ulid(),
+            agent=agent,
+            conversation_id=new_ulid(),
+            channel_key="terminal:tty",
+            activation_id=new_ulid(),
+            at=datetime.now(UTC) - timedelta(days=8),
+            top=Emotion.ANXIOUS,
+            probability=1.0,
+            distribution={e: float(e is Emotion.ANXIOUS) for e in Emotion},
+        )
+        async with harness.db.session() as session:
+            await insert_reading(session, reading=old)
+        await finished(harness, await harness.say(agent, "what shall we explore today?"))
+        assert [r.top for r in await readings(harness.db, agent)] == [Emotion.CURIOUS]
