@@ -9,7 +9,7 @@ to say.
 from __future__ import annotations
 
 from activities.context.fencing import Provenance
-from activities.context.model import ContextBlock, ContextRequest
+from activities.context.model import ContextBlock, ContextRequest, Trim
 from activities.emotion.mood import MoodReader
 
 EMOTION = Provenance(
@@ -45,5 +45,7 @@ class EmotionSource:
             title="How you feel (your emotional state; it fades back to calm with time):",
             items=[f"Now: {here.state.words()}.", f"Lately, oldest first: {steps}."],
             order=44,
+            # Under a tight budget the trajectory goes first, then the state itself.
+            trim=Trim.LAST_FIRST,
             provenance=EMOTION,
         )

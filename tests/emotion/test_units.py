@@ -108,3 +108,27 @@ def test_the_local_plan_runs_the_classifier_on_a_small_clamped_schema() -> None:
     frustrated = ran.response_schema["properties"]["emotions"]["properties"]["frustrated"]
     # llama.cpp ignores minimum/maximum: the grammar gets the eleven steps of 0..1 instead.
     assert frustrated["enum"][0] == 0 and frustrated["enum"][-1] == 1
+
+
+def test_the_emotion_block_gives_way_to_a_tight_budget() -> None:
+    from activities.context.assembler import fit
+    from activities.context.model import ContextBlock, Trim
+    from activities.emotion.source import EMOTION
+
+    def block() -> ContextBlock:
+        return ContextBlock(
+            source="emotion",
+            items=["Now: frustrated (0.72), then neutral (0.28).", "Lately: a -> b -> c."],
+            order=44,
+            trim=Trim.LAST_FIRST,
+            provenance=EMOTION,
+        )
+
+    roomy = fit([block()], budget=10_000, window=10_000)
+    assert len(roomy[0].items) == 2
+    tight = block()
+    fit([tight], budget=tight.tokens() - 5, window=10_000)
+    assert tight.items == ["Now: frustrated (0.72), then neutral (0.28)."]
+    none = block()
+    fit([none], budget=5, window=10_000)
+    assert none.items == []
