@@ -103,13 +103,17 @@ async def peer(client: Client, *, handle: str, message: PeerMessageInput, task_q
         names.AGENT_WORKFLOW, AgentWorkflowInput(handle=handle), **_agent_start(handle, task_queue)
     )
     try:
-        await client.start_update_with_start_workflow(
+        accepted: WorkflowUpdateHandle[Receipt] = await client.start_update_with_start_workflow(
             names.PEER,
             message,
             start_workflow_operation=start,
             id=f"peer-{message.message_id}",
             wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+            result_type=Receipt,
         )
+        if await _settled(client, accepted):
+            # Refused by the validator (or answered already): its outcome says which.
+            await accepted.result()
     except WorkflowUpdateFailedError as err:
         cause = err.cause
         if isinstance(cause, ApplicationError) and cause.type == UNKNOWN_AGENT:
