@@ -7,9 +7,12 @@ answers once; none is skipped. An update that cannot become an event (a shape Te
 not send, no text, refused text such as a NUL or a message past the size limit) is logged by
 its update ID and passed over, so it can never stall the chat.
 
-Events go with the inbox's ``deliver`` (signal-with-start): it returns once Temporal holds the
-event, so the poller goes on reading while the agent thinks, and the reply comes back through
-the outbox and the ``telegram`` adapter like any message the agent sends.
+Events go through the submit path every channel uses (:func:`usecases.delivery.accept`): it
+returns once the agent has accepted the event, before it is answered, so the poller goes on
+reading while the agent thinks, and the reply comes back through the outbox and the
+``telegram`` adapter like any message the agent sends. An event the agent refuses is logged and
+passed over; while no worker serves or Temporal is away, the poller waits and tries the same
+update again.
 """
 
 from __future__ import annotations
@@ -27,12 +30,14 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from activities.channels.telegram.bot import redact
-from schemas.telegram import TelegramSettings
+from schemas.settings import Settings
 from store.db import Database
 from store.queries.agents import get_agent
 from store.queries.telegram import next_offset, remember_inbound, save_offset
 from teamchat.telegram.updates import BotIdentity, Incoming, normalise, update_id_of
-from temporal import inbox
+from temporal.inbox import SubmitRejectedError
+from usecases.delivery import accept
+from usecases.errors import UseCaseError
 
 log = logging.getLogger("persyn.telegram")
 
@@ -54,16 +59,15 @@ class TelegramPoller:
         client: Client,
         db: Database,
         agent: str,
-        task_queue: str,
-        settings: TelegramSettings,
+        settings: Settings,
     ) -> None:
         self._bot = bot
         self._token = token
         self._client = client
         self._db = db
         self._agent = agent
-        self._task_queue = task_queue
         self._settings = settings
+        self._config = settings.telegram
         self.me: BotIdentity | None = None
 
     async def identify(self) -> BotIdentity:
@@ -80,7 +84,7 @@ class TelegramPoller:
                 "or set [telegram] agent"
             )
         user = await self._bot.get_me()
-        names = (agent.name, *self._settings.names)
+        names = (agent.name, *self._config.names)
         self.me = BotIdentity(bot_id=user.id, username=user.username or "", names=names)
         return self.me
 
@@ -94,8 +98,7 @@ class TelegramPoller:
         for raw in sorted(updates, key=lambda item: update_id_of(item) or 0):
             result = normalise(raw, self._bot, me) if isinstance(raw, dict) else None
             if isinstance(result, Incoming):
-                await self._hand_over(result)
-                handed += 1
+                handed += await self._hand_over(result)
             else:
                 reason = "not a JSON object" if result is None else result.reason
                 log.warning("passed over Telegram update %s: %s", update_id_of(raw), reason)
@@ -110,7 +113,7 @@ class TelegramPoller:
 
     async def _get_updates(self, offset: int | None) -> list[Any]:
         args: dict[str, Any] = {
-            "timeout": self._settings.poll_timeout_seconds,
+            "timeout": self._config.poll_timeout_seconds,
             "allowed_updates": ALLOWED_UPDATES,
         }
         if offset is not None:
@@ -122,14 +125,15 @@ class TelegramPoller:
             result = await self._bot.do_api_request(
                 "getUpdates",
                 api_kwargs=args,
-                read_timeout=float(self._settings.poll_timeout_seconds) + 10.0,
+                read_timeout=float(self._config.poll_timeout_seconds) + 10.0,
             )
         if not isinstance(result, list):
             log.warning("getUpdates answered %s, not a list: ignored", type(result).__name__)
             return []
         return result
 
-    async def _hand_over(self, incoming: Incoming) -> None:
+    async def _hand_over(self, incoming: Incoming) -> bool:
+        """Give the agent the event; whether it took it (a refusal is logged, not raised)."""
         event = incoming.event
         async with self._db.session() as session:
             # Before the event: the reply's delivery looks up the message it answers here.
@@ -142,9 +146,14 @@ class TelegramPoller:
                 at=datetime.now(UTC),
             )
             await session.commit()
-        await inbox.deliver(
-            self._client, handle=self._agent, event=event, task_queue=self._task_queue
-        )
+        try:
+            await accept(
+                client=self._client, settings=self._settings, handle=self._agent, event=event
+            )
+        except SubmitRejectedError as err:
+            # Sending it again cannot change the answer: pass over it, keep the chat going.
+            log.warning("the agent refused Telegram update %d: %s", incoming.update_id, err)
+            return False
         log.info(
             "update %d: event %s on %s (%s)",
             incoming.update_id,
@@ -152,6 +161,7 @@ class TelegramPoller:
             event.channel.key,
             "addressed" if event.addressed else "overheard",
         )
+        return True
 
     async def run(self, stop: asyncio.Event | None = None) -> None:
         """Poll until ``stop`` is set; trouble reaching a dependency waits and tries again."""
@@ -161,7 +171,7 @@ class TelegramPoller:
             try:
                 await _until_stopped(self.poll_once(), stop)
                 failures = 0
-            except (TelegramError, RPCError, SQLAlchemyError, OSError) as err:
+            except (TelegramError, RPCError, UseCaseError, SQLAlchemyError, OSError) as err:
                 wait = BACKOFF_S[min(failures, len(BACKOFF_S) - 1)]
                 failures += 1
                 log.warning(

@@ -56,8 +56,7 @@ async def run_poller(settings: Settings, *, stop: asyncio.Event | None = None) -
             client=client,
             db=db,
             agent=config.agent,
-            task_queue=settings.task_queue,
-            settings=config,
+            settings=settings,
         )
         try:
             me = await poller.identify()

@@ -119,8 +119,7 @@ async def telegram_chat(
                 client=client,
                 db=db,
                 agent=agent,
-                task_queue=harness.task_queue,
-                settings=config,
+                settings=stack.settings(task_queue=harness.task_queue, telegram=config),
             )
             await poller.identify()
             yield Chat(api=api, harness=harness, poller=poller, agent=agent, db=db)
