@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -55,7 +55,7 @@ async def channel_worker(
     stack: Stack,
     *,
     rules: list[ScriptRule] | None = None,
-    adapters: list[ChannelAdapter] | None = None,
+    adapters: Sequence[ChannelAdapter] | None = None,
     settings_overrides: dict[str, object] | None = None,
     task_queue: str | None = None,
 ) -> AsyncIterator[Harness]:
