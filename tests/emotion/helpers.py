@@ -48,7 +48,7 @@ async def emotion_worker(
     client: Client, stack: Stack, rules: list[ScriptRule], **emotion: Any
 ) -> AsyncIterator[Harness]:
     """A worker whose classifier is on (the suite's default is off) and critique off."""
-    overrides = {"emotion": {"enabled": True, **emotion}, "deliberation": OFF}
+    overrides: dict[str, object] = {"emotion": {"enabled": True, **emotion}, "deliberation": OFF}
     async with running_worker(client, stack, rules=rules, settings_overrides=overrides) as h:
         yield h
 
