@@ -12,9 +12,10 @@ from typing import Annotated
 import typer
 
 from cli.common import friendly_errors, run
-from cli.contacts import AgentOpt, JsonOpt, in_agent
+from cli.contacts import AgentOpt, JsonOpt
 from schemas.contacts import channel_key, group_label
-from store.queries import channel_groups
+from schemas.settings import get_settings
+from usecases import channels
 
 app = typer.Typer(
     help="List an agent's channels; group them so they share memory.", no_args_is_help=True
@@ -25,7 +26,7 @@ app = typer.Typer(
 @friendly_errors
 def list_(agent: AgentOpt, as_json: JsonOpt = False) -> None:
     """The agent's channels with their memory groups."""
-    found = run(in_agent(agent, lambda s: channel_groups.list_channels(s, agent=agent)))
+    found = run(channels.list_channels(settings=get_settings(), agent=agent))
     if as_json:
         typer.echo(json.dumps([c.model_dump(mode="json") for c in found], indent=2))
         return
@@ -49,9 +50,7 @@ def group(
     ref = channel_key(channel)
     label = group_label(name) if name is not None else None
     record = run(
-        in_agent(
-            agent, lambda s: channel_groups.group_channel(s, agent=agent, channel=ref, group=label)
-        )
+        channels.group_channel(settings=get_settings(), agent=agent, channel=ref, group=label)
     )
     where = f"group {record.memory_group}" if record.memory_group else "no group (own memory)"
     typer.echo(f"{record.key} is in {where}")

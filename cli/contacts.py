@@ -10,31 +10,14 @@ from __future__ import annotations
 
 import getpass
 import json
-from collections.abc import Awaitable, Callable
-from typing import Annotated, TypeVar
+from typing import Annotated
 
 import typer
-from sqlmodel.ext.asyncio.session import AsyncSession
-from temporalio.client import Client
-from temporalio.service import RPCError, RPCStatusCode
 
 from cli.common import echo_err, friendly_errors, run
-from contract import names
-from schemas.contacts import (
-    ContactError,
-    ContactRecord,
-    PersonFolded,
-    address_kind,
-    channel_key,
-)
-from schemas.ids import check_handle
+from schemas.contacts import ContactError, ContactRecord, address_kind, channel_key
 from schemas.settings import get_settings
-from store.db import Database
-from store.queries import directory
-from store.queries.fold import FoldResult
-from store.tables import Agent
-from store.tables.columns import utcnow
-from temporal.client import TemporalUnavailableError, connect
+from usecases import contacts
 
 app = typer.Typer(
     help="List and curate the people an agent knows: rename, attach, detach, prefer, fold.",
@@ -46,61 +29,6 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 AddressOpt = Annotated[
     str | None, typer.Option("--address", help="An address as type=value, e.g. email=a@b.org.")
 ]
-T = TypeVar("T")
-
-
-async def tell_open_conversations(client: Client, result: FoldResult) -> int:
-    """Tell each open conversation the fold touched; returns how many were told.
-
-    A conversation that closed meanwhile holds no participants any more and is skipped.
-    """
-    told = 0
-    notice = PersonFolded(folded=result.folded, survivor=result.survivor)
-    for conversation_id in result.open_conversations:
-        handle = client.get_workflow_handle(names.conversation_workflow_id(conversation_id))
-        try:
-            await handle.signal(names.PERSON_FOLDED, notice)
-        except RPCError as err:
-            if err.status is not RPCStatusCode.NOT_FOUND:
-                raise
-        else:
-            told += 1
-    return told
-
-
-async def _fold(
-    agent: str, folded: str, survivor: str, name: str | None, by: str
-) -> tuple[FoldResult, str | None]:
-    result = await in_agent(
-        agent,
-        lambda s: directory.fold_contacts(
-            s, agent=agent, folded=folded, survivor=survivor, name=name, by=by, at=utcnow()
-        ),
-    )
-    if not result.open_conversations:
-        return result, None
-    try:
-        await tell_open_conversations(await connect(get_settings()), result)
-    except (TemporalUnavailableError, RPCError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        return result, (
-            f"the fold is stored, but {len(result.open_conversations)} open conversation(s) "
-            f"were not told ({first}): they see the survivor once they close"
-        )
-    return result, None
-
-
-async def in_agent(agent: str, act: Callable[[AsyncSession], Awaitable[T]]) -> T:
-    """Run ``act`` in one session, after checking the agent exists."""
-    check_handle(agent)
-    db = Database(get_settings().database_dsn())
-    try:
-        async with db.session() as session:
-            if await session.get(Agent, agent) is None:
-                raise ContactError(f"there is no agent {agent!r}: see persyn agent list")
-            return await act(session)
-    finally:
-        await db.aclose()
 
 
 def _address(value: str) -> tuple[str, str]:
@@ -128,7 +56,7 @@ def _print(record: ContactRecord, as_json: bool) -> None:
 @friendly_errors
 def list_(agent: AgentOpt, as_json: JsonOpt = False) -> None:
     """Everyone the agent has met, most recent first."""
-    found = run(in_agent(agent, lambda s: directory.list_contacts(s, agent=agent)))
+    found = run(contacts.list_contacts(settings=get_settings(), agent=agent))
     if as_json:
         typer.echo(json.dumps([r.model_dump(mode="json") for r in found], indent=2))
     elif not found:
@@ -145,7 +73,7 @@ def list_(agent: AgentOpt, as_json: JsonOpt = False) -> None:
 @friendly_errors
 def show(agent: AgentOpt, who: WhoArg, as_json: JsonOpt = False) -> None:
     """One contact: identities, addresses, last interaction, preferred channel."""
-    _print(run(in_agent(agent, lambda s: directory.show_contact(s, agent=agent, who=who))), as_json)
+    _print(run(contacts.show_contact(settings=get_settings(), agent=agent, who=who)), as_json)
 
 
 @app.command()
@@ -154,9 +82,7 @@ def rename(
     agent: AgentOpt, who: WhoArg, name: Annotated[str, typer.Argument(help="The new name.")]
 ) -> None:
     """Name a contact; a channel's name for them no longer replaces it."""
-    record = run(
-        in_agent(agent, lambda s: directory.rename_contact(s, agent=agent, who=who, name=name))
-    )
+    record = run(contacts.rename_contact(settings=get_settings(), agent=agent, who=who, name=name))
     typer.echo(f"renamed {record.person_id} to {record.name}")
 
 
@@ -175,11 +101,8 @@ def attach(
     if address is not None and channel is None:
         kind, value = _address(address)
         record = run(
-            in_agent(
-                agent,
-                lambda s: directory.attach_address(
-                    s, agent=agent, who=who, kind=kind, address=value
-                ),
+            contacts.attach_address(
+                settings=get_settings(), agent=agent, who=who, kind=kind, address=value
             )
         )
         typer.echo(f"{record.name} ({record.person_id}) has {kind} address {value}")
@@ -188,11 +111,8 @@ def attach(
         raise ContactError("give either CHANNEL and SPEAKER, or --address type=value")
     ref = channel_key(channel)
     record = run(
-        in_agent(
-            agent,
-            lambda s: directory.attach_identity(
-                s, agent=agent, who=who, channel=ref, speaker_id=speaker
-            ),
+        contacts.attach_identity(
+            settings=get_settings(), agent=agent, who=who, channel=ref, speaker_id=speaker
         )
     )
     typer.echo(f"{speaker} on {ref.key} is now {record.name} ({record.person_id})")
@@ -215,11 +135,8 @@ def detach(
     if address is not None:
         kind, value = _address(address)
         record = run(
-            in_agent(
-                agent,
-                lambda s: directory.detach_address(
-                    s, agent=agent, who=channel, kind=kind, address=value
-                ),
+            contacts.detach_address(
+                settings=get_settings(), agent=agent, who=channel, kind=kind, address=value
             )
         )
         typer.echo(f"{record.name} ({record.person_id}) no longer has {kind} address {value}")
@@ -228,9 +145,8 @@ def detach(
         raise ContactError("give the SPEAKER ID to detach from that channel")
     ref = channel_key(channel)
     name = run(
-        in_agent(
-            agent,
-            lambda s: directory.detach_identity(s, agent=agent, channel=ref, speaker_id=speaker),
+        contacts.detach_identity(
+            settings=get_settings(), agent=agent, channel=ref, speaker_id=speaker
         )
     )
     typer.echo(f"detached {speaker} on {ref.key} from {name}; their next message starts anew")
@@ -248,7 +164,7 @@ def prefer(
     """Set the channel the agent reaches a contact on (it must be one of theirs)."""
     ref = channel_key(channel) if channel is not None else None
     record = run(
-        in_agent(agent, lambda s: directory.prefer_channel(s, agent=agent, who=who, channel=ref))
+        contacts.prefer_channel(settings=get_settings(), agent=agent, who=who, channel=ref)
     )
     typer.echo(
         f"{record.name} is reached on {record.preferred_channel or 'the most recent channel'}"
@@ -269,9 +185,18 @@ def fold(
     ] = None,
 ) -> None:
     """Fold one contact into another, retroactively: identities, addresses, dialog, memories."""
-    result, warning = run(_fold(agent, folded, survivor, name, by or getpass.getuser()))
-    if warning:
-        echo_err(f"warning: {warning}")
+    folding = contacts.fold_contacts(
+        settings=get_settings(),
+        agent=agent,
+        folded=folded,
+        survivor=survivor,
+        name=name,
+        by=by or getpass.getuser(),
+    )
+    outcome = run(folding)
+    if outcome.warning:
+        echo_err(f"warning: {outcome.warning}")
+    result = outcome.result
     moved = sum(result.moved.values())
     typer.echo(
         f"folded {result.folded} into {result.survivor} as {result.name}: {moved} rows moved"

@@ -10,18 +10,12 @@ from typing import Annotated
 
 import typer
 
-from activities.memory.encoder import Encoder, EncoderUnavailableError
-from activities.memory.encoders import build_encoder
+from activities.memory.encoder import EncoderUnavailableError
 from activities.memory.encoders.dimensions import DimensionMismatchError
-from activities.memory.encoders.reindex import reindex as reindex_all
-from activities.memory.search import DialogSearch, index_turns
 from cli.common import UserError, echo_err, friendly_errors, run
-from schemas.ids import is_ulid
-from schemas.memory_search import DialogHit, DialogSearchQuery, DialogSearchResult
+from schemas.memory_search import DialogHit, DialogSearchQuery
 from schemas.settings import get_settings
-from store.db import Database
-from store.queries.search import channel_by_key
-from usecases.store import open_store
+from usecases import dialog
 
 app = typer.Typer(help="Search and maintain what agents remember of dialog.", no_args_is_help=True)
 
@@ -53,31 +47,6 @@ def parse_time(value: str | None, *, end_of_day: bool = False) -> datetime | Non
     if end_of_day and re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
         when += timedelta(days=1, microseconds=-1)
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
-
-
-async def _channels(db: Database, agent: str, channels: list[str]) -> list[str] | None:
-    if not channels:
-        return None
-    found = []
-    async with db.session() as session:
-        for channel in channels:
-            found.append(
-                channel.upper()
-                if is_ulid(channel.upper())
-                else await channel_by_key(session, agent=agent, key=channel)
-            )
-    return found
-
-
-async def _search(spec: DialogSearchQuery, channels: list[str]) -> DialogSearchResult:
-    settings = get_settings()
-    async with open_store(settings, pool_size=2) as db:
-        encoder = build_encoder(settings)
-        try:
-            spec.channel_ids = await _channels(db, spec.agent, channels)
-            return await DialogSearch(db, encoder).run(spec)
-        finally:
-            await encoder.aclose()
 
 
 def _line(hit: DialogHit, width: int) -> str:
@@ -126,7 +95,7 @@ def search(
     )
     if not (spec.ranking_text or spec.regex or spec.tags or spec.since or spec.until):
         raise UserError("give a query, or at least one of --keyword, --regex, --tag, --since")
-    result = run(_search(spec, channel or []))
+    result = run(dialog.search_dialog(settings=get_settings(), spec=spec, channels=channel or []))
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
         return
@@ -140,16 +109,6 @@ def search(
         typer.echo(_line(hit, width))
 
 
-async def _index(agent: str, limit: int) -> int:
-    settings = get_settings()
-    async with open_store(settings, pool_size=2) as db:
-        encoder: Encoder = build_encoder(settings)
-        try:
-            return await index_turns(db, encoder, agent, limit)
-        finally:
-            await encoder.aclose()
-
-
 @app.command()
 @friendly_errors
 def index(
@@ -158,22 +117,10 @@ def index(
 ) -> None:
     """Embed the agent's dialog turns that have no embedding yet."""
     try:
-        done = run(_index(agent, limit))
+        done = run(dialog.index_dialog(settings=get_settings(), agent=agent, limit=limit))
     except EncoderUnavailableError as err:
         raise UserError(f"{err}: start the encoder, then run this again") from None
     typer.echo(f"embedded {done:,} turns")
-
-
-async def _reindex() -> dict[str, int]:
-    settings = get_settings()
-    async with open_store(settings, pool_size=2) as db:
-        encoder = build_encoder(settings)
-        try:
-            return await reindex_all(
-                db, encoder, progress=lambda table, n: echo_err(f"{table}: {n:,} re-encoded")
-            )
-        finally:
-            await encoder.aclose()
 
 
 @app.command()
@@ -187,7 +134,12 @@ def reindex(
             "Resize the vector columns and re-encode all stored memories and dialog?", abort=True
         )
     try:
-        done = run(_reindex())
+        done = run(
+            dialog.reindex(
+                settings=get_settings(),
+                progress=lambda table, n: echo_err(f"{table}: {n:,} re-encoded"),
+            )
+        )
     except (EncoderUnavailableError, DimensionMismatchError) as err:
         raise UserError(f"{err}: fix the encoder, then run this again (it resumes)") from None
     typer.echo(f"re-encoded {done['memory_records']:,} memories and {done['dialog_turns']:,} turns")

@@ -11,20 +11,12 @@ import json
 from typing import Annotated
 
 import typer
-from sqlmodel.ext.asyncio.session import AsyncSession
 
 from cli.common import UserError, friendly_errors, run
-from cli.contacts import AgentOpt, JsonOpt, in_agent
-from schemas.observations import Observation, ObservationProposal
+from cli.contacts import AgentOpt, JsonOpt
 from schemas.settings import get_settings
 from schemas.text import clean_text
-from store.queries import directory
-from store.queries.observations import (
-    ObservationConflictError,
-    active_observations,
-    record_observation,
-)
-from store.tables.columns import utcnow
+from usecases import people
 
 app = typer.Typer(
     help="What an agent believes about people: list facts, set one, read the dossier.",
@@ -33,14 +25,6 @@ app = typer.Typer(
 WhoArg = Annotated[
     str, typer.Argument(help="The person: their ID, name or a speaker ID; `self` for the agent.")
 ]
-SELF = ("self", "me")
-
-
-async def _subject(session: AsyncSession, agent: str, who: str) -> str | None:
-    """The person's ID (``None``: the agent itself)."""
-    if who.strip().lower() in SELF:
-        return None
-    return (await directory.find_person(session, agent=agent, who=who)).id
 
 
 def _type_label(value: str) -> str:
@@ -58,11 +42,7 @@ def facts(agent: AgentOpt, who: WhoArg, as_json: JsonOpt = False) -> None:
     """The active facts about a person, best-trusted first."""
     from activities.context.observations import LABELS, ranked
 
-    async def act(session: AsyncSession) -> list[Observation]:
-        subject = await _subject(session, agent, who)
-        return await active_observations(session, agent=agent, person_ids=[subject])
-
-    found = ranked(run(in_agent(agent, act)))
+    found = ranked(run(people.facts(settings=get_settings(), agent=agent, who=who)))
     if as_json:
         typer.echo(json.dumps([o.model_dump(mode="json") for o in found], indent=2))
         return
@@ -87,41 +67,36 @@ def observe(
     value = clean_text(fact, what="the fact", max_chars=2000)
     label = _type_label(type_)
 
-    async def act(session: AsyncSession) -> str:
-        proposal = ObservationProposal(
-            person_id=await _subject(session, agent, who),
-            type=label,
-            value=value,
-            trust="operator",
-            observed_at=utcnow(),
-        )
-        try:
-            return await record_observation(
-                session,
-                agent=agent,
-                proposal=proposal,
-                embedding=None,
-                supersedes=replaces,
-                reason="set by the operator",
-            )
-        except ObservationConflictError as err:
-            raise UserError(f"{err}: see persyn people facts") from None
+    from store.queries.observations import ObservationConflictError
 
-    typer.echo(f"noted {run(in_agent(agent, act))}: {label} = {value}")
+    observing = people.observe(
+        settings=get_settings(),
+        agent=agent,
+        who=who,
+        type_label=label,
+        value=value,
+        replaces=replaces,
+    )
+    try:
+        noted = run(observing)
+    except ObservationConflictError as err:
+        raise UserError(f"{err}: see persyn people facts") from None
+    typer.echo(f"noted {noted}: {label} = {value}")
 
 
 @app.command()
 @friendly_errors
 def brief(agent: AgentOpt, who: WhoArg) -> None:
     """The dossier on a person from all their active facts (written again when they change)."""
-    from activities.observations.dossier import DossierError, brief_on
+    from activities.observations.dossier import DossierError
     from workers.build import build_dependencies
 
     async def act() -> str:
-        person = await in_agent(agent, lambda s: _subject(s, agent, who))
         deps = build_dependencies(get_settings())
         try:
-            found = await brief_on(deps.db, deps.gateway, agent=agent, person_id=person)
+            found = await people.brief(
+                settings=deps.settings, db=deps.db, gateway=deps.gateway, agent=agent, who=who
+            )
         except DossierError as err:
             raise UserError(str(err)) from None
         finally:

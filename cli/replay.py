@@ -24,12 +24,10 @@ async def _keys_reachable(settings: Settings) -> None:
     """Fail in one line now, not once per history, when the codec's keys are out of reach."""
     from sqlalchemy.exc import OperationalError
 
-    from store.db import Database, execute_sql
+    from usecases.store import check_store
 
-    db = Database(settings.database_dsn(), pool_size=1)
     try:
-        async with db.session() as session:
-            await execute_sql(session, "SELECT 1")
+        await check_store(settings)
     except OperationalError as err:
         first = str(err.orig or err).strip().splitlines()[0]
         raise UserError(
@@ -37,8 +35,6 @@ async def _keys_reachable(settings: Settings) -> None:
             " run `persyn up` or set PERSYN_DATABASE_URL; histories recorded without the codec"
             " replay with --no-codec"
         ) from err
-    finally:
-        await db.aclose()
 
 
 async def _replay(paths: list[Path], *, codec: bool) -> list[tuple[Path, str | None]]:

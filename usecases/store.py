@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from schemas.settings import Settings
-from store.db import Database
+from store.db import Database, execute_sql
 
 
 @asynccontextmanager
@@ -25,3 +25,13 @@ async def open_store(settings: Settings, *, pool_size: int = 10) -> AsyncIterato
         yield db
     finally:
         await db.aclose()
+
+
+async def check_store(settings: Settings) -> None:
+    """Reach the database once, to fail early and in one line when it is out of reach.
+
+    Raises:
+        sqlalchemy.exc.OperationalError: nothing answers at the configured address.
+    """
+    async with open_store(settings, pool_size=1) as db, db.session() as session:
+        await execute_sql(session, "SELECT 1")

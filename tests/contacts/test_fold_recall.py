@@ -10,7 +10,6 @@ from __future__ import annotations
 from sqlalchemy import text
 
 from activities.memory.encoders.local import LocalEncoder
-from cli.contacts import tell_open_conversations
 from schemas.events import ChannelRef, Outcome
 from store.db import Database
 from store.queries import channel_groups, directory
@@ -18,6 +17,7 @@ from tests.contacts.conftest import MET
 from tests.harness import Harness, terminal
 from tests.memory.recall.records import add_channel, add_memory
 from tests.memory.recall.turns import QUESTION, SUMMARY, respond_prompt
+from usecases.contacts import tell_open_conversations
 
 HOME = terminal("home")
 WORK = terminal("work")
