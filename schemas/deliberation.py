@@ -298,6 +298,12 @@ class Screening(Wire):
     """A verdict when rules or guardrails settle it; ``None`` asks the decide model."""
 
     verdict: Verdict | None = None
+    guardrail: str | None = Field(
+        default=None,
+        max_length=64,
+        description="The guardrail check that vetoed the reply (a rule's ID, or 'cooldown'); "
+        "the activation tags itself with it (PersynGuardrails).",
+    )
     mood: MoodNote | None = Field(
         default=None,
         description="A state in which the agent may decline the request if it is optional.",

@@ -61,7 +61,8 @@ class DecideActivities:
         veto = await first_veto(self._guardrails, data)
         if veto is not None:
             activity.logger.info("guardrail %s vetoed the reply", veto.check)
-            return _verdict(False, veto.reason, SpeakBasis.GUARDRAIL)
+            vetoed = _verdict(False, veto.reason, SpeakBasis.GUARDRAIL)
+            return vetoed.model_copy(update={"guardrail": veto.check[:64]})
         if data.degraded:
             return _verdict(True, ADDRESSED, SpeakBasis.RULE)
         if data.event.channel.service == AGENT_SERVICE:

@@ -5,9 +5,9 @@ reason, and a check that raises passes (fail soft) unless it is marked ``fail_cl
 
 - :class:`CooldownCheck` keeps the agent silent towards a person, or on a channel, while a
   firing's cooldown lasts.
-- :class:`BlockingRulesCheck` runs the rules marked ``blocking`` on the candidate reply and
-  the history behind it; the first that fires holds the reply back and is recorded, like a
-  background firing, with the activation it stopped (from the run's attribution).
+- :class:`BlockingRuleCheck` runs one rule marked ``blocking`` on the candidate reply and the
+  history behind it; when it fires it holds the reply back and is recorded, like a background
+  firing, with the activation it stopped (from the run's attribution).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from activities.guardrails.loading import load_history
 from activities.guardrails.patterns import evaluate_all
 from contract import attribution
 from schemas.deliberation import ScreenInput
-from schemas.guardrails import GuardrailRuleSet
+from schemas.guardrails import GuardrailRule
 from store.db import Database
 from store.queries import guardrails as queries
 
@@ -33,7 +33,7 @@ COOLING_DOWN = "I'm taking a break from this conversation for a while."
 class CooldownCheck:
     """Silence while a cooldown on the speaker (as a person) or the channel is in force."""
 
-    name = "guardrail-cooldown"
+    name = "cooldown"
     fail_closed = False
 
     def __init__(self, db: Database) -> None:
@@ -61,19 +61,23 @@ class CooldownCheck:
         return f"{COOLING_DOWN} (guardrail {row.rule_id}, until {row.until:%Y-%m-%d %H:%M} UTC)"
 
 
-class BlockingRulesCheck:
-    """The rules marked ``blocking``, run on the candidate before it is sent."""
+class BlockingRuleCheck:
+    """One rule marked ``blocking``, run on the candidate before it is sent.
 
-    name = "guardrail-rules"
+    One check per rule, named after it, so the veto names the rule (the activation's
+    ``PersynGuardrails`` search attribute) and each reads only the history it needs.
+    """
+
     fail_closed = False
 
-    def __init__(self, db: Database, rules: GuardrailRuleSet) -> None:
+    def __init__(self, db: Database, rule: GuardrailRule) -> None:
+        self.name = rule.id
         self._db = db
-        self._rules = rules.active(blocking=True)
+        self._rules = [rule]
         self._needs = needs(self._rules)
 
     async def check(self, data: ScreenInput) -> str | None:
-        """The first blocking rule's message when it fires (recorded), else ``None``."""
+        """The rule's message when it fires (recorded), else ``None``."""
         if not self._rules or not data.candidate.strip():
             return None
         who = attribution.current()

@@ -9,6 +9,7 @@ reads a trend over several turns, never one score.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _INSULTS = re.compile(
     r"\b(idiot|stupid|moron|dumb|useless|pathetic|worthless|incompetent|garbage|trash|"
@@ -28,6 +29,7 @@ _DISMISSAL = re.compile(
 _AT_YOU = re.compile(r"\byou(r|'re| are)?\b", re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)  # many rules score the same turns within one evaluation
 def hostility(text: str) -> float:
     """How hostile ``text`` reads, from 0 (calm) to 1 (abusive)."""
     insults = len(_INSULTS.findall(text))

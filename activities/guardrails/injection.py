@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from activities.context.fencing import TAG
 
@@ -75,6 +76,7 @@ class InjectionFinding:
         return bool(self.signals)
 
 
+@lru_cache(maxsize=1024)  # several rules read the same input and tool results
 def detect_injection(text: str) -> InjectionFinding:
     """The injection signals in ``text`` (empty and falsy when there are none)."""
     names: list[str] = []

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from activities.deliberation.guardrails import GuardrailCheck
 from activities.guardrails.activities import GuardrailActivities
-from activities.guardrails.checks import BlockingRulesCheck, CooldownCheck
+from activities.guardrails.checks import BlockingRuleCheck, CooldownCheck
 from activities.guardrails.rules import configured_rules
 from schemas.guardrails import GuardrailSettings
 from store.db import Database
@@ -34,6 +34,5 @@ def build_guardrails(db: Database, settings: GuardrailSettings) -> Guardrails:
     """
     rules = configured_rules(settings)
     checks: list[GuardrailCheck] = [CooldownCheck(db)]
-    if rules.active(blocking=True):
-        checks.append(BlockingRulesCheck(db, rules))
+    checks.extend(BlockingRuleCheck(db, rule) for rule in rules.active(blocking=True))
     return Guardrails(checks=checks, activities=GuardrailActivities(db, rules, settings))

@@ -106,6 +106,11 @@ async def test_cooldown_silences_the_person_with_the_reason(client: Client, stac
         assert silenced.marker.outcome is Outcome.SILENT
         assert silenced.marker.reason and silenced.marker.reason.startswith(COOLING_DOWN)
         assert "no-spells" in silenced.marker.reason
+        assert silenced.marker.activation_id is not None
+        described = await client.get_workflow_handle(
+            names.activation_workflow_id(silenced.marker.activation_id)
+        ).describe()
+        assert described.typed_search_attributes.get(names.GUARDRAILS) == ["cooldown"]
         # Someone else on the same channel is still answered: the cooldown is per person.
         bob = await harness.say(agent, "hello from Bob", speaker="bob")
         assert bob.marker is not None and bob.marker.outcome is Outcome.SPOKE
@@ -166,6 +171,11 @@ async def test_a_blocking_rule_holds_the_reply_back(client: Client, stack: Stack
         async with harness.db.session() as session:
             (row,) = await list_firings(session, agent=agent)
         assert row.blocking and row.activation_id == activation
+        # The held activation says which rule held it, for the Web UI.
+        described = await client.get_workflow_handle(
+            names.activation_workflow_id(activation)
+        ).describe()
+        assert described.typed_search_attributes.get(names.GUARDRAILS) == ["secrets-in-reply"]
         # A near miss passes: sixteen digits that fail the Luhn check (in a conversation of
         # its own: the echo repeats every message since the agent last spoke).
         passed = await harness.say(

@@ -16,6 +16,7 @@ from __future__ import annotations
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
+from contract import names
 from contract.policies import DATABASE, JUDGE_CALL, summarized, summarized_local
 from schemas.activation import ActivationInput, Draft
 from schemas.deliberation import JudgeInput, Screening, ScreenInput, Verdict, fallback_verdict
@@ -28,6 +29,9 @@ with workflow.unsafe.imports_passed_through():
 
 EMOTION_PATCH = "emotion"
 """Runs recorded before the emotional state never weighed a request (nor classified a turn)."""
+
+GUARDRAIL_VETO_PATCH = "guardrail-veto-attribute"
+"""Runs recorded before guardrails never tagged an activation a guardrail held."""
 
 
 async def decide(data: ActivationInput, draft: Draft) -> Verdict:
@@ -44,6 +48,9 @@ async def decide(data: ActivationInput, draft: Draft) -> Verdict:
         ),
         **summarized_local(DATABASE, "screen the reply (rules, guardrails)"),
     )
+    if screening.guardrail is not None and workflow.patched(GUARDRAIL_VETO_PATCH):
+        # Findable in the Web UI: PersynGuardrails = 'secrets-in-reply' lists held replies.
+        workflow.upsert_search_attributes([names.GUARDRAILS.value_set([screening.guardrail])])
     if screening.mood is not None and workflow.patched(EMOTION_PATCH):
         declined = await _weigh(data, screening.mood)
         if declined is not None:
