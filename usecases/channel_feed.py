@@ -2,7 +2,9 @@
 
 Replies and unprompted messages come from the outbox, which is durable: each carries its
 outbox ID, and a reader that names the last one it saw (``after``) first gets every message
-sent since, then the live ones, each once. Token deltas are presentation only (never
+sent since, then the live ones, each once. A reader that names none first gets the unprompted
+messages kept for pickup on the channel (sent while nobody was connected); once it has shown
+one it says so with :func:`mark_shown`. Token deltas are presentation only (never
 replayed): a channel announces each event it submits with streaming on
 (:func:`announce_event`), and every feed of that channel then listens to that event's deltas.
 """
@@ -22,6 +24,7 @@ from schemas.events import ChannelRef
 from schemas.settings import Settings
 from store.db import Database, execute_sql
 from store.queries.channel_feed import outbox_after, outbox_message
+from store.queries.delivery import kept_for_pickup, mark_picked_up
 from store.queries.runtime import OUTBOX_CHANNEL
 from store.tables import OutboxRow
 from usecases.store import open_store
@@ -134,14 +137,16 @@ async def channel_feed(
 
         async def items() -> AsyncIterator[FeedItem]:
             seen: set[str] = set()
-            if after is not None:
-                async with db.session() as session:
+            async with db.session() as session:
+                if after is not None:
                     backlog = await outbox_after(
                         session, agent=handle, channel_key=key, after_id=after
                     )
-                for row in backlog:
-                    seen.add(row.id)
-                    yield _item(row)
+                else:
+                    backlog = await kept_for_pickup(session, agent=handle, channel_key=key)
+            for row in backlog:
+                seen.add(row.id)
+                yield _item(row)
             while True:
                 item = await queue.get()
                 if item.message_id is not None:
@@ -159,3 +164,9 @@ async def channel_feed(
             for task in [reader, *followers]:
                 with contextlib.suppress(BaseException):
                     await task
+
+
+async def mark_shown(*, db: Database, message_ids: list[str]) -> None:
+    """Unprompted messages a reader has shown are delivered (no longer kept for pickup)."""
+    async with db.session() as session:
+        await mark_picked_up(session, message_ids=message_ids)

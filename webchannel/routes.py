@@ -19,7 +19,7 @@ from schemas.ids import InvalidIdError, check_handle, check_ulid
 from temporal.inbox import SubmitRejectedError
 from usecases import delivery
 from usecases.agents import agent_exists
-from usecases.channel_feed import announce_event, channel_feed
+from usecases.channel_feed import FeedKind, announce_event, channel_feed, mark_shown
 from usecases.errors import NoWorkerError, TemporalUnreachableError
 from usecases.tokens import TokenPublic
 from webchannel.auth import allow, integrator
@@ -235,8 +235,11 @@ async def stream_channel(
         async with channel_feed(
             settings=state.settings, handle=handle, channel=where, after=after
         ) as items:
-            async for chunk in with_keepalive(items):
+            async for chunk, item in with_keepalive(items):
                 yield chunk
+                if item is not None and item.kind is FeedKind.UNPROMPTED and item.message_id:
+                    # Written to the connection: no longer kept for the next reader.
+                    await mark_shown(db=state.db, message_ids=[item.message_id])
 
     return StreamingResponse(
         events(),

@@ -31,9 +31,11 @@ def encode(item: FeedItem) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-async def with_keepalive(items: AsyncIterator[FeedItem]) -> AsyncIterator[str]:
-    """Encoded items, with a comment line whenever the feed is quiet for a while."""
-    yield ": listening\n\n"  # tells the client the stream is open and listening
+async def with_keepalive(
+    items: AsyncIterator[FeedItem],
+) -> AsyncIterator[tuple[str, FeedItem | None]]:
+    """Each item encoded (beside the item), and a comment line when the feed is quiet a while."""
+    yield ": listening\n\n", None  # tells the client the stream is open and listening
     pending: asyncio.Task[FeedItem] | None = None
     try:
         while True:
@@ -41,11 +43,11 @@ async def with_keepalive(items: AsyncIterator[FeedItem]) -> AsyncIterator[str]:
                 pending = asyncio.ensure_future(anext(items))
             done, _ = await asyncio.wait({pending}, timeout=KEEPALIVE_S)
             if not done:
-                yield ": keep-alive\n\n"
+                yield ": keep-alive\n\n", None
                 continue
             item = pending.result()
             pending = None
-            yield encode(item)
+            yield encode(item), item
     finally:
         if pending is not None:
             pending.cancel()

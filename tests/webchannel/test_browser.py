@@ -45,14 +45,14 @@ def chromium() -> str:
 
 
 async def test_an_operator_talks_to_an_agent_from_the_page(
-    client: Client, stack: Stack, chromium: str
+    client: Client, stack: Stack, chromium: str, tmp_path: Path
 ) -> None:
     from playwright.async_api import async_playwright, expect
 
     rules = [ScriptRule(task="respond", reply="hello from the agent: {last}")]
     async with running_worker(client, stack, rules=rules) as worker:
         agent = await worker.create_agent(name="Ada")
-        settings = stack.settings(task_queue=worker.task_queue)
+        settings = stack.settings(home=tmp_path, task_queue=worker.task_queue)
         async with serving(settings, client) as web, async_playwright() as pw:
             browser = await pw.chromium.launch(
                 executable_path=chromium, args=["--no-sandbox", "--disable-gpu"]

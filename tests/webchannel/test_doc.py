@@ -74,7 +74,7 @@ async def test_every_web_command_runs_as_written(
         async with harness.db.session() as session:
             spec = AgentCreate(handle=handle, name="Ada", persona="A helpful colleague.")
             await create_agent(session, spec=spec)
-        settings = stack.settings(task_queue=names.TASK_QUEUE)
+        settings = stack.settings(home=tmp_path, task_queue=names.TASK_QUEUE)
         async with serving(settings, client) as web:
             env = {
                 **os.environ,

@@ -7,6 +7,7 @@ uvicorn and is called over HTTP.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from sqlmodel import func, select
@@ -27,8 +28,11 @@ async def worker(client: Client, stack: Stack) -> AsyncIterator[Harness]:
 
 
 @pytest.fixture
-async def web(client: Client, stack: Stack, worker: Harness) -> AsyncIterator[Served]:
-    settings = stack.settings(task_queue=worker.task_queue)
+async def web(
+    client: Client, stack: Stack, worker: Harness, tmp_path: Path
+) -> AsyncIterator[Served]:
+    # A home of its own: no other test's worker beacons there, so Temporal's pollers count.
+    settings = stack.settings(home=tmp_path, task_queue=worker.task_queue)
     async with serving(settings, client, max_body_bytes=4096) as served:
         yield served
 
@@ -140,11 +144,11 @@ async def test_a_bad_token_gets_401_and_nothing_is_stored(
 
 
 async def test_a_revoked_or_foreign_token_is_refused(
-    worker: Harness, web: Served, stack: Stack
+    worker: Harness, web: Served, stack: Stack, tmp_path: Path
 ) -> None:
     agent = await worker.create_agent()
     other = await worker.create_agent()
-    settings = stack.settings(task_queue=worker.task_queue)
+    settings = stack.settings(home=tmp_path, task_queue=worker.task_queue)
     record, scoped = await create_token(settings=settings, name="scoped", agents=[other.handle])
     async with web.http(scoped) as http:
         foreign = await http.post(f"/v1/agents/{agent.handle}/messages", json=message("hi"))

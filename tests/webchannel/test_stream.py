@@ -18,7 +18,9 @@ from sqlmodel import col, func, select
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule
+from schemas.delivery import DeliveryStatus
 from schemas.ids import new_ulid
+from store.queries.delivery import get_message, record_delivered
 from store.queries.runtime import add_outbox
 from store.tables import PromptRow
 from temporal import inbox
@@ -78,12 +80,12 @@ async def post(web: Served, handle: str, text: str, channel: str = "support") ->
 
 
 async def test_deltas_replies_and_unprompted_messages_and_resuming(
-    client: Client, stack: Stack
+    client: Client, stack: Stack, tmp_path: Path
 ) -> None:
     rules = [ScriptRule(task="respond", reply="echo: {last}")]
     async with running_worker(client, stack, rules=rules) as worker:
         agent = await worker.create_agent()
-        settings = stack.settings(task_queue=worker.task_queue)
+        settings = stack.settings(home=tmp_path, task_queue=worker.task_queue)
         async with serving(settings, client) as web:
             async with following(web, agent.handle, "support") as events:
                 await post(web, agent.handle, "first")
@@ -176,10 +178,12 @@ async def prompt_stored(harness: Harness, handle: str) -> bool:
         return int(rows.one()) > 0
 
 
-async def test_a_bad_last_event_id_or_channel_is_named(client: Client, stack: Stack) -> None:
+async def test_a_bad_last_event_id_or_channel_is_named(
+    client: Client, stack: Stack, tmp_path: Path
+) -> None:
     async with running_worker(client, stack) as worker:
         agent = await worker.create_agent()
-        settings = stack.settings(task_queue=worker.task_queue)
+        settings = stack.settings(home=tmp_path, task_queue=worker.task_queue)
         async with serving(settings, client) as web, web.http() as http:
             bad_id = await http.get(
                 f"/v1/agents/{agent.handle}/channels/support/stream",
@@ -190,3 +194,50 @@ async def test_a_bad_last_event_id_or_channel_is_named(client: Client, stack: St
     assert bad_id.json()["detail"].startswith("Last-Event-ID 'yesterday' is not a ULID")
     assert bad_channel.status_code == 400
     assert bad_channel.json()["detail"].startswith("channel ' ': ")
+
+
+async def test_a_message_kept_for_pickup_is_shown_on_connect_and_then_delivered(
+    client: Client, stack: Stack, tmp_path: Path
+) -> None:
+    async with running_worker(client, stack) as worker:
+        agent = await worker.create_agent()
+        message_id = new_ulid()
+        async with worker.db.session() as session:
+            await add_outbox(
+                session,
+                message_id=message_id,
+                activation_id=new_ulid(),
+                agent=agent.handle,
+                channel_key="web:support",
+                conversation_id=None,
+                text_="while you were away: the build is green",
+                created_at=datetime.now(UTC),
+                unprompted=True,
+            )
+            # Its delivery found nobody connected: the pull adapter keeps it for pickup.
+            await record_delivered(
+                session,
+                message_id=message_id,
+                status=DeliveryStatus.AWAITING_PICKUP,
+                attempts=1,
+                external_id=None,
+                at=datetime.now(UTC),
+            )
+        async with serving(
+            stack.settings(home=tmp_path, task_queue=worker.task_queue), client
+        ) as web:
+            async with following(web, agent.handle, "support") as events:
+                await until(lambda: kinds(events, "unprompted"))
+
+                async def delivered() -> bool:
+                    async with worker.db.session() as session:
+                        row = await get_message(session, message_id=message_id)
+                    return row is not None and row.status == DeliveryStatus.DELIVERED
+
+                await until(delivered)
+            # Shown once: the next reader is not shown it again.
+            async with following(web, agent.handle, "support") as again:
+                await post(web, agent.handle, "anything new?")
+                await until(lambda: kinds(again, "reply"))
+    assert [e.id for e in kinds(events, "unprompted")] == [message_id]
+    assert kinds(again, "unprompted") == []
