@@ -19,7 +19,7 @@ from temporal.devserver import port_open
 from temporal.inbox import has_pollers
 from workers import liveness
 from workers.model_server import base_url, model_server, wanted
-from workers.process import CODEC, MODEL_SERVER, WORKER, live_pid
+from workers.process import CODEC, MODEL_SERVER, TELEGRAM, WORKER, live_pid
 from workers.supervisor_state import ChildState, read_state
 
 
@@ -154,4 +154,20 @@ def codec_status(settings: Settings) -> ComponentStatus | None:
         pid=live_pid(settings, CODEC),
         detail=("decodes payloads for the Web UI" if answers else _not_running(child))
         + _history(child),
+    )
+
+
+def telegram_status(settings: Settings) -> ComponentStatus | None:
+    """The Telegram poller, if ``[telegram]`` names a bot (docs/channels-telegram.md)."""
+    if not settings.telegram.configured:
+        return None
+    child = _child(settings, TELEGRAM)
+    pid = live_pid(settings, TELEGRAM)
+    running = f"polls the bot for agent {settings.telegram.agent}"
+    return ComponentStatus(
+        name=TELEGRAM,
+        healthy=pid is not None,
+        address=settings.telegram.base_url,  # up to the token, never the token
+        pid=pid,
+        detail=(running if pid is not None else _not_running(child)) + _history(child),
     )

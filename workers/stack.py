@@ -30,12 +30,19 @@ from temporal.client import connect
 from temporal.codec_server import codec_endpoint
 from temporal.devserver import DevServer, port_open
 from workers import liveness, pidfile
-from workers.health import ComponentStatus, codec_status, model_server_status, worker_status
+from workers.health import (
+    ComponentStatus,
+    codec_status,
+    model_server_status,
+    telegram_status,
+    worker_status,
+)
 from workers.model_server import model_server
 from workers.process import (
     CODEC,
     MODEL_SERVER,
     SUPERVISOR,
+    TELEGRAM,
     TEMPORAL,
     WORKER,
     Started,
@@ -199,7 +206,7 @@ class EmbeddedStack:
     def _stop_supervised(self) -> None:
         """Stop the supervisor (it stops its children), and any child a killed one left."""
         pidfile.stop_file(self._pid_file(SUPERVISOR), timeout=SUPERVISOR_STOP_S)
-        for name in (WORKER, MODEL_SERVER, CODEC):
+        for name in (WORKER, MODEL_SERVER, CODEC, TELEGRAM):
             pidfile.stop_file(self._pid_file(name), timeout=STOP_GRACE_S[name])
         state_file(self.settings).unlink(missing_ok=True)
 
@@ -294,4 +301,7 @@ class EmbeddedStack:
         codec = codec_status(self.settings)
         if codec is not None:
             components.append(codec)
+        telegram = telegram_status(self.settings)
+        if telegram is not None:
+            components.append(telegram)
         return components

@@ -75,7 +75,10 @@ class TelegramPoller:
 
         Raises:
             LookupError: The configured agent does not exist.
+            TelegramError: Telegram refused the token or could not be reached.
         """
+        await self._bot.initialize()  # asks getMe once; a no-op when already done
+        user = self._bot.bot
         async with self._db.session() as session:
             agent = await get_agent(session, handle=self._agent)
         if agent is None:
@@ -83,7 +86,6 @@ class TelegramPoller:
                 f"no agent {self._agent!r}: create it with `persyn agent create` "
                 "or set [telegram] agent"
             )
-        user = await self._bot.get_me()
         names = (agent.name, *self._config.names)
         self.me = BotIdentity(bot_id=user.id, username=user.username or "", names=names)
         return self.me

@@ -7,15 +7,18 @@ stack's supervisor, which restarts it if it dies.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import signal
 
-from telegram.error import TelegramError
+from sqlalchemy.exc import SQLAlchemyError
+from telegram.error import InvalidToken, TelegramError
 
 from activities.channels.telegram.bot import TelegramSetupError, build_bot, read_token, redact
 from schemas.settings import Settings
-from teamchat.telegram.poller import TelegramPoller
+from teamchat.telegram.poller import BACKOFF_S, TelegramPoller
+from teamchat.telegram.updates import BotIdentity
 from temporal.client import connect
 from usecases.store import open_store
 
@@ -33,6 +36,7 @@ async def run_poller(settings: Settings, *, stop: asyncio.Event | None = None) -
             does not exist.
         TemporalUnavailableError: Temporal did not answer.
     """
+    stop = stop or asyncio.Event()
     config = settings.telegram
     if config.agent is None:
         raise TelegramSetupError(
@@ -42,30 +46,50 @@ async def run_poller(settings: Settings, *, stop: asyncio.Event | None = None) -
     token = read_token(config)
     client = await connect(settings, ready_within=CONNECT_WITHIN_S)
     bot = build_bot(config, token)
-    try:
-        await bot.initialize()  # asks getMe: a wrong token or address shows here
-    except TelegramError as err:
-        said = redact(err.message, token)
-        raise TelegramSetupError(
-            f"the Telegram bot API at {config.base_url} refused: {said}"
-        ) from None
-    async with open_store(settings, pool_size=2) as db, bot:
+    async with open_store(settings, pool_size=2) as db:
         poller = TelegramPoller(
-            bot=bot,
-            token=token,
-            client=client,
-            db=db,
-            agent=config.agent,
-            settings=settings,
+            bot=bot, token=token, client=client, db=db, agent=config.agent, settings=settings
         )
         try:
-            me = await poller.identify()
-        except LookupError as err:
-            raise TelegramSetupError(str(err)) from None
-        log.info("polling Telegram as @%s for agent %s", me.username, config.agent)
-        await poller.run(stop)
+            me = await _identify(poller, token=token, base_url=config.base_url, stop=stop)
+            if me is not None:
+                log.info("polling Telegram as @%s for agent %s", me.username, config.agent)
+                await poller.run(stop)
+        finally:
+            await bot.shutdown()
     del client
     gc.collect()
+
+
+async def _identify(
+    poller: TelegramPoller, *, token: str, base_url: str, stop: asyncio.Event
+) -> BotIdentity | None:
+    """Who the bot is, waiting while Telegram or the database is not there yet (``None``: stop).
+
+    The stack starts the poller beside the worker, which may still be migrating, and a laptop
+    may be offline: both pass. A refused token or a missing agent do not, and are said at once.
+    """
+    failures = 0
+    while True:
+        try:
+            return await poller.identify()
+        except LookupError as err:
+            raise TelegramSetupError(str(err)) from None
+        except InvalidToken:
+            raise TelegramSetupError(
+                f"the Telegram bot API at {base_url} refused the bot token: check [telegram] "
+                "token_file"
+            ) from None
+        except (TelegramError, SQLAlchemyError, OSError) as err:
+            wait = BACKOFF_S[min(failures, len(BACKOFF_S) - 1)]
+            failures += 1
+            log.warning(
+                "cannot start polling yet (%s); trying again in %g s", redact(str(err), token), wait
+            )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), wait)
+            if stop.is_set():
+                return None
 
 
 async def run_until_signalled(settings: Settings) -> None:

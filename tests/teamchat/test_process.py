@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import sys
 
+import pytest
 from temporalio.client import Client
 
+from activities.channels.telegram.bot import TelegramSetupError
 from schemas.telegram import TelegramSettings
 from store.db import Database
+from teamchat.telegram.process import run_poller
+from temporal.devserver import free_port
 from tests.channels.helpers import channel_worker
 from tests.harness import Stack, unique, until
 from tests.teamchat.chat import RULES
 from tests.teamchat.fake_bot_api import TOKEN, serving
+from workers.health import telegram_status
 from workers.process import TELEGRAM
 from workers.supervisor import children
 
@@ -26,6 +32,10 @@ def test_the_supervisor_runs_a_poller_only_for_a_configured_bot(stack: Stack) ->
     assert TELEGRAM not in [child.name for child in children(plain)]
     [poller] = [child for child in children(configured) if child.name == TELEGRAM]
     assert poller.launch() == [sys.executable, "-m", "teamchat.telegram"]
+    assert telegram_status(plain) is None
+    status = telegram_status(configured)
+    assert status is not None and not status.healthy
+    assert status.detail == "not running: run `persyn up`"
 
 
 async def test_the_poller_process_answers_a_chat_and_never_logs_the_token(
@@ -70,3 +80,43 @@ async def test_the_poller_process_answers_a_chat_and_never_logs_the_token(
     assert f"polling Telegram as @persyn_test_bot for agent {agent}" in log
     assert "event" in log and "telegram:42" in log
     assert TOKEN not in log and TOKEN.split(":")[1] not in log
+
+
+async def test_a_refused_token_or_a_missing_agent_stops_the_poller_in_one_line(
+    stack: Stack, db: Database
+) -> None:
+    agent = unique("tg")
+    async with serving() as api:
+        wrong = stack.settings(
+            telegram=TelegramSettings(agent=agent, token="999:wrong-secret", base_url=api.base_url)
+        )
+        missing = stack.settings(
+            telegram=TelegramSettings(agent=agent, token=TOKEN, base_url=api.base_url)
+        )
+
+        with pytest.raises(TelegramSetupError) as refused:
+            await run_poller(wrong)
+        with pytest.raises(TelegramSetupError) as unknown:
+            await run_poller(missing)
+
+    assert "refused the bot token" in str(refused.value)
+    assert "wrong-secret" not in str(refused.value)
+    assert str(unknown.value).startswith(f"no agent '{agent}'")
+
+
+async def test_a_poller_started_while_telegram_is_away_waits_and_stops_on_request(
+    stack: Stack, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="persyn.telegram")
+    away = f"http://127.0.0.1:{free_port()}/bot"
+    settings = stack.settings(
+        telegram=TelegramSettings(agent="tg-away", token=TOKEN, base_url=away)
+    )
+    stop = asyncio.Event()
+    running = asyncio.create_task(run_poller(settings, stop=stop))
+
+    await until(lambda: "cannot start polling yet" in caplog.text, timeout=30)
+    stop.set()
+    await asyncio.wait_for(running, timeout=10)
+
+    assert TOKEN not in caplog.text
