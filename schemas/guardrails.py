@@ -50,6 +50,11 @@ class ConflictPattern(Wire):
     threshold: float = Field(
         default=0.5, gt=0, le=1, description="Hostility (0 to 1) the latest turn reaches."
     )
+    classify: bool = Field(
+        default=False,
+        description="Score hostility with the model (the gateway's classify task, one call "
+        "per evaluation) instead of the lexical score, which stands in if the call fails.",
+    )
 
 
 class ProhibitedPattern(Wire):

@@ -212,7 +212,7 @@ def activities(
     context = ContextActivities(assembler)
     # Guardrails (docs/guardrails.md): blocking rules and cooldowns screen each reply; the
     # rest run in the background after each exchange.
-    guardrails = build_guardrails(deps.db, deps.settings.guardrails)
+    guardrails = build_guardrails(deps.db, deps.settings.guardrails, deps.gateway)
     decide = DecideActivities(
         deps.settings.deliberation,
         [*guardrails.checks, *deps.guardrails],

@@ -11,10 +11,13 @@ sends itself.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from temporalio import activity
 
+from activities.gateway.gateway import ModelGateway
+from activities.guardrails.classify import model_hostility
 from activities.guardrails.history import Turn, needs
 from activities.guardrails.loading import load_history, stored_turn
 from activities.guardrails.patterns import Match, evaluate_all
@@ -105,8 +108,15 @@ def webhook_body(row: GuardrailFiringRow) -> dict[str, object]:
 class GuardrailActivities:
     """Background evaluation and the actions of firings, bound to the store and the rules."""
 
-    def __init__(self, db: Database, rules: GuardrailRuleSet, settings: GuardrailSettings) -> None:
+    def __init__(
+        self,
+        db: Database,
+        rules: GuardrailRuleSet,
+        settings: GuardrailSettings,
+        gateway: ModelGateway | None = None,
+    ) -> None:
         self._db = db
+        self._gateway = gateway  # rates hostility for rules that ask (classify)
         self._rules = rules.active(blocking=False)
         self._by_id = {r.id: r for r in rules.rules}
         self._needs = needs(self._rules)
@@ -136,6 +146,9 @@ class GuardrailActivities:
                 inbound=inbound or Turn(id=data.inbound_turn_id, role="person", text="", at=now),
                 reply=reply,
             )
+        if self._needs.classify and self._gateway is not None:
+            rated = await model_hostility(self._gateway, history.conversation)
+            history = replace(history, hostility=rated)
         outcome = evaluate_all(
             self._rules,
             history,

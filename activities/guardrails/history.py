@@ -7,7 +7,7 @@ from the rules: the longest window any rule reads, and no more.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -53,6 +53,7 @@ class History:
         person: The person's inbound turns across conversations and channels in the window.
         channel: Inbound turns on this channel in the window, from anyone.
         tool_results: What the exchange's tool calls returned.
+        hostility: Model-rated hostility by turn ID (rules with ``classify``; else empty).
     """
 
     now: datetime
@@ -62,6 +63,7 @@ class History:
     person: Sequence[Turn] = field(default_factory=tuple)
     channel: Sequence[Turn] = field(default_factory=tuple)
     tool_results: Sequence[ToolResult] = field(default_factory=tuple)
+    hostility: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -72,15 +74,18 @@ class Needs:
     person_window: timedelta | None = None
     channel_window: timedelta | None = None
     tool_results: bool = False
+    classify: bool = False
+    """Some rule asks the model to rate the conversation's turns."""
 
 
 def needs(rules: Sequence[GuardrailRule]) -> Needs:
     """The history ``rules`` read: the most turns and the longest windows among them."""
-    turns, person, channel, tools = 0, timedelta(0), timedelta(0), False
+    turns, person, channel, tools, classify = 0, timedelta(0), timedelta(0), False, False
     for rule in rules:
         pattern = rule.pattern
         if isinstance(pattern, ConflictPattern):
             turns = max(turns, pattern.turns)
+            classify = classify or pattern.classify
         elif isinstance(pattern, ProhibitedPattern):
             person = max(person, timedelta(hours=pattern.window_hours))
         elif isinstance(pattern, BurstPattern):
@@ -96,4 +101,5 @@ def needs(rules: Sequence[GuardrailRule]) -> Needs:
         person_window=person or None,
         channel_window=channel or None,
         tool_results=tools,
+        classify=classify,
     )

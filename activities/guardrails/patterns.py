@@ -45,7 +45,8 @@ def escalating_conflict(pattern: ConflictPattern, history: History) -> Match | N
     if len(turns) < pattern.rising:
         return None
     streak = turns[-pattern.rising :]
-    scores = [hostility(t.text) for t in streak]
+    rated = history.hostility if pattern.classify else {}
+    scores = [rated[t.id] if t.id in rated else hostility(t.text) for t in streak]
     # The streak starts already hostile: one outburst after calm turns is not an escalation.
     if scores[0] <= 0 or scores[-1] < pattern.threshold:
         return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from activities.deliberation.guardrails import GuardrailCheck
+from activities.gateway.gateway import ModelGateway
 from activities.guardrails.activities import GuardrailActivities
 from activities.guardrails.checks import BlockingRuleCheck, CooldownCheck
 from activities.guardrails.rules import configured_rules
@@ -26,8 +27,12 @@ class Guardrails:
     activities: GuardrailActivities
 
 
-def build_guardrails(db: Database, settings: GuardrailSettings) -> Guardrails:
+def build_guardrails(
+    db: Database, settings: GuardrailSettings, gateway: ModelGateway | None = None
+) -> Guardrails:
     """The configured rules as screen checks and background activities.
+
+    ``gateway`` rates hostility for escalation rules that ask the model (``classify``).
 
     Raises:
         RulesError: The configured rules file is missing or invalid.
@@ -35,4 +40,4 @@ def build_guardrails(db: Database, settings: GuardrailSettings) -> Guardrails:
     rules = configured_rules(settings)
     checks: list[GuardrailCheck] = [CooldownCheck(db)]
     checks.extend(BlockingRuleCheck(db, rule) for rule in rules.active(blocking=True))
-    return Guardrails(checks=checks, activities=GuardrailActivities(db, rules, settings))
+    return Guardrails(checks=checks, activities=GuardrailActivities(db, rules, settings, gateway))
