@@ -23,10 +23,11 @@ from cli import delivery
 from cli.common import UserError, echo_err, friendly_errors, run
 from cli.console import Console
 from schemas.events import ChannelRef, InboundEvent, Outcome, Receipt, Speaker
-from schemas.ids import check_handle, check_ulid, new_ulid
+from schemas.ids import check_handle, check_ulid
 from schemas.settings import Settings, get_settings
 from temporal.client import connect
 from usecases import agents, streams
+from usecases.delivery import build_event
 from workers.health import serving
 
 AgentOpt = Annotated[str, typer.Option("--agent", "-a", help="The agent's handle.")]
@@ -104,8 +105,8 @@ def send(
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise UserError("standard input is not valid UTF-8: re-encode it as UTF-8") from None
-    event = InboundEvent(
-        event_id=check_ulid(event_id, what="event id") if event_id else new_ulid(),
+    event = build_event(
+        event_id=check_ulid(event_id, what="event id") if event_id else None,
         channel=ChannelRef(service="terminal", channel=channel),
         speaker=_speaker(as_),
         text=text,
@@ -172,9 +173,7 @@ async def _converse(
         if line.strip() in {"/quit", "/exit"}:
             break
         try:
-            event = InboundEvent(
-                event_id=new_ulid(), channel=here, speaker=speaker, text=line, stream=console.live
-            )
+            event = build_event(channel=here, speaker=speaker, text=line, stream=console.live)
         except ValueError as err:
             console.commit(f"[not sent: {_reason(err)}]")
             continue
