@@ -16,7 +16,7 @@ from temporalio.client import Client
 from schemas.ids import new_ulid
 from store.tables import DialogTurnRow, OutboxRow
 from temporal import inbox
-from tests.harness import Harness, Stack, running_worker, until
+from tests.harness import Harness, Stack, running_worker, unique, until
 from tests.webchannel.web import Served, serving
 from usecases.tokens import create_token, revoke_token
 
@@ -247,3 +247,22 @@ async def test_the_openapi_document_lists_every_endpoint(web: Served) -> None:
     post = document["paths"]["/v1/agents/{handle}/messages"]["post"]
     assert "requestBody" in post and {"202", "401", "413", "422"} <= set(post["responses"])
     assert page.status_code == 200 and "Persyn web chat" in page.text
+
+
+async def test_no_worker_is_a_503_naming_the_queue_and_the_event(
+    client: Client, stack: Stack, worker: Harness, tmp_path: Path
+) -> None:
+    agent = await worker.create_agent()
+    settings = stack.settings(home=tmp_path, task_queue=unique("tq-nobody"))
+    event_id = new_ulid()
+    async with serving(settings, client) as web, web.http() as http:
+        refused = await http.post(
+            f"/v1/agents/{agent.handle}/messages", json=message("anyone?", event_id=event_id)
+        )
+    assert refused.status_code == 503
+    assert refused.headers["retry-after"] == "5"
+    assert refused.json()["detail"] == (
+        f"no worker is serving task queue {settings.task_queue!r}: "
+        f"retry later with the same event_id {event_id}"
+    )
+    assert await turns(worker, agent.handle) == 0
