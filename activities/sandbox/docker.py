@@ -282,10 +282,20 @@ class DockerProvider(ExecutionProvider):
         container = await self._container(agent)
         # Without the limit inside, the deadline out here is the limit itself.
         grace = _GRACE_SECONDS if self._limit_inside else 0.0
-        return await asyncio.wait_for(
-            asyncio.to_thread(self._exec, container.id, command, limit),
-            timeout=limit + grace,
-        )
+        streams: list[Any] = []
+        try:
+            return await asyncio.wait_for(
+                asyncio.to_thread(self._exec, container.id, command, limit, streams),
+                timeout=limit + grace,
+            )
+        except TimeoutError:
+            # The thread reading the output would otherwise wait for good on an exec the
+            # runtime lost (gVisor does, now and then), and a few such threads starve every
+            # later engine call of the pool: closing the stream ends its read.
+            for stream in streams:
+                with contextlib.suppress(Exception):
+                    stream.close()
+            raise
 
     @property
     def _limit_inside(self) -> bool:
@@ -303,7 +313,9 @@ class DockerProvider(ExecutionProvider):
         with contextlib.suppress(NotFound):  # gone: recreated on next use
             self._docker().containers.get(name).restart(timeout=0)
 
-    def _exec(self, container_id: str, command: str, limit: float) -> CommandResult:
+    def _exec(
+        self, container_id: str, command: str, limit: float, streams: list[Any]
+    ) -> CommandResult:
         api = self._docker().api
         started = time.monotonic()
         argv = ["sh", "-c", command]
@@ -315,7 +327,9 @@ class DockerProvider(ExecutionProvider):
         cap = self._settings.output_max_bytes
         out, err = bytearray(), bytearray()
         truncated = False
-        for chunk_out, chunk_err in api.exec_start(exec_id, stream=True, demux=True):
+        stream = api.exec_start(exec_id, stream=True, demux=True)
+        streams.append(stream)  # for the caller to close past the deadline
+        for chunk_out, chunk_err in stream:
             # Past the cap the stream is still drained (the command runs on), but not kept.
             for buffer, chunk in ((out, chunk_out), (err, chunk_err)):
                 if chunk:
