@@ -4,7 +4,8 @@ After each activation the conversation starts a ``GuardrailWorkflow`` for that e
 child with ``ABANDON``, never awaited on the reply's path). The conversation keeps the latest
 one's handle and waits for it before it finishes closing, as it waits for its closing
 consolidation: a child left running past its parent stalls Temporal's time-skipping test
-server, and a guardrail that ends the conversation has had its say by then. Histories
+server, and a guardrail that ends the conversation has had its say by then. The wait is
+bounded, so a run still retrying a supervisor's webhook does not hold the close. Histories
 recorded before guardrails existed replay unchanged: the start is gated by the
 ``guardrails`` patch.
 """
@@ -12,6 +13,7 @@ recorded before guardrails existed replay unchanged: the start is gated by the
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.workflow import ChildWorkflowHandle, ParentClosePolicy
@@ -23,6 +25,9 @@ from schemas.guardrails import GuardrailInput, GuardrailResult
 from workflows.guardrail import GuardrailWorkflow
 
 PATCH = "guardrails"
+SETTLE_PATCH = "guardrails-settle"
+SETTLE_WAIT = timedelta(minutes=2)
+"""How long a closing conversation waits for its last guardrail run (usually well under 1 s)."""
 
 Running = ChildWorkflowHandle[GuardrailWorkflow, GuardrailResult]
 
@@ -61,9 +66,23 @@ async def start(
 
 
 async def settle(running: Running | None) -> None:
-    """Wait for the latest guardrail run (before the conversation finishes closing)."""
+    """Wait for the latest guardrail run (before the conversation finishes closing).
+
+    The wait is bounded (behind the ``guardrails-settle`` patch): a supervisor's webhook that
+    is down keeps its run retrying for hours, and must not keep the conversation open too.
+    """
     if running is None:
         return
+    if workflow.patched(SETTLE_PATCH):
+        try:
+            await workflow.wait_condition(
+                running.done,
+                timeout=SETTLE_WAIT,
+                timeout_summary="the last guardrail run is still acting; the close goes on",
+            )
+        except TimeoutError:
+            workflow.logger.warning("the last guardrail run is still acting; not waiting")
+            return
     try:
         await running
     except asyncio.CancelledError:
