@@ -1,0 +1,331 @@
+"""One soak run: agents talking on the embedded stack while its processes are killed.
+
+:func:`run_soak` starts a private stack with ``persyn up``, creates the agents (deleting one's
+heartbeat), drives the traffic, injects one ``kill -9`` at a time (each kind in turn, in a
+shuffled order, at random moments: the pipeline step it lands on is whatever the agents are
+doing), restores each as an operator would, samples the invariants while it runs and judges
+them all at the end. The caller prints or records the :class:`SoakReport`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import random
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+from temporalio.client import Client
+
+from bench import soak_checks as checks
+from bench.soak_load import IMPORTANT_WORD, Sent, Traffic
+from bench.soak_stack import FaultKind, SoakStack
+from schemas.agents import AgentConfig, AgentCreate
+from store.db import Database
+from temporal.client import connect
+from usecases.agents import create_agent
+from usecases.heartbeats import delete_heartbeat
+
+log = logging.getLogger("persyn.bench.soak")
+
+SUMMARY_SYSTEM = "forming an autobiographical memory"
+RATING_SYSTEM = "rating how much one of your own memories matters"
+CLASSIFY_SYSTEM = "classifying one of your own memories"
+
+
+@dataclass(frozen=True)
+class SoakConfig:
+    """How long, how many agents, which faults."""
+
+    agents: int = 20
+    minutes: float = 60.0
+    provider: str = "scripted"
+    seed: int = 1
+    fault_gap_s: tuple[float, float] = (40.0, 90.0)
+    kinds: tuple[FaultKind, ...] = tuple(FaultKind)
+    check_every_s: float = 20.0
+    idle_minutes: float = 0.5
+    session_pause_s: tuple[float, float] = (35.0, 70.0)
+    cull_after_minutes: float = 3.0
+    grace_s: float = 240.0
+
+
+@dataclass
+class Fault:
+    """One injected fault and how the stack came back."""
+
+    kind: FaultKind
+    at: float
+    pid: int | None
+    restore_s: float = 0.0
+    error: str | None = None
+
+
+@dataclass
+class SoakReport:
+    """Everything the run measured; :mod:`bench.soak` renders it."""
+
+    config: SoakConfig
+    duration_s: float
+    sent: list[Sent]
+    faults: list[Fault]
+    violations: list[str]
+    samples: checks.Samples
+    redone_events: int = 0
+    native_restarts: dict[str, int] = field(default_factory=dict)
+    submit_errors: dict[str, int] = field(default_factory=dict)
+    memory: checks.MemoryState | None = None
+    logs: Path | None = None
+
+
+def soak_script(path: Path) -> Path:
+    """The scripted model: acknowledge each message; rate memories of keepsakes important."""
+    important = {"summary": f"I was trusted with a {IMPORTANT_WORD} to remember."}
+    ordinary = {"summary": "I had a short, ordinary exchange."}
+    rating = {
+        "emotional_significance": 3,
+        "decision_making": 2,
+        "novelty": 2,
+        "continuation": 2,
+        "explicit_importance": 2,
+        "reason": "soak",
+    }
+    classification = {
+        "emotions": {"engaged": 0.6, "neutral": 0.4},
+        "sensitivity": "private",
+        "tags": ["soak"],
+    }
+    rules = [
+        {"task": "respond", "delay_ms": 150, "reply": "ack: {last}"},
+        {
+            "task": "summarize",
+            "system_match": SUMMARY_SYSTEM,
+            "match": IMPORTANT_WORD,
+            "reply": json.dumps(important),
+        },
+        {"task": "summarize", "system_match": SUMMARY_SYSTEM, "reply": json.dumps(ordinary)},
+        {
+            "task": "rate",
+            "system_match": RATING_SYSTEM,
+            "match": IMPORTANT_WORD,
+            "reply": json.dumps({**rating, "importance": 9}),
+        },
+        {
+            "task": "rate",
+            "system_match": RATING_SYSTEM,
+            "reply": json.dumps({**rating, "importance": 1}),
+        },
+        {"task": "classify", "system_match": CLASSIFY_SYSTEM, "reply": json.dumps(classification)},
+    ]
+    path.write_text(json.dumps({"rules": rules}), encoding="utf-8")
+    return path
+
+
+def stack_environment(config: SoakConfig, home: Path) -> dict[str, str]:
+    """Settings that compress a week: short idle, fast culling, frequent heartbeats."""
+    env = {
+        "PERSYN_MEMORY__CULL_AFTER_DAYS": f"{config.cull_after_minutes / (24 * 60):.6f}",
+        "PERSYN_MEMORY__MAINTENANCE_MINUTES": "1",
+        "PERSYN_AUTONOMY__HEARTBEAT_INTERVAL_MINUTES": "2",
+        "PERSYN_AUTONOMY__HEARTBEAT_JITTER_MINUTES": "0",
+    }
+    if config.provider == "scripted":
+        env["PERSYN_SCRIPTED_SCRIPT"] = str(soak_script(home / "soak-script.json"))
+    return env
+
+
+class SoakRun:
+    """The state of one run; :func:`run_soak` is the way in."""
+
+    def __init__(self, config: SoakConfig, home: Path) -> None:
+        self.config = config
+        self.rng = random.Random(config.seed)
+        self.stack = SoakStack.create(
+            home, provider=config.provider, extra_env=stack_environment(config, home)
+        )
+        self.handles = [f"soak-{i:02d}" for i in range(config.agents)]
+        self.probe = "soak-probe"
+        self.sleeper = self.handles[0]
+        self.faults: list[Fault] = []
+        self.samples = checks.Samples()
+        self.violations: dict[str, None] = {}  # ordered, without repeats
+        self.important_seen: set[str] = set()
+        self.restoring = False
+        self._client: Client | None = None
+        self.db = Database(self.stack.settings.database_dsn(), pool_size=2)
+        self.traffic = Traffic(
+            client=self.client,
+            handles=self.handles,
+            task_queue=self.stack.settings.task_queue,
+            rng=random.Random(config.seed + 1),
+            session_pause_s=config.session_pause_s,
+            probe=self.probe,
+        )
+
+    async def client(self) -> Client:
+        if self._client is None:
+            self._client = await connect(self.stack.settings, ready_within=30)
+        return self._client
+
+    def flag(self, found: list[str]) -> None:
+        for violation in found:
+            self.violations.setdefault(violation)
+
+    async def setup(self) -> None:
+        await asyncio.to_thread(self.stack.up)
+        settings = self.stack.settings
+        for handle in [*self.handles, self.probe]:
+            # The probe only measures latency: its one conversation stays open (default idle).
+            idle = AgentConfig().idle_minutes if handle == self.probe else self.config.idle_minutes
+            spec = AgentCreate(
+                handle=handle,
+                name=handle.title(),
+                persona="A patient agent under a long test.",
+                config=AgentConfig(idle_minutes=idle),
+            )
+            await create_agent(settings=settings, spec=spec)
+        # One agent sleeps: its heartbeat must stay deleted through every restart.
+        await delete_heartbeat(settings=settings, handle=self.sleeper)
+
+    async def inject(self, deadline: float) -> None:
+        """One fault at a time, each kind in turn, until ``deadline``."""
+        order: list[FaultKind] = []
+        while True:
+            gap = self.rng.uniform(*self.config.fault_gap_s)
+            if time.monotonic() + gap > deadline:
+                return
+            await asyncio.sleep(gap)  # the soak's schedule, not a wait for a condition
+            if not order:
+                order = list(self.config.kinds)
+                self.rng.shuffle(order)
+            kind = order.pop()
+            fault = Fault(kind=kind, at=time.monotonic(), pid=self.stack.kill(kind))
+            self.faults.append(fault)
+            log.warning("killed %s (pid %s)", kind.value, fault.pid)
+            self.restoring = True
+            try:
+                began = time.monotonic()
+                await asyncio.to_thread(self.stack.restart_after, kind)
+                fault.restore_s = time.monotonic() - began
+            except Exception as err:
+                fault.error = str(err)
+                self.flag([f"{kind.value} did not come back: {err}"])
+            finally:
+                self.restoring = False
+
+    async def sample(self, stop: asyncio.Event) -> None:
+        """Sample and check continuously until ``stop``."""
+        while not stop.is_set():
+            if not self.restoring:
+                try:
+                    await self.check_once()
+                except Exception as err:  # an outage under way: the next sample tries again
+                    log.info("sample skipped: %s", err)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.config.check_every_s)
+
+    async def check_once(self) -> None:
+        client = await self.client()
+        rss = self.stack.worker_rss_kib()
+        if rss is not None:
+            self.samples.rss.setdefault(rss[0], []).append(rss[1])
+        everyone = [*self.handles, self.probe]
+        for handle, length in (await checks.history_lengths(client, everyone)).items():
+            self.samples.history.setdefault(handle, []).append(length)
+        answered = sum(1 for s in self.traffic.sent if s.done is not None)
+        self.samples.tables.append((answered, await checks.table_counts(self.db)))
+        self.flag(await checks.heartbeat_violations(self.db, client, self.sleeper))
+        self.flag(await checks.stuck_workflows(client))
+        state = await self.memory()
+        self.important_seen |= state.important_ids
+
+    async def memory(self) -> checks.MemoryState:
+        # Overdue: older than the cutoff plus two maintenance periods and a minute of slack.
+        overdue = timedelta(minutes=self.config.cull_after_minutes + 3)
+        return await checks.memory_state(
+            self.db,
+            self.handles,
+            below=self.stack.settings.memory.cull_below,
+            overdue_after=overdue,
+        )
+
+    async def finish(self) -> checks.MemoryState:
+        """The end-of-run judgement over everything sent and sampled."""
+        client = await self.client()
+        unique_replies = self.config.provider == "scripted"
+        sent = self.traffic.sent
+        delivery = await checks.delivery_violations(self.db, sent)
+        if not unique_replies:
+            delivery = [v for v in delivery if not v.startswith("reply recorded")]
+        self.flag(delivery)
+        self.flag(await checks.heartbeat_violations(self.db, client, self.sleeper))
+        self.flag(await checks.stuck_workflows(client))
+        state = await self.memory()
+        lost = self.important_seen - state.important_ids
+        self.flag([f"important memory {m} was culled" for m in sorted(lost)])
+        if state.overdue_low:
+            self.flag([f"culling lags: {state.overdue_low} low-rated memories are overdue"])
+        if state.person_turns and state.live >= state.person_turns:
+            self.flag(
+                [f"memory store not smaller: {state.live} records for {state.person_turns} turns"]
+            )
+        longest = self.samples.longest_history()
+        if longest > checks.HISTORY_LIMIT:
+            self.flag([f"an agent's history reached {longest} events"])
+        for table, rate in self.samples.growing_tables().items():
+            self.flag([f"table {table} grows {rate:.2f} rows per message"])
+        return state
+
+    async def run(self) -> SoakReport:
+        began = time.monotonic()
+        await self.setup()
+        deadline = time.monotonic() + self.config.minutes * 60
+        stop = asyncio.Event()
+        talking = asyncio.create_task(self.traffic.run())
+        sampling = asyncio.create_task(self.sample(stop))
+        await self.inject(deadline)
+        await asyncio.sleep(max(0.0, deadline - time.monotonic()))  # the rest of the run
+        self.traffic.stopping.set()
+        try:
+            await asyncio.wait_for(talking, self.config.grace_s)
+        except TimeoutError:
+            log.warning("some messages were still unanswered after the grace period")
+        stop.set()
+        await sampling
+        memory = await self.finish()
+        restarts = self.stack.supervisor_restarts()
+        injected = sum(1 for f in self.faults if f.kind is FaultKind.WORKER)
+        native = {name: n for name, n in restarts.items() if name != "worker" and n}
+        if restarts.get("worker", 0) > injected:
+            native["worker"] = restarts["worker"] - injected
+        return SoakReport(
+            config=self.config,
+            duration_s=time.monotonic() - began,
+            sent=list(self.traffic.sent),
+            faults=self.faults,
+            violations=list(self.violations),
+            samples=self.samples,
+            redone_events=await checks.activations_per_event(self.db, self.traffic.sent),
+            native_restarts=native,
+            submit_errors=dict(self.traffic.errors),
+            memory=memory,
+            logs=self.stack.settings.log_dir,
+        )
+
+    async def close(self) -> None:
+        await self.db.aclose()
+        self._client = None
+        await asyncio.to_thread(self.stack.down)
+
+
+async def run_soak(config: SoakConfig, home: Path) -> SoakReport:
+    """Run one soak in ``home`` (a fresh directory) and stop its stack afterwards."""
+    run = SoakRun(config, home)
+    try:
+        return await run.run()
+    finally:
+        await run.close()
