@@ -48,7 +48,6 @@ from schemas.conversation import (
 from schemas.deliberation import DeliberationInput, DeliberationResult
 from schemas.delivery import DeliveryInput, DeliveryResult
 from schemas.erasure import ForgetTurns
-from schemas.guardrails import EndConversationRequest, GuardrailInput, GuardrailResult
 from schemas.events import (
     CompletionMarker,
     ImpulseInput,
@@ -59,6 +58,7 @@ from schemas.events import (
     SubmitEventInput,
     Wire,
 )
+from schemas.guardrails import EndConversationRequest, GuardrailInput, GuardrailResult
 from schemas.images import RenderInput, RenderResult
 from schemas.memory_formation import (
     ConsolidationInput,
