@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, HTTPException, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import ValidationError
+from temporalio.service import RPCError, RPCStatusCode
 
 from schemas.events import ChannelRef, CompletionMarker, InboundEvent, Receipt, ReceiptStatus
 from schemas.ids import InvalidIdError, check_handle, check_ulid
@@ -192,8 +193,12 @@ async def get_marker(handle: str, event_id: str, token: Token, state: State) -> 
     event_id = _ulid(event_id, "event id")
     try:
         answer = await delivery.read_marker(client=state.client, handle=handle, event_id=event_id)
-    except Exception as err:  # the agent's inbox could not be asked: nothing to show
-        raise HTTPException(404, f"no marker for event {event_id}: {err}") from None
+    except RPCError as err:
+        if err.status is RPCStatusCode.NOT_FOUND:  # the agent's inbox never ran
+            raise HTTPException(404, f"no marker for event {event_id}: never received") from None
+        raise HTTPException(
+            503, f"cannot ask agent {handle!r} for the marker now: {err.message}: ask again"
+        ) from None
     if answer.marker is not None:
         return answer.marker
     if answer.pending:

@@ -225,14 +225,16 @@ async def test_bad_handles_and_event_ids_are_named(worker: Harness, web: Served)
         bad_handle = await http.post("/v1/agents/Not_A_Handle/messages", json=message("hi"))
         unknown = await http.post("/v1/agents/nobody-here/messages", json=message("hi"))
         bad_event = await http.get(f"/v1/agents/{agent.handle}/markers/123")
-        pending = await http.get(f"/v1/agents/{agent.handle}/markers/{new_ulid()}")
+        unknown_event = new_ulid()
+        never = await http.get(f"/v1/agents/{agent.handle}/markers/{unknown_event}")
     assert bad_handle.status_code == 400
     assert bad_handle.json()["detail"].startswith("agent handle 'Not_A_Handle' is invalid")
     assert unknown.status_code == 404
     assert unknown.json()["detail"] == "there is no agent 'nobody-here'"
     assert bad_event.status_code == 400
     assert bad_event.json()["detail"].startswith("event id '123' is not a ULID")
-    assert pending.status_code == 404
+    assert never.status_code == 404
+    assert never.json()["detail"] == f"no marker for event {unknown_event}: never received"
 
 
 async def test_the_openapi_document_lists_every_endpoint(web: Served) -> None:
