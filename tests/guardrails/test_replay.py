@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client, WorkflowHistory
 
+from activities.guardrails.checks import COOLING_DOWN
 from contract import names
 from schemas.conversation import ConversationClosed
 from schemas.events import ChannelRef, Outcome
@@ -58,6 +59,10 @@ async def _scenario(harness: Harness) -> dict[str, WorkflowHistory]:
         result_type=ConversationClosed,
     )
     assert (await conversation.result()).reason.startswith("guardrail injection")
+    # The cooldown is on the channel: someone else there meets the same silence.
+    bob = await harness.say(agent, "hi, anyone?", speaker="bob")
+    assert bob.marker and bob.marker.outcome is Outcome.SILENT
+    assert bob.marker.reason and bob.marker.reason.startswith(COOLING_DOWN)
 
     async def history(workflow_id: str) -> WorkflowHistory:
         return await harness.client.get_workflow_handle(workflow_id).fetch_history()
