@@ -130,3 +130,35 @@ def test_list_shows_the_rules_in_force(monkeypatch: pytest.MonkeyPatch, tmp_path
     assert result.exit_code == 0, result.output
     (rule,) = [json.loads(line) for line in result.output.splitlines()]
     assert rule["id"] == "only-one"
+
+
+def test_a_worker_refuses_a_broken_configured_file(tmp_path: Path) -> None:
+    from activities.guardrails.wiring import build_guardrails
+    from schemas.guardrails import GuardrailSettings
+
+    broken = tmp_path / "rules.yaml"
+    broken.write_text(BROKEN, encoding="utf-8")
+    with pytest.raises(RulesError) as caught:
+        build_guardrails(None, GuardrailSettings(rules_path=broken))  # type: ignore[arg-type]
+    assert len(caught.value.problems) == 3
+    # Switched off, nothing is read: no rules, and the cooldown check alone.
+    off = build_guardrails(None, GuardrailSettings(enabled=False, rules_path=broken))  # type: ignore[arg-type]
+    assert [check.name for check in off.checks] == ["cooldown"]
+
+
+def test_list_refuses_a_broken_configured_file_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    broken = tmp_path / "rules.yaml"
+    broken.write_text(BROKEN, encoding="utf-8")
+    monkeypatch.setenv("PERSYN_GUARDRAILS__RULES_PATH", str(broken))
+    from schemas.settings import get_settings
+
+    get_settings.cache_clear()
+    try:
+        result = CliRunner().invoke(app, ["guardrails", "list"])
+    finally:
+        get_settings.cache_clear()
+    assert result.exit_code == 1
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"error: {broken}:9: ")
