@@ -6,8 +6,20 @@ from typing import Annotated
 
 import typer
 
-from cli.common import friendly_errors
-from schemas.settings import get_settings
+from cli.common import echo_err, friendly_errors, run
+from schemas.settings import Settings, get_settings
+from usecases import delivery, tokens
+
+
+async def _preflight(settings: Settings) -> int:
+    """Reach Temporal and the database before serving; the number of live tokens.
+
+    A service that started without them would answer every request with an error; this way
+    the operator gets one line saying what is missing instead.
+    """
+    await delivery.connect_client(settings=settings)
+    found = await tokens.list_tokens(settings=settings)
+    return sum(1 for token in found if token.revoked_at is None)
 
 
 @friendly_errors
@@ -23,6 +35,11 @@ def serve(
 
     from webchannel.app import create_app
 
-    app = create_app(get_settings(), max_body_bytes=max_body_bytes)
-    typer.echo(f"web channel on http://{host}:{port}/ (API docs at /docs)", err=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    settings = get_settings()
+    if run(_preflight(settings)) == 0:
+        echo_err("no live tokens: create one with `persyn tokens create NAME`")
+    app = create_app(settings, max_body_bytes=max_body_bytes)
+    echo_err(f"web channel on http://{host}:{port}/ (API docs at /docs)")
+    # Event streams stay open for as long as their readers: on Ctrl-C, end them after a moment
+    # instead of waiting for every browser to leave (a reader reconnects with Last-Event-ID).
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
