@@ -122,5 +122,7 @@ async def telegram_chat(
                 settings=stack.settings(task_queue=harness.task_queue, telegram=config),
             )
             await poller.identify()
+            # The submit path refuses an event while no worker polls the queue: wait for ours.
+            await until(lambda: inbox.has_pollers(client, harness.task_queue), timeout=30)
             yield Chat(api=api, harness=harness, poller=poller, agent=agent, db=db)
         await adapter.aclose()
