@@ -326,14 +326,23 @@ def _server_tools(deps: Dependencies) -> list[Tool]:
     return deps.tool_servers.tools() if deps.tool_servers is not None else []
 
 
-def build_worker(client: Client, deps: Dependencies, *, task_queue: str) -> Worker:
-    """A Worker running every Persyn workflow and activity on ``task_queue``."""
+def build_worker(
+    client: Client, deps: Dependencies, *, task_queue: str, share_workflow_code: bool = False
+) -> Worker:
+    """A Worker running every Persyn workflow and activity on ``task_queue``.
+
+    ``share_workflow_code``: the sandbox imports the workflow modules once per process instead
+    of once per run (``workers.runner``). The worker process does; tests keep the strict
+    sandbox, which also catches clock and randomness reads at run time.
+    """
     return Worker(
         client,
         task_queue=task_queue,
         workflows=WORKFLOWS,
         activities=activities(deps, client, task_queue=task_queue),
-        workflow_runner=workflow_runner(sandboxed=deps.settings.workflow_sandbox),
+        workflow_runner=workflow_runner(
+            sandboxed=deps.settings.workflow_sandbox, share_workflow_code=share_workflow_code
+        ),
         max_concurrent_activities=64,
         max_concurrent_local_activities=64,
         graceful_shutdown_timeout=timedelta(seconds=10),

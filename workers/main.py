@@ -64,7 +64,8 @@ async def serve() -> None:
     if deps.encoder is not None:
         # A changed encoder with old vectors would compare apples with pears: refuse to serve.
         await check_dimensions(deps.db, deps.encoder.dimensions)
-    worker = build_worker(client, deps, task_queue=settings.task_queue)
+    # Workflow modules are imported once per process, not once per run (workers/runner.py).
+    worker = build_worker(client, deps, task_queue=settings.task_queue, share_workflow_code=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
