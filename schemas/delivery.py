@@ -91,7 +91,13 @@ class DeliverySettings(BaseModel):
         default=30.0,
         ge=0,
         allow_inf_nan=False,
-        description="A pending row this old is given a delivery run at worker start.",
+        description="A pending row this old is given a delivery run by the worker's sweep.",
+    )
+    sweep_every_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="How often each worker sweeps for pending rows without a delivery run.",
     )
 
 

@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from sqlalchemy.exc import OperationalError
 
-from activities.channels.starting import sweep_pending
+from activities.channels.starting import sweep_forever
 from activities.memory.encoders.dimensions import DimensionMismatchError, check_dimensions
 from activities.sandbox.provider import SandboxConfigError
 from activities.scheduling.heartbeats import reconcile_heartbeats
@@ -75,15 +75,18 @@ async def serve() -> None:
         # Liveness comes from the worker itself: Temporal lists a dead worker's pollers for
         # minutes, a beacon that stops being renewed goes stale in seconds.
         beacon = asyncio.create_task(liveness.renew_forever(settings, settings.task_queue))
-        # Outbox rows whose delivery run was lost to a crash get one (docs/channels.md).
-        await sweep_pending(
-            deps.db, client, task_queue=settings.task_queue, settings=settings.delivery
+        # Outbox rows left without a delivery run get one (docs/channels.md).
+        sweeper = asyncio.create_task(
+            sweep_forever(
+                deps.db, client, task_queue=settings.task_queue, settings=settings.delivery
+            )
         )
         await stop.wait()
         log.info("worker stopping")
-        beacon.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await beacon
+        for task in (beacon, sweeper):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
     await deps.aclose()
     # Observability hook: buffered spans go out before the process exits (bounded wait).
     await asyncio.to_thread(tracing.shutdown)

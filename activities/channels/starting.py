@@ -2,12 +2,15 @@
 
 The activity that inserts an outbox row starts its delivery at once; the workflow ID is the
 row's, and ID reuse is refused, so a retried insert (or a sweep racing it) never delivers a row
-twice. A crash between the insert and the start leaves the row pending: the sweep a worker runs
-as it starts gives it its run.
+twice. A crash between the insert and the start leaves the row pending, and a few writers of
+unprompted messages (the sandbox's and the image render's reports) do not start one: the sweep
+every worker runs, as it starts and then every ``delivery.sweep_every_seconds``, gives each such
+row its run.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from datetime import UTC, datetime, timedelta
@@ -84,15 +87,28 @@ async def sweep_pending(
     task_queue: str,
     settings: DeliverySettings,
     now: datetime | None = None,
+    seen: set[str] | None = None,
 ) -> int:
     """Start a delivery run for every row left pending (a start lost to a crash).
 
+    Args:
+        db: The store.
+        client: Where to start the runs.
+        task_queue: Their task queue.
+        settings: How old a pending row must be.
+        now: The time (tests).
+        seen: Rows a previous sweep of this process handled; skipped, then added to.
+
     Returns:
-        How many rows were looked at (a row whose run exists is left to it).
+        How many rows were given a start (a row whose run exists is left to it).
     """
     cutoff = (now or datetime.now(UTC)) - timedelta(seconds=settings.sweep_after_seconds)
     async with db.session() as session:
         rows = await pending_messages(session, older_than=cutoff)
+    if seen is not None:
+        # Forget rows no longer pending (bounded memory), skip those already handled.
+        seen.intersection_update(row.id for row in rows)
+        rows = [row for row in rows if row.id not in seen]
     for row in rows:
         await start_delivery(
             client,
@@ -104,6 +120,21 @@ async def sweep_pending(
             conversation_id=row.conversation_id,
             task_queue=task_queue,
         )
+        if seen is not None:
+            seen.add(row.id)
     if rows:
         log.info("delivery sweep: %d pending outbox messages given a run", len(rows))
     return len(rows)
+
+
+async def sweep_forever(
+    db: Database, client: Client, *, task_queue: str, settings: DeliverySettings
+) -> None:
+    """Sweep now and then every ``settings.sweep_every_seconds`` until cancelled; never fails."""
+    seen: set[str] = set()
+    while True:
+        try:
+            await sweep_pending(db, client, task_queue=task_queue, settings=settings, seen=seen)
+        except Exception as err:  # the next sweep tries again
+            log.warning("delivery sweep failed: %s", err)
+        await asyncio.sleep(settings.sweep_every_seconds)

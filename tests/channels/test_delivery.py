@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from sqlmodel import select
 from temporalio.client import Client, WorkflowExecutionStatus
 
 from activities.channels.adapters.base import DeliveryError
-from activities.channels.starting import start_delivery
+from activities.channels.starting import start_delivery, sweep_pending
 from contract import names
 from schemas.delivery import DeliveryResult, DeliverySettings, DeliveryStatus
 from schemas.events import ChannelRef
+from schemas.ids import new_ulid
+from store.queries.contacts import send_unprompted
 from store.queries.delivery import kept_for_pickup, mark_picked_up
 from store.tables import OutboxRow
 from tests.channels.helpers import CueAdapter, channel_worker, outbox_row, queue_unprompted
@@ -122,3 +126,42 @@ async def test_a_service_without_adapter_fails_with_a_reason(harness: Harness) -
     result = await _result(harness.client, message_id)
     assert result.status is DeliveryStatus.FAILED
     assert result.reason is not None and "no channel adapter for service 'pager'" in result.reason
+
+
+async def test_the_sweep_gives_a_row_without_a_run_its_delivery_once(harness: Harness) -> None:
+    agent = await harness.create_agent()
+    message_id = new_ulid()
+    async with harness.db.session() as session:
+        # Written as the sandbox's report is, with no delivery started (or one lost to a crash).
+        await send_unprompted(
+            session,
+            message_id=message_id,
+            agent=agent.handle,
+            agent_name="Tester",
+            channel=terminal(),
+            text="your task finished",
+            at=datetime.now(UTC),
+        )
+    settings = DeliverySettings(sweep_after_seconds=0)
+    later = datetime.now(UTC) + timedelta(seconds=1)
+    seen: set[str] = set()
+    swept = await sweep_pending(
+        harness.db,
+        harness.client,
+        task_queue=harness.task_queue,
+        settings=settings,
+        now=later,
+        seen=seen,
+    )
+    assert swept >= 1 and message_id in seen
+    assert (await _result(harness.client, message_id)).status is DeliveryStatus.AWAITING_PICKUP
+    # A second sweep finds nothing of it to do: it is no longer pending.
+    await sweep_pending(
+        harness.db,
+        harness.client,
+        task_queue=harness.task_queue,
+        settings=settings,
+        now=later,
+        seen=seen,
+    )
+    assert message_id not in seen
