@@ -7,6 +7,7 @@ line>"}`` naming what to fix; a refused request stores and submits nothing.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -150,6 +151,7 @@ async def post_message(
             )
         wait = _wait_for(prefer)
         done = None
+        submitting = time.perf_counter()
         if wait > 0:
             # One update that returns with the reply; past the wait, the accept below is the
             # same submission (same update ID), so nothing is sent twice.
@@ -174,9 +176,15 @@ async def post_message(
     except SubmitRejectedError as err:
         status = 409 if "already used" in str(err) else 422
         raise HTTPException(status, str(err).splitlines()[0]) from None
+    # How long the agent's inbox took (the shared use case): the rest is the web channel's own.
+    agent_ms = (time.perf_counter() - submitting) * 1000
     body = _receipt(receipt, event).model_dump(mode="json")
     completed = receipt.status is ReceiptStatus.COMPLETED
-    return JSONResponse(body, status_code=200 if completed else 202)
+    return JSONResponse(
+        body,
+        status_code=200 if completed else 202,
+        headers={"Server-Timing": f'agent;dur={agent_ms:.1f};desc="submit to receipt"'},
+    )
 
 
 @router.get(

@@ -87,6 +87,7 @@ async def test_the_same_event_id_posted_twice_gets_one_reply(worker: Harness, we
         )
     assert answer["outcome"] == "spoke" and answer["text"] == "hi"
     assert third.status_code == 200 and third.json()["marker"] == answer
+    assert third.headers["server-timing"].startswith("agent;dur=")
     async with worker.db.session() as session:
         replies = (
             await session.exec(select(OutboxRow).where(OutboxRow.agent == agent.handle))
