@@ -58,6 +58,9 @@ COMMANDS: dict[str, Entry] = {
         "converse",
         "Start a conversation between two agents; with --wait, follow it until it stops.",
     ),
+    "pacing": Entry(
+        "cli.pacing", "app", "Show or set how much and how fast an agent may talk on its channels."
+    ),
     "import": Entry(
         "cli.importer",
         "import_dialog",

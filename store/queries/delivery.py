@@ -195,7 +195,10 @@ async def set_pacing(
     Raises:
         pydantic.ValidationError: A value the pacing settings do not accept.
     """
-    PacingSettings.model_validate({**PacingSettings().model_dump(), **values})
+    checked = PacingSettings.model_validate({**PacingSettings().model_dump(), **values})
+    values = {
+        name: value for name, value in checked.model_dump(mode="json").items() if name in values
+    }
     row = await session.get(PacingOverrideRow, (agent, channel_key))
     if row is None:
         session.add(
