@@ -36,6 +36,10 @@ EVENTS_CHANNEL = "persyn_channel_events"
 FOLLOW_FOR_S = 600.0
 """How long a feed follows one event's deltas at most (a reply queued behind others waits)."""
 
+MAX_FOLLOWED = 8
+"""Events whose deltas one feed follows at once; each holds a connection, and deltas are
+presentation only, so past this a burst of events is shown by its replies alone."""
+
 
 class FeedKind(StrEnum):
     """What a feed item is."""
@@ -124,6 +128,8 @@ async def channel_feed(
                 if payload.get("channel") != key:
                     continue
                 if source == EVENTS_CHANNEL:
+                    if len(followers) >= MAX_FOLLOWED:
+                        continue
                     task = asyncio.create_task(follow(str(payload.get("event_id"))))
                     followers.add(task)
                     task.add_done_callback(followers.discard)
