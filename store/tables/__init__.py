@@ -18,8 +18,8 @@ from store.tables.autonomy import (  # noqa: F401  (registers them)
     ToolCallRow,
 )
 from store.tables.codec_keys import CodecKeyRow  # noqa: F401  (registers it)
-from store.tables.delivery import PacingOverrideRow  # noqa: F401  (registers it)
 from store.tables.deliberation import ParkedConclusionRow, SpeakDecisionRow  # noqa: F401
+from store.tables.delivery import PacingOverrideRow  # noqa: F401  (registers it)
 from store.tables.dialog import Conversation, DialogSearchStats, DialogSearchTerm, DialogTurnRow
 from store.tables.emotion import EmotionReadingRow  # noqa: F401  (registers it)
 from store.tables.graph import GraphEdgeRow, GraphNodeRow  # noqa: F401  (registers them)
