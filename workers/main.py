@@ -20,6 +20,7 @@ from typing import TypeVar
 from sqlalchemy.exc import OperationalError
 
 from activities.channels.starting import sweep_forever
+from activities.guardrails.rules import RulesError
 from activities.memory.encoders.dimensions import DimensionMismatchError, check_dimensions
 from activities.sandbox.provider import SandboxConfigError
 from activities.scheduling.heartbeats import reconcile_heartbeats
@@ -116,7 +117,7 @@ def main() -> None:
     code = 0
     try:
         asyncio.run(serve())
-    except (DimensionMismatchError, SandboxConfigError) as err:
+    except (DimensionMismatchError, SandboxConfigError, RulesError) as err:
         # Settings the operator must fix: one line, no traceback.
         log.error("%s", err)
         code = 2
