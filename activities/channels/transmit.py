@@ -5,6 +5,7 @@ from __future__ import annotations
 from temporalio import activity
 from temporalio.client import Client
 
+from activities.channels.adapters.pull import answered_in_place
 from activities.channels.starting import start_delivery
 from activities.drafts import load_draft
 from schemas.activation import Transmission, TransmitInput
@@ -41,6 +42,7 @@ class ChannelActivities:
             text=text,
             at=data.at,
         )
+        delivered = answered_in_place(data.channel, unprompted=False)
         async with self._db.session() as session:
             await record_turn(session, agent=data.agent, channel=data.channel, turn=turn)
             inserted = await add_outbox(
@@ -52,8 +54,9 @@ class ChannelActivities:
                 conversation_id=data.conversation_id,
                 text_=text,
                 created_at=data.at,
+                delivered=delivered,
             )
-        if self._client is not None:
+        if self._client is not None and not delivered:
             # Also on a retry: the insert may have committed just before a crash, and the
             # delivery run's ID is the row's, so it starts once.
             await start_delivery(

@@ -142,11 +142,12 @@ _ADD_OUTBOX = text(
     """
     WITH queued AS (
         INSERT INTO outbox (id, activation_id, agent, channel_key, conversation_id, text,
-                            unprompted, created_at)
+                            unprompted, created_at, status, delivered_at)
         VALUES (CAST(:id AS varchar), CAST(:activation_id AS varchar), CAST(:agent AS varchar),
                 CAST(:channel_key AS varchar), CAST(:conversation_id AS varchar),
                 CAST(:text AS text), CAST(:unprompted AS boolean),
-                CAST(:created_at AS timestamptz))
+                CAST(:created_at AS timestamptz), CAST(:status AS varchar),
+                CAST(:delivered_at AS timestamptz))
         ON CONFLICT (activation_id) DO NOTHING
         RETURNING id
     )
@@ -166,8 +167,13 @@ async def add_outbox(
     text_: str,
     created_at: datetime,
     unprompted: bool = False,
+    delivered: bool = False,
 ) -> bool:
-    """Queue a transmitted message once per activation and announce it; ``False`` on a retry."""
+    """Queue a transmitted message once per activation and announce it; ``False`` on a retry.
+
+    ``delivered``: the message has reached its people already (a reply returned to a pull
+    channel's waiting client), so it needs no delivery run (docs/channels.md).
+    """
     connection = await session.connection()
     result = await connection.execute(
         _ADD_OUTBOX,
@@ -180,6 +186,8 @@ async def add_outbox(
             "text": text_,
             "unprompted": unprompted,
             "created_at": created_at,
+            "status": "delivered" if delivered else "pending",
+            "delivered_at": created_at if delivered else None,
             "notify_channel": OUTBOX_CHANNEL,
             "payload": json.dumps({"id": message_id, "agent": agent, "channel": channel_key}),
         },

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from sqlmodel import select
 from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.service import RPCError
 
 from activities.channels.adapters.base import DeliveryError
 from activities.channels.starting import start_delivery, sweep_pending
@@ -28,18 +30,43 @@ async def _result(client: Client, message_id: str) -> DeliveryResult:
     return result
 
 
-async def test_a_terminal_reply_is_delivered_by_its_own_run(harness: Harness) -> None:
+async def test_a_terminal_reply_is_delivered_with_its_receipt_and_needs_no_run(
+    harness: Harness,
+) -> None:
     agent = await harness.create_agent()
     receipt = await harness.say(agent.handle, "hello there")
     assert receipt.marker is not None and receipt.marker.text
 
     async with harness.db.session() as session:
         rows = list(await session.exec(select(OutboxRow).where(OutboxRow.agent == agent.handle)))
-    assert len(rows) == 1
-    result = await _result(harness.client, rows[0].id)
+    assert [(row.status, row.attempts) for row in rows] == [("delivered", 0)]
+    assert rows[0].delivered_at is not None
+    with pytest.raises(RPCError):
+        await harness.client.get_workflow_handle(names.delivery_workflow_id(rows[0].id)).describe()
+
+
+async def test_a_reply_on_a_push_channel_is_delivered_by_its_own_run(
+    client: Client, stack: Stack
+) -> None:
+    chat = CueAdapter("chat")
+    async with channel_worker(client, stack, adapters=[chat]) as harness:
+        agent = await harness.create_agent()
+        receipt = await harness.say(
+            agent.handle, "hello there", channel=ChannelRef(service="chat", channel="room")
+        )
+        assert receipt.marker is not None and receipt.marker.activation_id
+        async with harness.db.session() as session:
+            [row] = list(
+                await session.exec(
+                    select(OutboxRow).where(OutboxRow.activation_id == receipt.marker.activation_id)
+                )
+            )
+        result = await _result(client, row.id)
+
     assert result.status is DeliveryStatus.DELIVERED
-    row = await outbox_row(harness, rows[0].id)
-    assert row is not None and row.status == "delivered" and row.attempts == 1
+    assert chat.delivered == [row.id]
+    settled = await outbox_row(harness, row.id)
+    assert settled is not None and (settled.status, settled.attempts) == ("delivered", 1)
 
 
 async def test_an_unprompted_terminal_message_is_kept_until_picked_up(harness: Harness) -> None:

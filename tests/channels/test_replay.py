@@ -46,10 +46,13 @@ async def _history(client: Client, workflow_id: str) -> WorkflowHistory:
 
 
 async def _scenario(harness: Harness) -> dict[str, WorkflowHistory]:
-    """A reply delivered, a delivery that fails, and two agents until the budget blocks one."""
+    """A reply delivered on a push channel, a delivery that fails, and two agents until the
+    budget blocks one."""
     client = harness.client
     agent = await harness.create_agent()
-    receipt = await harness.say(agent.handle, "hello")
+    receipt = await harness.say(
+        agent.handle, "hello", channel=ChannelRef(service="chat", channel="room")
+    )
     assert receipt.marker is not None and receipt.marker.activation_id
     async with harness.db.session() as session:
         reply = (
@@ -102,9 +105,10 @@ async def _scenario(harness: Harness) -> dict[str, WorkflowHistory]:
 
 async def test_fresh_delivery_histories_replay(client: Client, stack: Stack) -> None:
     adapters = [
+        CueAdapter("chat"),
         CueAdapter(
             "broken", errors=[DeliveryError("timeout"), DeliveryError("gone", retryable=False)]
-        )
+        ),
     ]
     overrides: dict[str, object] = {"pacing": {**FAST_PACING, "budget_tokens": 40}}
     async with channel_worker(

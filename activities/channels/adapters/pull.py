@@ -9,6 +9,19 @@ the outbox until a client connected to the channel shows it and marks it picked 
 from __future__ import annotations
 
 from activities.channels.adapters.base import DeliveryOutcome, DeliveryReceipt, OutboundMessage
+from schemas.events import ChannelRef
+
+PULL_SERVICES = ("terminal", "web")
+"""Services whose people fetch their messages."""
+
+
+def answered_in_place(channel: ChannelRef, *, unprompted: bool) -> bool:
+    """Whether a message is delivered by being transmitted: a reply on a pull channel.
+
+    Its waiting client gets it with the completion marker, so the row is written delivered and
+    no delivery run is started (three workflow tasks saved on every terminal or web reply).
+    """
+    return channel.service in PULL_SERVICES and not unprompted
 
 
 class PullAdapter:
