@@ -260,6 +260,7 @@ def activities(
         deps.db,
         deps.gateway,
         build_execution_provider(deps.settings.sandbox, mounts=skills.sandbox_mounts),
+        delivery=deps.settings.delivery,
     )
     # Image renders (docs/tools.md, Images): one usage record per image, priced per image.
     images = ImageActivities(
@@ -268,6 +269,7 @@ def activities(
         deps.settings.home / "images",
         meters=deps.meters,
         prices=load_or_empty(deps.settings.price_table),
+        delivery=deps.settings.delivery,
     )
     return [
         store.lookup_agent,

@@ -2,10 +2,8 @@
 
 The activity that inserts an outbox row starts its delivery at once; the workflow ID is the
 row's, and ID reuse is refused, so a retried insert (or a sweep racing it) never delivers a row
-twice. A crash between the insert and the start leaves the row pending, and a few writers of
-unprompted messages (the sandbox's and the image render's reports) do not start one: the sweep
-every worker runs, as it starts and then every ``delivery.sweep_every_seconds``, gives each such
-row its run.
+twice. A crash between the insert and the start leaves the row pending: the sweep every worker
+runs, as it starts and then every ``delivery.sweep_every_seconds``, gives each such row its run.
 """
 
 from __future__ import annotations

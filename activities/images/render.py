@@ -22,9 +22,11 @@ from openai.types import ImagesResponse
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.channels.starting import start_delivery
 from activities.images.files import SUFFIXES, find_image, keep
 from observability.metering.hub import MeterHub
 from observability.metering.producer import emit_work, work_record
+from schemas.delivery import DeliverySettings
 from schemas.images import (
     IMAGE_PREFIX,
     DeliverRenderInput,
@@ -58,8 +60,10 @@ class ImageActivities:
         *,
         meters: MeterHub | None = None,
         prices: PriceTable | None = None,
+        delivery: DeliverySettings | None = None,
     ):
         self._db = db
+        self._delivery = delivery or DeliverySettings()
         self._settings = settings
         self._root = root
         self._meters = meters
@@ -185,6 +189,15 @@ class ImageActivities:
                 text=render_message(data),
                 at=utcnow(),
             )
+        # Started here rather than left to the sweep, so a push channel gets it at once.
+        await start_delivery(
+            activity.client(),
+            message_id=data.result.render_id,
+            agent=data.agent,
+            channel=data.channel,
+            unprompted=True,
+            settings=self._delivery,
+        )
         return queued
 
 

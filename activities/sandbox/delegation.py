@@ -19,9 +19,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from temporalio import activity
 
+from activities.channels.starting import start_delivery
 from activities.deliberation.calls import complete
 from activities.gateway.gateway import ModelGateway
 from activities.sandbox.provider import ExecutionProvider, SandboxError, SandboxUnavailableError
+from schemas.delivery import DeliverySettings
 from schemas.models import ChatMessage, ModelRequest, TaskType, ToolSpec
 from schemas.sandbox_task import (
     DeliverSandboxReportInput,
@@ -100,10 +102,18 @@ def task_tools() -> list[ToolSpec]:
 class DelegationActivities:
     """The activities of a delegated task, over the gateway, an execution provider and the store."""
 
-    def __init__(self, db: Database, gateway: ModelGateway, provider: ExecutionProvider) -> None:
+    def __init__(
+        self,
+        db: Database,
+        gateway: ModelGateway,
+        provider: ExecutionProvider,
+        *,
+        delivery: DeliverySettings | None = None,
+    ) -> None:
         self._db = db
         self._gateway = gateway
         self._provider = provider
+        self._delivery = delivery or DeliverySettings()
         self._tools = task_tools()
 
     @activity.defn(name="sandbox.think")
@@ -195,6 +205,15 @@ class DelegationActivities:
                 text=report_message(data),
                 at=utcnow(),
             )
+        # Started here rather than left to the sweep, so a push channel gets it at once.
+        await start_delivery(
+            activity.client(),
+            message_id=data.task_id,
+            agent=data.agent,
+            channel=data.channel,
+            unprompted=True,
+            settings=self._delivery,
+        )
         return queued
 
 

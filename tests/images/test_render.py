@@ -91,6 +91,9 @@ async def test_an_image_is_rendered_kept_delivered_noted_and_metered(
         # Delivered to the conversation on its own, once, with the reference.
         [message] = await unprompted(h, agent)
         assert result.reference in message.text and message.channel_key == terminal().key
+        # Its delivery run was started by the report itself, not left to the worker's sweep.
+        delivery = h.client.get_workflow_handle(names.delivery_workflow_id(message.id))
+        assert (await delivery.describe()).id == names.delivery_workflow_id(message.id)
 
         # One usage record for the image, priced per image, for the asking activation.
         [image] = [r for r in meter.records if r.stage == "image"]
