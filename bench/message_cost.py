@@ -11,7 +11,9 @@ each *variant* is a real worker process started from a source tree (the current 
 * worker and Temporal-server CPU per message (process counters over the sequential messages);
 * throughput of 20 agents x 10 messages at once;
 * in the same run, the one-activity floor and the no-op three-workflow shape (in-process
-  worker, sandboxed), for the targets that are stated against them.
+  worker, sandboxed), for the targets that are stated against them;
+* where the pre-model time goes: the server's hops and each workflow's task on the path, read
+  from the histories (``bench/premodel_path.py``).
 
 Variants run in turns (A, B, ..., A, B, ...) so drift on a shared machine spreads over all.
 
@@ -37,9 +39,11 @@ from sqlalchemy import text
 from bench.baselines import floor_latency, shape_latency
 from bench.harness import BenchStack, bench_stack, new_agent, percentile, record, worker_process
 from bench.plain_pipeline import make_event
+from bench.premodel_path import SEGMENTS, Mark, breakdown
 from schemas.events import Outcome
 from store.db import Database
 from temporal import inbox
+from temporal.inbox import update_id
 
 
 @dataclass
@@ -55,6 +59,7 @@ class Variant:
     worker_cpu: list[float] = field(default_factory=list)
     server_cpu: list[float] = field(default_factory=list)
     throughput: list[float] = field(default_factory=list)
+    segments: dict[str, list[float]] = field(default_factory=dict)
 
 
 def _cpu_ms(process: psutil.Process) -> float:
@@ -95,23 +100,26 @@ async def sequential(
     stack: BenchStack, db: Database, queue: str, handle: str, n: int, variant: Variant | None
 ) -> None:
     """``n`` messages one after another; with ``variant``, record their split latencies."""
-    marks: list[tuple[float, float, str]] = []
+    marks: list[tuple[float, float, str, str]] = []
     for i in range(n):
+        event = make_event(f"message {i}")
         sent = time.time()
-        receipt = await inbox.submit(
-            stack.client, handle=handle, event=make_event(f"message {i}"), task_queue=queue
-        )
+        receipt = await inbox.submit(stack.client, handle=handle, event=event, task_queue=queue)
         received = time.time()
         assert receipt.marker is not None and receipt.marker.outcome is Outcome.SPOKE
-        marks.append((sent, received, str(receipt.marker.activation_id)))
+        marks.append((sent, received, str(receipt.marker.activation_id), update_id(event)))
     if variant is None:
         return
-    for sent, received, activation_id in marks:
+    paths: list[Mark] = []
+    for sent, received, activation_id, update in marks:
         ended, latency_ms = await model_call_window(db, activation_id)
         model_end = ended.timestamp()
         variant.pre.append((model_end - latency_ms / 1000 - sent) * 1000)
         variant.post.append((received - model_end) * 1000)
         variant.total.append((received - sent) * 1000)
+        paths.append(Mark(sent, update, activation_id, model_end - latency_ms / 1000))
+    for segment, values in (await breakdown(stack.client, handle, paths)).items():
+        variant.segments.setdefault(segment, []).extend(values)
 
 
 async def concurrent(stack: BenchStack, db: Database, queue: str, agents: int, each: int) -> float:
@@ -212,6 +220,13 @@ async def main() -> None:
         "| 20 agents x 10 messages at once | "
         + " | ".join(_spread(v.throughput, "/s", 1) for v in variants)
         + " |",
+    ]
+    rows += [
+        f"| pre-model, {segment} (p50) | "
+        + " | ".join(f"{percentile(v.segments[segment], 0.5):.1f} ms" for v in variants)
+        + " |"
+        for segment in SEGMENTS
+        if all(v.segments.get(segment) for v in variants)
     ]
     lines = [
         f"- {v.name}: pre-model p50 is "
