@@ -14,6 +14,7 @@ import getpass
 import json
 import sys
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -28,6 +29,7 @@ from schemas.settings import Settings, get_settings
 from temporal.client import connect
 from usecases import agents, streams
 from usecases.delivery import build_event
+from usecases.images import PictureRefusedError, keep_sent_picture
 from workers.health import serving
 
 AgentOpt = Annotated[str, typer.Option("--agent", "-a", help="The agent's handle.")]
@@ -93,6 +95,10 @@ def send(
         bool, typer.Option("--not-addressed", help="Observed traffic, not addressed to the agent.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the receipt as JSON.")] = False,
+    image: Annotated[
+        list[Path] | None,
+        typer.Option(help="A picture to send with the message (PNG, JPEG or WebP); repeatable."),
+    ] = None,
 ) -> None:
     """Send one message and print the reply (or the agent's reason for silence).
 
@@ -105,6 +111,8 @@ def send(
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise UserError("standard input is not valid UTF-8: re-encode it as UTF-8") from None
+    settings = get_settings()
+    pictures = run(_keep_pictures(settings, agent, image or []))
     event = build_event(
         event_id=check_ulid(event_id, what="event id") if event_id else None,
         channel=ChannelRef(service="terminal", channel=channel),
@@ -112,14 +120,31 @@ def send(
         text=text,
         addressed=not not_addressed,
         conversation_id=check_ulid(conversation, what="conversation id") if conversation else None,
+        images=pictures,
     )
-    receipt, name = run(_send(get_settings(), agent, event))
+    receipt, name = run(_send(settings, agent, event))
     if as_json:
         typer.echo(json.dumps(receipt.model_dump(mode="json"), indent=2))
     else:
         typer.echo(render(receipt, name))
     if receipt.marker is not None and receipt.marker.outcome in EXIT_CODES:
         raise typer.Exit(EXIT_CODES[receipt.marker.outcome])
+
+
+async def _keep_pictures(settings: Settings, agent: str, files: list[Path]) -> list[str]:
+    """Keep each picture where the agent's image tools find it; the IDs the event names."""
+    kept: list[str] = []
+    for file in files:
+        try:
+            content = await asyncio.to_thread(file.read_bytes)
+        except OSError as err:
+            raise UserError(f"cannot read {file}: {err.strerror or err}") from None
+        try:
+            picture = await keep_sent_picture(settings=settings, agent=agent, content=content)
+        except PictureRefusedError as err:
+            raise UserError(f"{file}: {err}") from None
+        kept.append(picture.image_id)
+    return kept
 
 
 async def _show_each(texts: AsyncIterator[str], show: Callable[[str], None]) -> None:

@@ -21,6 +21,7 @@ from schemas.events import (
     ChannelRef,
     InboundEvent,
     MarkerAnswer,
+    Modality,
     Receipt,
     ReceiptStatus,
     Speaker,
@@ -57,6 +58,7 @@ def build_event(
     addressed: bool = True,
     conversation_id: str | None = None,
     stream: bool = False,
+    images: list[str] | None = None,
 ) -> InboundEvent:
     """The ``InboundEvent`` a channel submits; a fresh ULID when the sender gave no event ID.
 
@@ -71,6 +73,8 @@ def build_event(
         addressed=addressed,
         conversation_id=conversation_id,
         stream=stream,
+        images=images or [],
+        modality=Modality.IMAGE if images else Modality.TEXT,
     )
 
 
