@@ -29,6 +29,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from temporalio.runtime import LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
+
 from bench.harness import percentile, record
 from bench.soak_load import Sent
 from bench.soak_run import Fault, SoakConfig, SoakReport, run_soak
@@ -156,6 +158,9 @@ def main() -> None:
     if args.agents < 1 or args.minutes <= 0:
         parser.error("--agents must be at least 1 and --minutes positive")
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s")
+    # The client retries through every outage on purpose: its per-retry warnings are noise here.
+    quiet = TelemetryConfig(logging=LoggingConfig(filter=TelemetryFilter("ERROR", "ERROR")))
+    Runtime.set_default(Runtime(telemetry=quiet))
     config = SoakConfig(
         agents=args.agents, minutes=args.minutes, provider=args.provider, seed=args.seed
     )

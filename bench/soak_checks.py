@@ -86,11 +86,26 @@ async def delivery_violations(db: Database, sent: Sequence[Sent]) -> list[str]:
     if replies:
         repeated = await _rows(
             db,
-            "SELECT text, count(*) AS n FROM dialog_turns WHERE role = 'agent' "
+            "SELECT text, count(*) AS n, string_agg(id || '@' || conversation_id || '#' || seq, "
+            "' ' ORDER BY seq) AS turns FROM dialog_turns WHERE role = 'agent' "
             "AND text = ANY(:texts) GROUP BY text HAVING count(*) > 1",
             texts=replies,
         )
-        violations += [f"reply recorded {r.n} times: {r.text[:60]!r}" for r in repeated]
+        # Which turns (ID@conversation#seq) say it: the evidence to chase a duplicate with.
+        violations += [
+            f"reply recorded {r.n} times: {r.text[:60]!r} (turns {r.turns})" for r in repeated
+        ]
+        # By text too: an activation that died after transmitting has no activations row.
+        queued = await _rows(
+            db,
+            "SELECT text, count(*) AS n, string_agg(activation_id, ' ') AS activations "
+            "FROM outbox WHERE text = ANY(:texts) GROUP BY text HAVING count(*) > 1",
+            texts=replies,
+        )
+        violations += [
+            f"reply queued {r.n} times: {r.text[:60]!r} (activations {r.activations})"
+            for r in queued
+        ]
     return violations
 
 
