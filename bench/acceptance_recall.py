@@ -127,7 +127,8 @@ async def culls_but_keeps_important(week: Week) -> Verdict:
     left = await look.memories(db, AGENT)
     turns = await look.person_turns(db, AGENT)
     kept = important <= {m.id for m in left}
-    held = done and kept and bool(low_before) and len(left) < turns
+    # Nothing rated important, or nothing low-rated, would make this hold vacuously.
+    held = done and kept and bool(important) and bool(low_before) and len(left) < turns
     return verdict(
         held,
         f"{len(low_before)} low-rated culled: {done}; {len(important)} important kept: {kept}; "

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import random
 import time
@@ -22,7 +21,8 @@ from pathlib import Path
 from temporalio.client import Client
 
 from bench import soak_checks as checks
-from bench.soak_load import IMPORTANT_WORD, Sent, Traffic
+from bench.soak_load import Sent, Traffic
+from bench.soak_script import soak_script
 from bench.soak_stack import FaultKind, SoakStack
 from schemas.agents import AgentConfig, AgentCreate
 from store.db import Database
@@ -31,10 +31,6 @@ from usecases.agents import create_agent
 from usecases.heartbeats import delete_heartbeat
 
 log = logging.getLogger("persyn.bench.soak")
-
-SUMMARY_SYSTEM = "forming an autobiographical memory"
-RATING_SYSTEM = "rating how much one of your own memories matters"
-CLASSIFY_SYSTEM = "classifying one of your own memories"
 
 
 @dataclass(frozen=True)
@@ -80,49 +76,6 @@ class SoakReport:
     submit_errors: dict[str, int] = field(default_factory=dict)
     memory: checks.MemoryState | None = None
     logs: Path | None = None
-
-
-def soak_script(path: Path) -> Path:
-    """The scripted model: acknowledge each message; rate memories of keepsakes important."""
-    important = {"summary": f"I was trusted with a {IMPORTANT_WORD} to remember."}
-    ordinary = {"summary": "I had a short, ordinary exchange."}
-    rating = {
-        "emotional_significance": 3,
-        "decision_making": 2,
-        "novelty": 2,
-        "continuation": 2,
-        "explicit_importance": 2,
-        "reason": "soak",
-    }
-    classification = {
-        "emotions": {"engaged": 0.6, "neutral": 0.4},
-        "sensitivity": "private",
-        "tags": ["soak"],
-    }
-    rules = [
-        {"task": "respond", "delay_ms": 150, "reply": "ack: {last}"},
-        {
-            "task": "summarize",
-            "system_match": SUMMARY_SYSTEM,
-            "match": IMPORTANT_WORD,
-            "reply": json.dumps(important),
-        },
-        {"task": "summarize", "system_match": SUMMARY_SYSTEM, "reply": json.dumps(ordinary)},
-        {
-            "task": "rate",
-            "system_match": RATING_SYSTEM,
-            "match": IMPORTANT_WORD,
-            "reply": json.dumps({**rating, "importance": 9}),
-        },
-        {
-            "task": "rate",
-            "system_match": RATING_SYSTEM,
-            "reply": json.dumps({**rating, "importance": 1}),
-        },
-        {"task": "classify", "system_match": CLASSIFY_SYSTEM, "reply": json.dumps(classification)},
-    ]
-    path.write_text(json.dumps({"rules": rules}), encoding="utf-8")
-    return path
 
 
 def stack_environment(config: SoakConfig, home: Path) -> dict[str, str]:
@@ -255,6 +208,8 @@ class SoakRun:
 
     async def finish(self) -> checks.MemoryState:
         """The end-of-run judgement over everything sent and sampled."""
+        # Connections pooled before the last PostgreSQL kill are dead: start from fresh ones.
+        await self.db.engine.dispose()
         client = await self.client()
         unique_replies = self.config.provider == "scripted"
         sent = self.traffic.sent

@@ -1,0 +1,56 @@
+"""What the scripted model says during a soak: an acknowledgement per message, and memories
+rated important exactly when a message carries the important word."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bench.soak_load import IMPORTANT_WORD
+
+SUMMARY_SYSTEM = "forming an autobiographical memory"
+RATING_SYSTEM = "rating how much one of your own memories matters"
+CLASSIFY_SYSTEM = "classifying one of your own memories"
+
+
+def soak_script(path: Path) -> Path:
+    """The scripted model: acknowledge each message; rate memories of keepsakes important."""
+    important = {"summary": f"I was trusted with a {IMPORTANT_WORD} to remember."}
+    ordinary = {"summary": "I had a short, ordinary exchange."}
+    rating = {
+        "emotional_significance": 3,
+        "decision_making": 2,
+        "novelty": 2,
+        "continuation": 2,
+        "explicit_importance": 2,
+        "reason": "soak",
+    }
+    classification = {
+        "emotions": {"engaged": 0.6, "neutral": 0.4},
+        "sensitivity": "private",
+        "tags": ["soak"],
+    }
+    rules = [
+        {"task": "respond", "delay_ms": 150, "reply": "ack: {last}"},
+        {
+            "task": "summarize",
+            "system_match": SUMMARY_SYSTEM,
+            "match": IMPORTANT_WORD,
+            "reply": json.dumps(important),
+        },
+        {"task": "summarize", "system_match": SUMMARY_SYSTEM, "reply": json.dumps(ordinary)},
+        {
+            "task": "rate",
+            "system_match": RATING_SYSTEM,
+            "match": IMPORTANT_WORD,
+            "reply": json.dumps({**rating, "importance": 9}),
+        },
+        {
+            "task": "rate",
+            "system_match": RATING_SYSTEM,
+            "reply": json.dumps({**rating, "importance": 1}),
+        },
+        {"task": "classify", "system_match": CLASSIFY_SYSTEM, "reply": json.dumps(classification)},
+    ]
+    path.write_text(json.dumps({"rules": rules}), encoding="utf-8")
+    return path
