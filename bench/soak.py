@@ -87,6 +87,13 @@ def _s(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f} s"
 
 
+def _worst(times: list[float | None]) -> str:
+    # A fault after which latency never came back counts as the worst.
+    if any(t is None for t in times):
+        return "not recovered"
+    return _s(max(t for t in times if t is not None))
+
+
 def render(report: SoakReport) -> str:
     """The report as Markdown for RESULTS.md and the terminal."""
     config = report.config
@@ -130,6 +137,13 @@ def render(report: SoakReport) -> str:
             f"- table rows added over {m1 - m0} answered messages: "
             + ", ".join(f"{t} +{n}" for t, n in sorted(grew.items(), key=lambda kv: -kv[1]))
         )
+    by_kind: dict[str, list[float | None]] = {}
+    for fig in fault_figures(report):
+        by_kind.setdefault(fig.fault.kind.value, []).append(fig.recovery_s)
+    lines.append(
+        "- recovery by kind (worst; target 30 s): "
+        + ", ".join(f"{kind} {_worst(times)}" for kind, times in sorted(by_kind.items()))
+    )
     lines += [
         "",
         "| fault | at (s) | restore | p95 before | recovery | p95 after |",
