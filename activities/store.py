@@ -79,7 +79,8 @@ class StoreActivities:
     @activity.defn(name="store.record_turn")
     async def record_turn(self, data: RecordTurnInput) -> Done:
         """Write one verbatim turn through to PostgreSQL."""
-        async with self._db.session() as session:
+        # One statement (the turn and its conversation's count), atomic without a transaction.
+        async with self._db.autocommit() as session:
             await record_turn(session, agent=data.agent, channel=data.channel, turn=data.turn)
         return Done()
 

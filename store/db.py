@@ -30,11 +30,31 @@ class Database:
         self._sessions = async_sessionmaker(
             self.engine, class_=AsyncSession, expire_on_commit=False
         )
+        # The same pool in autocommit: no BEGIN and ROLLBACK/COMMIT round trips (see autocommit).
+        self._autocommit = async_sessionmaker(
+            self.engine.execution_options(isolation_level="AUTOCOMMIT"),
+            class_=AsyncSession,
+            expire_on_commit=False,
+        )
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[AsyncSession]:
         """A session; the caller commits."""
         async with self._sessions() as session:
+            yield session
+
+    @asynccontextmanager
+    async def autocommit(self) -> AsyncIterator[AsyncSession]:
+        """A session in autocommit: each statement commits as it runs.
+
+        For reads and single-statement writes on hot paths: they save the transaction's
+        ``BEGIN`` and ``ROLLBACK``/``COMMIT`` round trips. Under PostgreSQL's default READ
+        COMMITTED every statement takes its own snapshot even inside a transaction, so a read
+        sees exactly what it would in :meth:`session`, and one statement is atomic on its own.
+        Not for several writes that must land together, ``SET LOCAL`` or anything else that
+        needs a transaction.
+        """
+        async with self._autocommit() as session:
             yield session
 
     async def aclose(self) -> None:

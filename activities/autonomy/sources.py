@@ -27,7 +27,7 @@ class GoalsSource:
 
     async def fetch(self, request: ContextRequest) -> ContextBlock | None:
         """Open and in-progress goals, oldest first."""
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             goals = await list_goals(session, agent=request.agent.handle)
         if not goals:
             return None
@@ -59,7 +59,7 @@ class QuickFactsSource:
     async def fetch(self, request: ContextRequest) -> ContextBlock | None:
         """Facts about ``self`` and each participant."""
         people = list(dict.fromkeys([request.input.person_id, *request.input.participants]))
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             facts = await get_facts(session, agent=request.agent.handle, subjects=["self", *people])
         if not facts:
             return None
@@ -92,7 +92,7 @@ class AutonomyOutcomesSource:
         if trigger not in (Trigger.REMINDER, Trigger.HEARTBEAT):
             return None
         kind = FiringKind.HEARTBEAT if trigger is Trigger.HEARTBEAT else FiringKind.REMINDER
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             entries = await recent_autonomy(
                 session, agent=request.agent.handle, kind=kind, limit=self._limit + 1
             )

@@ -47,7 +47,7 @@ class ContextAssembler:
         return list(self._sources)
 
     async def _agent(self, handle: str) -> AgentPublic:
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             agent = await get_agent(session, handle=handle)
         if agent is None:
             raise UnknownAgentError(f"no agent {handle!r}")
@@ -85,7 +85,8 @@ class ContextAssembler:
         prompt_id = new_ulid()
         tokens = estimate_tokens(system) + sum(estimate_tokens(m.content) + 4 for m in messages)
         extra = {block.source: block.extra for block in blocks if block.extra}
-        async with self._db.session() as session:
+        # One INSERT, atomic on its own: no transaction around it.
+        async with self._db.autocommit() as session:
             await save_prompt(
                 session,
                 prompt_id=prompt_id,

@@ -55,7 +55,7 @@ class DeliveredSource:
     async def fetch(self, request: ContextRequest) -> ContextBlock | None:
         """The messages, newest first; nothing when there are none."""
         data = request.input
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             rows = await unprompted_messages(
                 session,
                 agent=data.agent,

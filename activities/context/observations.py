@@ -56,7 +56,7 @@ class ObservationsSource:
     async def fetch(self, request: ContextRequest) -> ContextBlock | None:
         """The facts about the speaker, the other participants and the agent, ranked."""
         people = list(dict.fromkeys([request.input.person_id, *request.input.participants]))
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             facts = await active_observations(
                 session, agent=request.agent.handle, person_ids=[None, *people]
             )

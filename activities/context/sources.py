@@ -90,7 +90,7 @@ class DialogSource:
 
     async def fetch(self, request: ContextRequest) -> ContextBlock:
         """The window's turns as messages; the current input is always last."""
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             turns = await load_turns(session, turn_ids=request.input.window_turn_ids)
         event = request.input.event
         # The input is in the window once written through; anywhere else it is added last.

@@ -64,7 +64,7 @@ class ParkedSource:
         data = request.input
         if data.task is not TaskType.RESPOND:
             return None
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             rows = await waiting_conclusions(
                 session,
                 agent=data.agent,

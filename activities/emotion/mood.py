@@ -50,6 +50,31 @@ class MoodReader:
         state = decayed(newest[-1] if newest else None, now, self._settings)
         return AgentEmotion(agent=agent, state=state, trajectory=trajectory)
 
+    async def in_conversation(
+        self, *, agent: str, now: datetime, conversation_id: str
+    ) -> AgentEmotion | None:
+        """The state with this conversation's trajectory, or ``None`` before the first reading.
+
+        In a conversation with no readings yet, the trajectory is the agent's latest readings.
+        The same answer as :meth:`emotion` for the conversation and then for the agent, in one
+        session and at most two reads: the agent's latest readings also give the newest one.
+        """
+        async with self._db.autocommit() as session:
+            recent = await latest_readings(
+                session, agent=agent, limit=self._settings.trajectory, until=now
+            )
+            if not recent:
+                return None
+            here = await latest_readings(
+                session,
+                agent=agent,
+                limit=self._settings.trajectory,
+                conversation_id=conversation_id,
+                until=now,
+            )
+        state = decayed(recent[-1], now, self._settings)
+        return AgentEmotion(agent=agent, state=state, trajectory=here or recent)
+
     async def declinable(
         self, *, agent: str, trigger: Trigger, addressed: bool, now: datetime
     ) -> MoodNote | None:

@@ -30,16 +30,14 @@ class EmotionSource:
 
     async def fetch(self, request: ContextRequest) -> ContextBlock | None:
         """The state as of this input, or ``None`` before the first reading."""
-        agent, now = request.agent.handle, request.input.now
-        here = await self._mood.emotion(
-            agent=agent, now=now, conversation_id=request.input.conversation_id
+        here = await self._mood.in_conversation(
+            agent=request.agent.handle,
+            now=request.input.now,
+            conversation_id=request.input.conversation_id,
         )
-        trajectory = here.trajectory
-        if not trajectory:
-            trajectory = (await self._mood.emotion(agent=agent, now=now)).trajectory
-        if here.state.reading is None:
+        if here is None:
             return None
-        steps = " -> ".join(r.top.value for r in trajectory)
+        steps = " -> ".join(r.top.value for r in here.trajectory)
         return ContextBlock(
             source=self.name,
             title="How you feel (your emotional state; it fades back to calm with time):",

@@ -134,16 +134,37 @@ def _to_turn(row: DialogTurnRow) -> DialogTurn:
     )
 
 
+# One array parameter instead of an expanded IN list, and plain rows instead of ORM objects:
+# every prompt loads its window (up to dozens of IDs), and SQLAlchemy re-rendered the IN list
+# and built an instance per turn on each call, most of this read's CPU.
+_LOAD_TURNS = text(
+    """
+    SELECT id, conversation_id, role, speaker_id, speaker_name, text, at
+      FROM dialog_turns
+     WHERE id = ANY(CAST(:ids AS varchar[]))
+     ORDER BY seq
+    """
+)
+
+
 async def load_turns(session: AsyncSession, *, turn_ids: Sequence[str]) -> list[DialogTurn]:
     """The turns with these IDs, in the order they arrived."""
     if not turn_ids:
         return []
-    rows = await session.exec(
-        select(DialogTurnRow)
-        .where(col(DialogTurnRow.id).in_(list(turn_ids)))
-        .order_by(col(DialogTurnRow.seq))
-    )
-    return [_to_turn(row) for row in rows]
+    connection = await session.connection()
+    rows = await connection.execute(_LOAD_TURNS, {"ids": list(turn_ids)})
+    return [
+        DialogTurn(
+            turn_id=row.id,
+            conversation_id=row.conversation_id,
+            role=Role(row.role),
+            speaker_id=row.speaker_id,
+            speaker_name=row.speaker_name,
+            text=row.text,
+            at=row.at,
+        )
+        for row in rows
+    ]
 
 
 async def conversation_turns(
