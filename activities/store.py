@@ -21,7 +21,7 @@ from schemas.records import (
 from store.db import Database
 from store.queries.agents import get_agent
 from store.queries.dialog import close_conversation, open_conversation, record_turn
-from store.queries.people import resolve_speaker
+from store.queries.people import known_speaker, resolve_speaker
 from store.queries.runtime import record_outcome
 
 
@@ -54,6 +54,18 @@ class StoreActivities:
     @activity.defn(name="store.resolve_speaker")
     async def resolve_speaker(self, data: ResolveSpeakerInput) -> ResolvedSpeaker:
         """The person behind a speaker, created on first contact."""
+        # A known speaker (nearly every message) is one statement: no transaction around it.
+        async with self._db.autocommit() as session:
+            known = await known_speaker(
+                session,
+                agent=data.agent,
+                channel=data.channel,
+                speaker=data.speaker,
+                seen_at=data.seen_at,
+            )
+        if known is not None:
+            return known
+        # First contact creates the person and identity together, so it needs a transaction.
         async with self._db.session() as session:
             return await resolve_speaker(
                 session,

@@ -64,7 +64,7 @@ class GraphSource:
 
     async def _lines(self, request: ContextRequest) -> list[str]:
         settings = self._settings
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             mentioned = await mentioned_nodes(
                 session,
                 agent=request.input.agent,

@@ -206,7 +206,9 @@ class MemoryRecall:
         context_window: int,
     ) -> SurfacedMemories | None:
         """The visible memories ranked for ``query``, or ``None`` when there are none."""
-        async with self._db.session() as session:
+        # Plain reads: no transaction. The search below sets its index options SET LOCAL, so
+        # it keeps one.
+        async with self._db.autocommit() as session:
             channels = await memory_channels(session, agent=agent, channel_key=channel_key)
             fence = Fence(agent=agent, channel_ids=channels, present=present)
             if not await any_visible(session, fence):

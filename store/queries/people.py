@@ -42,16 +42,34 @@ async def ensure_channel(
 
 _KNOWN_SPEAKER = text(
     """
-    UPDATE people AS p
-       SET last_seen_at = GREATEST(p.last_seen_at, CAST(:seen_at AS timestamptz)),
-           display_name = CASE WHEN p.name_curated THEN p.display_name
-                               ELSE COALESCE(:display_name, p.display_name) END
-      FROM identities AS i
-     WHERE i.agent = :agent AND i.service = :service AND i.channel = :channel
-       AND i.speaker_id = :speaker_id AND p.id = i.person_id
-    RETURNING p.id, p.display_name
+    WITH known AS (
+        UPDATE people AS p
+           SET last_seen_at = GREATEST(p.last_seen_at, CAST(:seen_at AS timestamptz)),
+               display_name = CASE WHEN p.name_curated THEN p.display_name
+                                   ELSE COALESCE(CAST(:display_name AS varchar), p.display_name)
+                              END
+          FROM identities AS i
+         WHERE i.agent = :agent AND i.service = :service AND i.channel = :channel
+           AND i.speaker_id = :speaker_id AND p.id = i.person_id
+        RETURNING p.id, p.display_name
+    ), touched AS (
+        INSERT INTO channels (id, agent, key, service, channel, created_at, last_active_at,
+                              last_person_id)
+        SELECT CAST(:id AS varchar), CAST(:agent AS varchar), CAST(:key AS varchar),
+               CAST(:service AS varchar), CAST(:channel AS varchar),
+               CAST(:seen_at AS timestamptz), CAST(:seen_at AS timestamptz), k.id
+          FROM known AS k
+        ON CONFLICT ON CONSTRAINT uq_channel_key
+        DO UPDATE SET last_active_at = GREATEST(channels.last_active_at,
+                                                EXCLUDED.last_active_at),
+                      last_person_id = CASE
+                          WHEN EXCLUDED.last_active_at >= channels.last_active_at
+                          THEN EXCLUDED.last_person_id ELSE channels.last_person_id END
+    )
+    SELECT id, display_name FROM known
     """
 )
+"""A known speaker: their person touched and the channel's activity recorded, in one statement."""
 
 _TOUCH_CHANNEL = text(
     """
@@ -67,6 +85,40 @@ _TOUCH_CHANNEL = text(
 )
 
 
+async def known_speaker(
+    session: AsyncSession,
+    *,
+    agent: str,
+    channel: ChannelRef,
+    speaker: Speaker,
+    seen_at: datetime,
+) -> ResolvedSpeaker | None:
+    """The person behind a speaker already known, touched as seen; ``None`` for a stranger.
+
+    One statement, atomic on its own: it refreshes the person's last-seen time and name and
+    the channel's last activity. It commits nothing, so it runs in autocommit as well.
+    """
+    connection = await session.connection()
+    known = (
+        await connection.execute(
+            _KNOWN_SPEAKER,
+            {
+                "id": new_ulid(),
+                "agent": agent,
+                "key": channel.key,
+                "service": channel.service,
+                "channel": channel.channel,
+                "speaker_id": speaker.speaker_id,
+                "seen_at": seen_at,
+                "display_name": speaker.display_name,
+            },
+        )
+    ).first()
+    if known is None:
+        return None
+    return ResolvedSpeaker(person_id=str(known[0]), person_name=str(known[1]), created=False)
+
+
 async def resolve_speaker(
     session: AsyncSession,
     *,
@@ -79,35 +131,24 @@ async def resolve_speaker(
 
     Records are created automatically on first contact (spec §4.5). A display name the
     channel supplies refreshes the person's name, unless the operator named them. A known
-    speaker costs two statements.
+    speaker costs one statement (:func:`known_speaker`).
     """
+    known = await known_speaker(
+        session, agent=agent, channel=channel, speaker=speaker, seen_at=seen_at
+    )
+    if known is not None:
+        await session.commit()
+        return known
+    person_id, name = await _first_contact(
+        session, agent=agent, speaker=speaker, channel=channel, seen_at=seen_at
+    )
+    if person_id is None:
+        # Another worker created the identity first: use its person.
+        await session.rollback()
+        return await resolve_speaker(
+            session, agent=agent, channel=channel, speaker=speaker, seen_at=seen_at
+        )
     connection = await session.connection()
-    lookup = {
-        "agent": agent,
-        "service": channel.service,
-        "channel": channel.channel,
-        "speaker_id": speaker.speaker_id,
-    }
-    known = (
-        await connection.execute(
-            _KNOWN_SPEAKER,
-            {**lookup, "seen_at": seen_at, "display_name": speaker.display_name},
-        )
-    ).first()
-    created = False
-    if known is None:
-        person_id, name = await _first_contact(
-            session, agent=agent, speaker=speaker, channel=channel, seen_at=seen_at
-        )
-        created = person_id is not None
-        if person_id is None:
-            # Another worker created the identity first: use its person.
-            await session.rollback()
-            return await resolve_speaker(
-                session, agent=agent, channel=channel, speaker=speaker, seen_at=seen_at
-            )
-    else:
-        person_id, name = str(known[0]), str(known[1])
     await connection.execute(
         _TOUCH_CHANNEL,
         {
@@ -121,7 +162,7 @@ async def resolve_speaker(
         },
     )
     await session.commit()
-    return ResolvedSpeaker(person_id=person_id, person_name=name, created=created)
+    return ResolvedSpeaker(person_id=person_id, person_name=name, created=True)
 
 
 async def _first_contact(

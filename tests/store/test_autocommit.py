@@ -6,17 +6,20 @@ transactional again, and what each kind of session sees must not differ.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from psycopg.pq import TransactionStatus
 from sqlalchemy import text
+from sqlmodel import select
 
 from schemas.dialog import DialogTurn, Role
 from schemas.events import ChannelRef, Speaker
 from schemas.ids import new_ulid
+from schemas.records import ResolvedSpeaker
 from store.db import Database
 from store.queries.dialog import load_turns, open_conversation, record_turn
-from store.queries.people import resolve_speaker
+from store.queries.people import known_speaker, resolve_speaker
+from store.tables import Channel, Person
 from tests.harness import Harness
 
 CHANNEL = ChannelRef(service="terminal", channel="autocommit")
@@ -98,3 +101,35 @@ async def test_a_turn_written_and_read_in_autocommit_matches_the_transactional_p
         ).scalar_one()
     assert read == turns
     assert count == 3
+
+
+async def test_a_known_speaker_is_touched_in_one_autocommit_statement(harness: Harness) -> None:
+    agent = await harness.create_agent()
+    first = datetime.now(UTC)
+    later = first + timedelta(minutes=5)
+    speaker = Speaker(speaker_id="k", display_name="Kit")
+    async with harness.db.autocommit() as session:
+        stranger = await known_speaker(
+            session, agent=agent.handle, channel=CHANNEL, speaker=speaker, seen_at=first
+        )
+    assert stranger is None
+    async with harness.db.session() as session:
+        created = await resolve_speaker(
+            session, agent=agent.handle, channel=CHANNEL, speaker=speaker, seen_at=first
+        )
+    assert created.created
+    renamed = Speaker(speaker_id="k", display_name="Kit B")
+    async with harness.db.autocommit() as session:
+        known = await known_speaker(
+            session, agent=agent.handle, channel=CHANNEL, speaker=renamed, seen_at=later
+        )
+    assert known == ResolvedSpeaker(person_id=created.person_id, person_name="Kit B", created=False)
+    async with harness.db.session() as session:
+        person = await session.get(Person, created.person_id)
+        channel = (
+            await session.exec(
+                select(Channel).where(Channel.agent == agent.handle, Channel.key == CHANNEL.key)
+            )
+        ).one()
+    assert person is not None and person.last_seen_at == later
+    assert channel.last_active_at == later and channel.last_person_id == created.person_id
