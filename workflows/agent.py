@@ -82,6 +82,7 @@ PATCH_COMPLETION_CHECK = "completion-in-flight-only"
 PATCH_ACTIVATION_ID = "agent-names-activation"
 PATCH_UNKNOWN_COMPLETES = "unknown-agent-completes"
 PATCH_PEER_CHANNEL = "agent-channel-refused"
+PATCH_CLOSED_WHILE_ROUTING = "closed-while-routing"
 
 
 @workflow.defn(name=names.AGENT_WORKFLOW)
@@ -98,6 +99,10 @@ class AgentWorkflow:
         # The event being dispatched and the activation ID it was given: set before the event
         # is routed, so a completion that outruns the routing signal is still recognised.
         self._dispatching: tuple[str, str | None] | None = None
+        # Conversations that said they closed, newest last: an event signalled to one while its
+        # close was on the way was dropped by it, and is routed again (see ``_dispatch``). A
+        # few suffice: only the conversation being signalled at that moment matters.
+        self._closed: list[str] = []
 
     # -- messages -----------------------------------------------------------------------------
     # Every handler takes its payloads raw and validates them itself (workflows/handlers.py):
@@ -226,6 +231,7 @@ class AgentWorkflow:
     @handlers.guarded_signal(ConversationClosed)
     def conversation_closed(self, data: ConversationClosed) -> None:
         """Internal: a conversation closed; an event it never took goes to a fresh one."""
+        self._closed = [*self._closed[-7:], data.conversation_id]
         current = self._state.open.get(data.channel_key)
         if current is not None and current.conversation_id == data.conversation_id:
             del self._state.open[data.channel_key]
@@ -480,6 +486,15 @@ class AgentWorkflow:
         )
         conversation_id = await self._route(turn)
         if conversation_id is None:
+            return
+        if (
+            conversation_id in self._closed
+            and event.event_id not in self._state.markers
+            and workflow.patched(PATCH_CLOSED_WHILE_ROUTING)
+        ):
+            # Its close crossed our signal: the conversation ignored the input, so it goes to a
+            # fresh conversation, first in line, as if it had been caught closing.
+            self._state.queue.insert(0, event)
             return
         self._state.in_flight = InFlight(
             event=event,
