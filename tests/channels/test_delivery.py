@@ -10,6 +10,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError
 
 from activities.channels.adapters.base import DeliveryError
+from activities.channels.adapters.pull import answered_in_place
 from activities.channels.starting import start_delivery, sweep_pending
 from contract import names
 from schemas.delivery import DeliveryResult, DeliverySettings, DeliveryStatus
@@ -192,3 +193,17 @@ async def test_the_sweep_gives_a_row_without_a_run_its_delivery_once(harness: Ha
         seen=seen,
     )
     assert message_id not in seen
+
+
+async def test_the_agents_own_channel_is_delivered_by_being_written(harness: Harness) -> None:
+    # A heartbeat's reflection is transmitted on self:reflection: nobody else hears it, so it
+    # is written delivered with no run; a row that still gets a run (the sweep, an unprompted
+    # message) is delivered by the own-channel adapter instead of failing for want of one.
+    own = ChannelRef(service="self", channel="reflection")
+    assert answered_in_place(own, unprompted=False) and answered_in_place(own, unprompted=True)
+    assert not answered_in_place(terminal(), unprompted=True)
+
+    agent = await harness.create_agent()
+    message_id = await queue_unprompted(harness, agent.handle, own, "note to self")
+    result = await _result(harness.client, message_id)
+    assert result.status is DeliveryStatus.DELIVERED, result.reason

@@ -10,7 +10,7 @@ from temporalio.client import Client
 
 from activities.channels.adapters.agent import AgentAdapter
 from activities.channels.adapters.base import AdapterRegistry, ChannelAdapter
-from activities.channels.adapters.pull import PULL_SERVICES, PullAdapter
+from activities.channels.adapters.pull import PULL_SERVICES, OwnChannelAdapter, PullAdapter
 from activities.channels.telegram.adapter import telegram_adapters
 from schemas.settings import Settings
 
@@ -31,6 +31,7 @@ def build_registry(
         extra: More adapters (tests).
     """
     adapters: list[ChannelAdapter] = [PullAdapter(service) for service in PULL_SERVICES]
+    adapters.append(OwnChannelAdapter())
     adapters.extend(telegram_adapters(settings))  # none unless [telegram] names a bot
     if client is not None:
         adapters.append(AgentAdapter(client, task_queue=task_queue))
