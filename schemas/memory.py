@@ -109,6 +109,15 @@ class MemorySettings(BaseModel):
     dialog_retention_days: float | None = Field(
         default=None, gt=0, description="Raw dialog kept this long (unset: forever)."
     )
+    run_record_retention_days: float = Field(
+        default=30.0,
+        gt=0,
+        description="Per-message run records (prompts, drafts, outcomes, decisions, settled "
+        "outbox, usage rows rolled into daily sums) kept this long.",
+    )
+    guardrail_retention_days: float = Field(
+        default=90.0, gt=0, description="Guardrail firings kept this long."
+    )
 
     # Formation (spec §4 step 8): a chunk is remembered as of its moment, beside earlier memories.
     formation_context_tokens: int = Field(

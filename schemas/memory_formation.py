@@ -267,6 +267,9 @@ class PurgeResult(Wire):
 
     dialog_turns: int = 0
     markers: int = 0
+    run_records: dict[str, int] = Field(
+        default_factory=dict, description="Per-message rows removed, by table."
+    )
 
 
 class PendingFormationsQuery(Wire):

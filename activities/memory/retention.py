@@ -1,4 +1,4 @@
-"""Retention activities: culling, the raw-dialog window, expired markers, missing vectors.
+"""Retention activities: culling, the raw-dialog window, run records, markers, vectors.
 
 Run by each agent's maintenance schedule (``MaintenanceWorkflow``) and, for vectors, after
 every consolidation. Thresholds come from ``MemorySettings`` when the activity runs, so a
@@ -7,14 +7,16 @@ changed setting applies at the next firing without touching the schedule.
 Dropping dialog past its window takes every copy with it (``store.queries.erasure``): the
 prompts built from it, the outbox, markers, activation texts, tool-call content, parked
 deliberation, the content of the agent's spans in the span file, and the turns still held in
-open conversations' windows (a ``forget_turns`` signal).
+open conversations' windows (a ``forget_turns`` signal). The per-message run records
+(prompts, drafts, outcomes, decisions, settled outbox, guardrail firings, usage rows rolled up
+into daily sums) go past their own window, ``run_record_retention_days``, in the same purge.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from temporalio import activity
@@ -41,12 +43,30 @@ from store.db import Database
 from store.queries import memory_retention
 from store.queries.erasure import erase_dialog, open_conversations
 from store.queries.memory_formation import failed_count
+from store.queries.run_retention import RunCutoffs, prune_run_records
 from store.queries.runtime import purge_expired_markers
 
 log = logging.getLogger(__name__)
 
 VECTOR_BATCH = 64
 """Memory summaries encoded per call while filling missing vectors."""
+
+
+TURN_SCRATCH_FLOOR = timedelta(days=1)
+"""Prompts and drafts stay at least this long: a deferred deliberation may still read them."""
+
+
+def run_cutoffs(settings: MemorySettings, now: datetime) -> RunCutoffs:
+    """Per-message rows older than these go (``store.queries.run_retention``)."""
+    window = timedelta(days=settings.run_record_retention_days)
+    usage = now.astimezone(UTC) - window
+    return RunCutoffs(
+        records=now - window,
+        turn_scratch=now - max(window, TURN_SCRATCH_FLOOR),
+        # Whole days only, so each day's usage is either all in the ledger or all summed.
+        usage=usage.replace(hour=0, minute=0, second=0, microsecond=0),
+        guardrails=now - timedelta(days=settings.guardrail_retention_days),
+    )
 
 
 def cull_thresholds(settings: MemorySettings, now: datetime) -> tuple[int, datetime]:
@@ -99,7 +119,7 @@ class RetentionActivities:
 
     @activity.defn(name="memory.purge")
     async def purge(self, data: PurgeInput) -> PurgeResult:
-        """Drop dialog past its retention window (if set) with every copy; expired markers."""
+        """Drop dialog past its window (if set) with every copy, old run records, markers."""
         result = PurgeResult()
         days = self._settings.dialog_retention_days
         if days is not None:
@@ -108,6 +128,11 @@ class RetentionActivities:
             )
         async with self._db.session() as session:
             result.markers += await purge_expired_markers(session, now=data.now)
+        async with self._db.session() as session:
+            pruned = await prune_run_records(
+                session, agent=data.agent, cutoffs=run_cutoffs(self._settings, data.now)
+            )
+        result.run_records = pruned.rows
         return result
 
     async def erase_dialog(self, agent: str, *, before: datetime) -> int:

@@ -27,7 +27,7 @@ from store.tables.guardrails import (  # noqa: F401  (registers them)
     GuardrailCooldownRow,
     GuardrailFiringRow,
 )
-from store.tables.ledger import UsageRow
+from store.tables.ledger import UsageDailyRow, UsageRow
 from store.tables.memory import MemoryRecord
 from store.tables.memory_audit import MemoryAudit, MemoryFormation  # noqa: F401  (registers them)
 from store.tables.observations import ObservationRow  # noqa: F401  (registers it)
@@ -61,5 +61,6 @@ __all__ = [
     "OutboxRow",
     "Person",
     "PromptRow",
+    "UsageDailyRow",
     "UsageRow",
 ]

@@ -20,8 +20,9 @@ from bench.soak_stack import FaultKind
 KNOWN_UNBOUNDED = frozenset(
     {"activations", "drafts", "outbox", "prompts", "speak_decisions", "usage_records"}
 )
-"""Per-activation records that have no retention yet: they grow one row per message (reported
-in bench/RESULTS.md). A table that starts growing and is not named here fails the test."""
+"""Per-activation records the maintenance purge bounds only past ``run_record_retention_days``
+(days, longer than a soak): within one they grow one row per message (docs/operations.md).
+A table that starts growing and is not named here fails the test."""
 
 SHORT = SoakConfig(
     agents=4,
