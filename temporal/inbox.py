@@ -99,26 +99,14 @@ async def peer(client: Client, *, handle: str, message: PeerMessageInput, task_q
     Raises:
         SubmitRejectedError: The recipient refused the message (no such agent, bad input).
     """
-    start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
-        names.AGENT_WORKFLOW, AgentWorkflowInput(handle=handle), **_agent_start(handle, task_queue)
+    await _start_accepted(
+        client,
+        handle=handle,
+        task_queue=task_queue,
+        update=names.PEER,
+        argument=message,
+        update_id=f"peer-{message.message_id}",
     )
-    try:
-        accepted: WorkflowUpdateHandle[Receipt] = await client.start_update_with_start_workflow(
-            names.PEER,
-            message,
-            start_workflow_operation=start,
-            id=f"peer-{message.message_id}",
-            wait_for_stage=WorkflowUpdateStage.ACCEPTED,
-            result_type=Receipt,
-        )
-        if await _settled(client, accepted):
-            # Refused by the validator (or answered already): its outcome says which.
-            await accepted.result()
-    except WorkflowUpdateFailedError as err:
-        cause = err.cause
-        if isinstance(cause, ApplicationError) and cause.type == UNKNOWN_AGENT:
-            await _delete_ghost(client, start)
-        raise SubmitRejectedError(str(cause or err)) from err
 
 
 async def start_submit(
@@ -132,16 +120,35 @@ async def start_submit(
     Raises:
         SubmitRejectedError: The agent refused the event.
     """
+    return await _start_accepted(
+        client,
+        handle=handle,
+        task_queue=task_queue,
+        update=names.SUBMIT,
+        argument=SubmitEventInput(event=event),
+        update_id=update_id(event),
+    )
+
+
+async def _start_accepted(
+    client: Client, *, handle: str, task_queue: str, update: str, argument: Any, update_id: str
+) -> WorkflowUpdateHandle[Receipt]:
+    """Send ``update`` with update-with-start and return once the agent has accepted it.
+
+    Raises:
+        SubmitRejectedError: The agent's validator refused it; an agent that does not exist
+            leaves no run behind.
+    """
     start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
         names.AGENT_WORKFLOW, AgentWorkflowInput(handle=handle), **_agent_start(handle, task_queue)
     )
     try:
         accepted: WorkflowUpdateHandle[Receipt] = await client.start_update_with_start_workflow(
-            names.SUBMIT,
-            SubmitEventInput(event=event),
+            update,
+            argument,
             start_workflow_operation=start,
             wait_for_stage=WorkflowUpdateStage.ACCEPTED,
-            id=update_id(event),
+            id=update_id,
             result_type=Receipt,
         )
         if await _settled(client, accepted):
