@@ -12,6 +12,7 @@ over whole days never change (``store.queries.usage_report`` reads both).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -22,6 +23,10 @@ from store.queries.memory import execute
 
 BATCH = 1000
 """Rows deleted per transaction."""
+
+BUDGET_S = 8.0
+"""Seconds one purge spends deleting, well inside its activity's 15 s: a backlog larger than
+that (the first purge of a long-lived agent) is worked off over the next firings."""
 
 SETTLED = (DeliveryStatus.DELIVERED, DeliveryStatus.FAILED, DeliveryStatus.BLOCKED)
 """Outbox states no delivery run will touch again; pending and awaiting pickup stay."""
@@ -100,6 +105,12 @@ class RunPruning:
     """Rows removed per table (usage records: rolled up, then removed)."""
 
     rows: dict[str, int] = field(default_factory=dict)
+    deadline: float = field(default_factory=lambda: time.monotonic() + BUDGET_S)
+
+    @property
+    def out_of_time(self) -> bool:
+        """Whether the budget is spent: the remaining batches wait for the next purge."""
+        return time.monotonic() >= self.deadline
 
     def add(self, table: str, count: int) -> None:
         """Count ``count`` more rows removed from ``table``."""
@@ -107,15 +118,18 @@ class RunPruning:
             self.rows[table] = self.rows.get(table, 0) + count
 
 
-async def _batches(session: AsyncSession, sql: str, params: dict[str, object]) -> int:
-    """Run a bounded ``DELETE`` until it deletes nothing; one commit per batch."""
+async def _batches(
+    session: AsyncSession, sql: str, params: dict[str, object], done: RunPruning
+) -> int:
+    """Run a bounded ``DELETE`` until it deletes a short batch; one commit per batch."""
     total = 0
-    while True:
+    while not done.out_of_time:
         deleted = int((await execute(session, sql, {**params, "n": BATCH})).rowcount or 0)
         await session.commit()
         total += deleted
         if deleted < BATCH:
-            return total
+            break
+    return total
 
 
 def _bounded_delete(table: str, key: str, condition: str) -> str:
@@ -126,12 +140,15 @@ def _bounded_delete(table: str, key: str, condition: str) -> str:
 
 
 async def prune_run_records(
-    session: AsyncSession, *, agent: str, cutoffs: RunCutoffs
+    session: AsyncSession, *, agent: str, cutoffs: RunCutoffs, budget_s: float = BUDGET_S
 ) -> RunPruning:
-    """Delete the agent's per-message rows older than ``cutoffs``; commits per batch."""
-    done = RunPruning()
+    """Delete the agent's per-message rows older than ``cutoffs``; commits per batch.
+
+    Stops starting batches after ``budget_s`` seconds; what is left goes at the next call.
+    """
+    done = RunPruning(deadline=time.monotonic() + budget_s)
     scratch = {"a": agent, "before": cutoffs.turn_scratch}
-    while True:
+    while not done.out_of_time:
         ids = [str(r.id) for r in await execute(session, _PROMPTS, {**scratch, "n": BATCH})]
         if ids:
             params = {"ids": ids}
@@ -159,7 +176,10 @@ async def prune_run_records(
     done.add(
         "drafts",
         await _batches(
-            session, _bounded_delete("drafts", "id", "agent = :a AND created_at < :before"), scratch
+            session,
+            _bounded_delete("drafts", "id", "agent = :a AND created_at < :before"),
+            scratch,
+            done,
         ),
     )
     records = {"a": agent, "before": cutoffs.records}
@@ -169,19 +189,27 @@ async def prune_run_records(
         ("telegram_inbound", "event_id", "received_at"),
     ):
         condition = f"agent = :a AND {at} < :before"
-        done.add(table, await _batches(session, _bounded_delete(table, key, condition), records))
-    done.add("outbox", await _prune_outbox(session, agent=agent, before=cutoffs.records))
+        sql = _bounded_delete(table, key, condition)
+        done.add(table, await _batches(session, sql, records, done))
+    done.add("outbox", await _prune_outbox(session, agent=agent, before=cutoffs.records, done=done))
     guardrails = {"a": agent, "before": cutoffs.guardrails}
     condition = "agent = :a AND fired_at < :before"
     done.add(
         "guardrail_firings",
-        await _batches(session, _bounded_delete("guardrail_firings", "id", condition), guardrails),
+        await _batches(
+            session, _bounded_delete("guardrail_firings", "id", condition), guardrails, done
+        ),
     )
-    done.add("usage_records", await roll_up_usage(session, agent=agent, before=cutoffs.usage))
+    done.add(
+        "usage_records",
+        await roll_up_usage(session, agent=agent, before=cutoffs.usage, done=done),
+    )
     return done
 
 
-async def _prune_outbox(session: AsyncSession, *, agent: str, before: datetime) -> int:
+async def _prune_outbox(
+    session: AsyncSession, *, agent: str, before: datetime, done: RunPruning
+) -> int:
     """Settled outbox rows go with the Telegram parts that record their sending."""
     sql = (
         "WITH gone AS ("
@@ -195,20 +223,29 @@ async def _prune_outbox(session: AsyncSession, *, agent: str, before: datetime) 
     )
     params = {"a": agent, "before": before, "settled": [str(s) for s in SETTLED]}
     total = 0
-    while True:
+    while not done.out_of_time:
         deleted = int((await execute(session, sql, {**params, "n": BATCH})).scalar_one())
         await session.commit()
         total += deleted
         if deleted < BATCH:
-            return total
+            break
+    return total
 
 
-async def roll_up_usage(session: AsyncSession, *, agent: str, before: datetime) -> int:
-    """Move the agent's ledger rows older than ``before`` into daily sums; returns rows moved."""
+async def roll_up_usage(
+    session: AsyncSession, *, agent: str, before: datetime, done: RunPruning | None = None
+) -> int:
+    """Move the agent's ledger rows older than ``before`` into daily sums; returns rows moved.
+
+    Each batch is one statement (delete and add), so a crash never counts a record twice or
+    drops it; with ``done``, stops when its budget is spent.
+    """
+    budget = done or RunPruning()
     total = 0
-    while True:
+    while not budget.out_of_time:
         row = (await execute(session, _ROLL_UP, {"a": agent, "before": before, "n": BATCH})).one()
         await session.commit()
         total += int(row.moved)
         if row.moved < BATCH:
-            return total
+            break
+    return total

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from activities.memory.retention import RetentionActivities
+from activities.memory.retention import RetentionActivities, run_cutoffs
 from schemas.delivery import DeliveryStatus
 from schemas.ids import new_ulid
 from schemas.memory import MemorySettings
@@ -207,3 +207,21 @@ async def test_usage_younger_than_the_window_or_its_day_stays_in_the_ledger(
     assert result.run_records["usage_records"] == 1
     assert await _count(db, "usage_records", agent) == 1
     assert await _count(db, "usage_daily", agent) == 1
+
+
+async def test_a_spent_budget_leaves_the_rest_for_the_next_purge(
+    db: Database, new_agent: NewAgent
+) -> None:
+    agent = await new_agent()
+    await _turn(db, agent, OLD, DeliveryStatus.DELIVERED)
+    cutoffs = run_cutoffs(SETTINGS, NOW)
+
+    async with db.session() as session:
+        spent = await run_retention.prune_run_records(
+            session, agent=agent, cutoffs=cutoffs, budget_s=0
+        )
+    assert spent.rows == {} and await _count(db, "activations", agent) == 1
+
+    async with db.session() as session:
+        later = await run_retention.prune_run_records(session, agent=agent, cutoffs=cutoffs)
+    assert later.rows["activations"] == 1 and await _count(db, "activations", agent) == 0
