@@ -110,8 +110,11 @@ def test_registration_adds_every_persyn_attribute_once(bare_server: str) -> None
     assert first.returncode == 0, first.stderr
     attributes = custom_attributes(bare_server)
     for key in SEARCH_ATTRIBUTES:
-        assert attributes[key.name] == "INDEXED_VALUE_TYPE_KEYWORD", key.name
-        assert f"{key.name} (Keyword) registered" in first.stdout
+        # Each with the type the code declares (PersynGuardrails is a keyword list).
+        kind = key.indexed_value_type.name  # KEYWORD or KEYWORD_LIST
+        assert attributes[key.name] == f"INDEXED_VALUE_TYPE_{kind}", key.name
+        label = kind.title().replace("_", "")
+        assert f"{key.name} ({label}) registered" in first.stdout
 
     # Idempotent: a second run (every `docker compose up`) changes nothing and succeeds.
     second = register(bare_server, *registration_args())

@@ -192,6 +192,12 @@ async def test_every_signal_survives_garbage_naive_times_forged_ids_and_replays(
         names.INBOUND: [{"event": event, "person_id": new_ulid(), "person_name": "M"}],
         names.FORGET_TURNS: [{"before": NAIVE}],
         names.PERSON_FOLDED: [{"folded": "not-an-id", "survivor": new_ulid()}],
+        # Only refusals: a valid one would close the conversation the later signals target.
+        names.END_CONVERSATION: [
+            {"reason": ""},
+            {"reason": "x" * 301},
+            {"reason": "forged", "firing_id": "not-an-id"},
+        ],
     }
     targets = {"AgentWorkflow": agent, "ConversationWorkflow": conversation}
     signals = [h for h in HANDLERS if h.kind == "signal"]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from sqlmodel import select
 from temporalio.client import Client
@@ -105,24 +107,29 @@ async def telegram_chat(
     client: Client, stack: Stack, db: Database, *, rules: list[ScriptRule] | None = None
 ) -> AsyncIterator[Chat]:
     agent = unique("tg")
-    async with serving() as api:
-        config = telegram_settings(api, agent=agent)
-        adapter = TelegramAdapter(build_bot(config, TOKEN), db, token=TOKEN)
-        async with (
-            channel_worker(client, stack, rules=rules or RULES, adapters=[adapter]) as harness,
-            build_bot(config, TOKEN) as bot,
-        ):
-            await harness.create_agent(agent, name="Persyn Test")
-            poller = TelegramPoller(
-                bot=bot,
-                token=TOKEN,
-                client=client,
-                db=db,
-                agent=agent,
-                settings=stack.settings(task_queue=harness.task_queue, telegram=config),
-            )
-            await poller.identify()
-            # The submit path refuses an event while no worker polls the queue: wait for ours.
-            await until(lambda: inbox.has_pollers(client, harness.task_queue), timeout=30)
-            yield Chat(api=api, harness=harness, poller=poller, agent=agent, db=db)
-        await adapter.aclose()
+    # A home of its own: worker beacons other tests left in the shared one would make the
+    # submit path wait for this worker's beacon instead of seeing its pollers.
+    with tempfile.TemporaryDirectory(prefix="persyn-tg-") as home:
+        async with serving() as api:
+            config = telegram_settings(api, agent=agent)
+            adapter = TelegramAdapter(build_bot(config, TOKEN), db, token=TOKEN)
+            async with (
+                channel_worker(client, stack, rules=rules or RULES, adapters=[adapter]) as harness,
+                build_bot(config, TOKEN) as bot,
+            ):
+                await harness.create_agent(agent, name="Persyn Test")
+                poller = TelegramPoller(
+                    bot=bot,
+                    token=TOKEN,
+                    client=client,
+                    db=db,
+                    agent=agent,
+                    settings=stack.settings(
+                        home=Path(home), task_queue=harness.task_queue, telegram=config
+                    ),
+                )
+                await poller.identify()
+                # The submit path refuses an event while no worker polls the queue: wait for ours.
+                await until(lambda: inbox.has_pollers(client, harness.task_queue), timeout=30)
+                yield Chat(api=api, harness=harness, poller=poller, agent=agent, db=db)
+            await adapter.aclose()

@@ -7,6 +7,7 @@ import logging
 import os
 import signal
 import sys
+from pathlib import Path
 
 import pytest
 from temporalio.client import Client
@@ -39,16 +40,18 @@ def test_the_supervisor_runs_a_poller_only_for_a_configured_bot(stack: Stack) ->
 
 
 async def test_the_poller_process_answers_a_chat_and_never_logs_the_token(
-    client: Client, stack: Stack, db: Database, tmp_path: object
+    client: Client, stack: Stack, db: Database, tmp_path: Path
 ) -> None:
     agent = unique("tg")
     async with serving() as api, channel_worker(client, stack, rules=RULES) as harness:
         await harness.create_agent(agent, name="Persyn Test")
-        token_file = stack.home / f"{agent}.token"
+        token_file = tmp_path / f"{agent}.token"
         token_file.write_text(TOKEN + "\n")
         env = {
             **os.environ,
-            "PERSYN_HOME": str(stack.home),
+            # A home of its own: beacons other tests left in the shared one would hide this
+            # worker's pollers from the submit path.
+            "PERSYN_HOME": str(tmp_path),
             "PERSYN_TEMPORAL_ADDRESS": stack.temporal_address,
             "PERSYN_DATABASE_URL": stack.dsn,
             "PERSYN_EMBEDDED": "false",
