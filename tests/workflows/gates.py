@@ -1,0 +1,179 @@
+"""Gates that make a race between workflows happen the same way on every run.
+
+A :class:`Gates` interceptor on a test worker can hold chosen activities (local ones too) until
+the test opens their gate, and can fail one workflow task of a chosen workflow right before a
+chosen local activity is scheduled: what a worker killed at that moment, or a Temporal server
+that never heard the task complete, leaves behind. Everything else runs as in production.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from temporalio import activity, workflow
+from temporalio import client as temporal_client
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import Client
+from temporalio.worker import (
+    ActivityInboundInterceptor,
+    ExecuteActivityInput,
+    Interceptor,
+    StartLocalActivityInput,
+    WorkflowInboundInterceptor,
+    WorkflowInterceptorClassInput,
+    WorkflowOutboundInterceptor,
+)
+
+Match = Callable[[activity.Info, Sequence[Any]], bool]
+"""Whether an activity about to run (its info and its arguments) is one the gate holds."""
+
+
+@dataclass
+class Gate:
+    """Holds every activity it matches until :meth:`open` is called."""
+
+    match: Match
+    entered: asyncio.Event = field(default_factory=asyncio.Event)
+    opened: asyncio.Event = field(default_factory=asyncio.Event)
+    held: int = 0
+
+    def open(self) -> None:
+        """Let the held activities (and every later match) run."""
+        self.opened.set()
+
+    async def pass_(self) -> None:
+        self.held += 1
+        self.entered.set()
+        await self.opened.wait()
+
+
+@dataclass
+class TaskFailure:
+    """Fails one workflow task of ``workflow_type`` as it schedules the local activity named."""
+
+    workflow_type: str
+    local_activity: str
+    failed: list[str] = field(default_factory=list)
+    """IDs of the workflows whose task was failed (each once)."""
+
+
+class Gates(temporal_client.Interceptor, Interceptor):
+    """A worker interceptor with the gates and task failures a test arms.
+
+    Also a client interceptor (which passes every call on) so a client can carry it to the
+    workers built on that client.
+    """
+
+    def __init__(self) -> None:
+        self.gates: list[Gate] = []
+        self.failures: list[TaskFailure] = []
+
+    def hold(self, match: Match) -> Gate:
+        """A new closed gate for the activities ``match`` picks."""
+        gate = Gate(match)
+        self.gates.append(gate)
+        return gate
+
+    def fail_task(self, *, workflow_type: str, before_local_activity: str) -> TaskFailure:
+        """Fail the first workflow task of each such workflow that schedules that activity."""
+        failure = TaskFailure(workflow_type, before_local_activity)
+        self.failures.append(failure)
+        return failure
+
+    def open_all(self) -> None:
+        """Open every gate (a test's cleanup: a held activity would keep its worker up)."""
+        for gate in self.gates:
+            gate.open()
+
+    def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
+        return _HeldActivity(next, self)
+
+    def workflow_interceptor_class(
+        self, input: WorkflowInterceptorClassInput
+    ) -> type[WorkflowInboundInterceptor] | None:
+        failures = self.failures
+
+        class _Inbound(WorkflowInboundInterceptor):
+            def init(self, outbound: WorkflowOutboundInterceptor) -> None:
+                super().init(_FailingOutbound(outbound, failures))
+
+        return _Inbound
+
+
+class _HeldActivity(ActivityInboundInterceptor):
+    def __init__(self, next: ActivityInboundInterceptor, gates: Gates) -> None:
+        super().__init__(next)
+        self._gates = gates
+
+    async def execute_activity(self, input: ExecuteActivityInput) -> Any:
+        info = activity.info()
+        for gate in self._gates.gates:
+            if not gate.opened.is_set() and gate.match(info, input.args):
+                await gate.pass_()
+        return await super().execute_activity(input)
+
+
+class _FailingOutbound(WorkflowOutboundInterceptor):
+    def __init__(self, next: WorkflowOutboundInterceptor, failures: list[TaskFailure]) -> None:
+        super().__init__(next)
+        self._failures = failures
+
+    def start_local_activity(self, input: StartLocalActivityInput) -> workflow.ActivityHandle[Any]:
+        info = workflow.info()
+        for failure in self._failures:
+            if (
+                info.workflow_type == failure.workflow_type
+                and input.activity == failure.local_activity
+                and info.workflow_id not in failure.failed
+            ):
+                failure.failed.append(info.workflow_id)
+                # Not a Temporal failure: the SDK fails the workflow task, and Temporal retries
+                # it from the last completed task, as after a crash.
+                raise RuntimeError(f"test: workflow task failed before {input.activity}")
+        return super().start_local_activity(input)
+
+
+def with_gates(client: Client, gates: Gates) -> Client:
+    """``client`` with ``gates`` among its interceptors (a worker built on it uses them)."""
+    config = client.config()
+    config["interceptors"] = [*config["interceptors"], gates]
+    return Client(**config)
+
+
+async def history(client: Client, workflow_id: str) -> list[HistoryEvent]:
+    """The events of the workflow's latest run."""
+    return list((await client.get_workflow_handle(workflow_id).fetch_history()).events)
+
+
+def signals_received(events: Sequence[HistoryEvent], name: str, mentioning: str) -> list[int]:
+    """Positions of the ``name`` signals the workflow received whose input mentions a text."""
+    found = []
+    for i, e in enumerate(events):
+        if e.event_type != EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+            continue
+        attributes = e.workflow_execution_signaled_event_attributes
+        payloads = attributes.input.payloads
+        if attributes.signal_name == name and any(mentioning.encode() in p.data for p in payloads):
+            found.append(i)
+    return found
+
+
+def signals_delivered(events: Sequence[HistoryEvent], name: str, to: str) -> list[int]:
+    """Positions where a ``name`` signal the workflow sent to ``to`` was delivered."""
+    initiated = set()
+    for e in events:
+        if e.event_type != EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED:
+            continue
+        attributes = e.signal_external_workflow_execution_initiated_event_attributes
+        if attributes.signal_name == name and attributes.workflow_execution.workflow_id == to:
+            initiated.add(e.event_id)
+    return [
+        i
+        for i, e in enumerate(events)
+        if e.event_type == EventType.EVENT_TYPE_EXTERNAL_WORKFLOW_EXECUTION_SIGNALED
+        and e.external_workflow_execution_signaled_event_attributes.initiated_event_id in initiated
+    ]
