@@ -25,6 +25,9 @@ with workflow.unsafe.imports_passed_through():
 DEGRADED_OUTCOME_PATCH = "degraded-outcome"
 """Runs recorded before the ``degraded`` outcome existed called a fallback reply ``spoke``."""
 
+STABLE_REPLY_ID_PATCH = "reply-turn-id-from-run-start"
+"""Runs recorded before it named the reply turn by the time of the task that transmitted it."""
+
 DEGRADED_REASON = (
     "the model provider kept failing, so the agent sent its safe fallback reply "
     "(the generate activity in the Web UI shows why)"
@@ -42,7 +45,7 @@ async def transmit(data: ActivationInput, draft: Draft) -> DialogTurn:
             agent_name=data.agent_name,
             conversation_id=data.conversation_id,
             channel=data.channel,
-            turn_id=ulid_from_parts(workflow.now(), workflow.random().getrandbits(80)),
+            turn_id=_reply_turn_id(),
             text=draft.text,
             draft_id=draft.draft_id,
             at=workflow.now(),
@@ -50,6 +53,19 @@ async def transmit(data: ActivationInput, draft: Draft) -> DialogTurn:
         **summarized_local(DATABASE, "transmit the reply"),
     )
     return transmission.turn
+
+
+def _reply_turn_id() -> str:
+    """The reply turn's ID: the same in every attempt of the task that transmits it.
+
+    The transmit commits before its task completes; a task that never completes (a killed
+    worker, an unreachable server) runs again at a later ``workflow.now()``, and a new ID would
+    record the reply twice. The run's start time and its seeded randomness do not change.
+    """
+    bits = workflow.random().getrandbits(80)
+    if workflow.patched(STABLE_REPLY_ID_PATCH):
+        return ulid_from_parts(workflow.info().workflow_start_time, bits)
+    return ulid_from_parts(workflow.now(), bits)
 
 
 async def record(

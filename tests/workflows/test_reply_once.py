@@ -1,0 +1,70 @@
+"""A reply is recorded once even when the workflow task that transmitted it is run again.
+
+The transmit step is a local activity: its reply turn and outbox row are committed while the
+activation's workflow task is still open. If that task never completes (the worker is killed,
+or Temporal cannot be told), Temporal runs it again from the last completed task, and the
+transmit runs again. The retry must name the same reply turn, or the dialog holds the reply
+twice (the outbox, keyed by activation, would still hold it once): the soak's
+"reply recorded 2 times" with one activation and one outbox row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from sqlmodel import select
+from temporalio.client import Client
+
+from activities.gateway.providers.scripted import ScriptRule
+from contract import names
+from schemas.events import Outcome
+from store.tables import ActivationRow, DialogTurnRow, OutboxRow
+from tests.harness import Harness, Stack, running_worker
+from tests.workflows.gates import Gates, with_gates
+
+
+@pytest.fixture
+def gates() -> Gates:
+    return Gates()
+
+
+@pytest.fixture
+async def harness(client: Client, stack: Stack, gates: Gates) -> AsyncIterator[Harness]:
+    rules = [ScriptRule(reply="ack: {last}")]
+    async with running_worker(with_gates(client, gates), stack, rules=rules) as running:
+        yield running
+
+
+async def test_a_transmit_run_again_by_a_retried_workflow_task_records_one_reply(
+    harness: Harness, gates: Gates
+) -> None:
+    # The task that ran the transmit fails before the next step: nothing it did reaches the
+    # history, so the retried task transmits again.
+    failure = gates.fail_task(
+        workflow_type=names.ACTIVATION_WORKFLOW, before_local_activity="store.record_outcome"
+    )
+    agent = await harness.create_agent()
+
+    receipt = await harness.say(agent.handle, "say it once")
+
+    assert len(failure.failed) == 1  # the retry happened
+    assert receipt.marker is not None and receipt.marker.outcome is Outcome.SPOKE
+    assert receipt.marker.text == "ack: say it once"
+    async with harness.db.session() as session:
+        replies: Any = await session.exec(
+            select(DialogTurnRow.id).where(
+                DialogTurnRow.agent == agent.handle, DialogTurnRow.role == "agent"
+            )
+        )
+        turns = replies.all()
+        queued: Any = await session.exec(
+            select(OutboxRow.id).where(OutboxRow.agent == agent.handle)
+        )
+        runs: Any = await session.exec(
+            select(ActivationRow.id).where(ActivationRow.agent == agent.handle)
+        )
+        assert len(turns) == 1, f"the reply was recorded as {len(turns)} turns: {turns}"
+        assert queued.all() == turns
+        assert runs.all() == [receipt.marker.activation_id]
