@@ -19,6 +19,7 @@ from activities.channels.adapters.base import (
     DeliveryOutcome,
     OutboundMessage,
 )
+from activities.channels.adapters.pull import PullAdapter
 from activities.channels.starting import channel_ref
 from schemas.delivery import (
     DeliverInput,
@@ -86,6 +87,10 @@ class DeliveryActivities:
             return DeliveryAttempt(status=DeliveryStatus(row.status), external_id=row.external_id)
         channel = channel_ref(row.channel_key)
         adapter = self._adapters.get(channel.service)
+        if adapter is None and not row.unprompted:
+            # A reply on an integrator's own service: the client that submitted the message
+            # had the reply with its completion marker, and nothing here could push it.
+            adapter = PullAdapter(channel.service)
         if adapter is None:
             known = ", ".join(self._adapters.services()) or "none"
             raise await self._failed(

@@ -147,6 +147,28 @@ async def test_a_refused_delivery_fails_visibly_after_a_retryable_error(
     assert described.typed_search_attributes.get(names.OUTCOME) == "failed"
 
 
+async def test_a_reply_on_a_service_without_adapter_went_back_with_its_receipt(
+    harness: Harness,
+) -> None:
+    # An integrator's own service: its client had the reply with the marker, nothing to push.
+    agent = await harness.create_agent()
+    receipt = await harness.say(
+        agent.handle, "hello there", channel=ChannelRef(service="crm", channel="case-7")
+    )
+    assert receipt.marker is not None and receipt.marker.activation_id
+    async with harness.db.session() as session:
+        [row] = list(
+            await session.exec(
+                select(OutboxRow).where(OutboxRow.activation_id == receipt.marker.activation_id)
+            )
+        )
+    result = await _result(harness.client, row.id)
+
+    assert result.status is DeliveryStatus.DELIVERED
+    settled = await outbox_row(harness, row.id)
+    assert settled is not None and settled.status == "delivered" and settled.last_error is None
+
+
 async def test_a_service_without_adapter_fails_with_a_reason(harness: Harness) -> None:
     agent = await harness.create_agent()
     channel = ChannelRef(service="pager", channel="night")

@@ -1,7 +1,9 @@
 """The channel adapters a worker delivers through, built once by ``workers/build.py``.
 
 Each channel engineer adds one line here for a new service; the delivery activity looks the
-adapter up by the channel's service, and a message for a service without one fails visibly.
+adapter up by the channel's service. An unprompted message for a service without one fails
+visibly; a reply to a client on such a service (an integrator's own) went back with its
+completion marker and counts as delivered.
 """
 
 from __future__ import annotations
