@@ -93,7 +93,9 @@ async def delivery_violations(db: Database, sent: Sequence[Sent]) -> list[str]:
         )
         # Which turns (ID@conversation#seq) say it: the evidence to chase a duplicate with.
         violations += [
-            f"reply recorded {r.n} times: {r.text[:60]!r} (turns {r.turns})" for r in repeated
+            f"reply recorded {r.n} times: {r.text[:60]!r} (turns {r.turns})"
+            + retried_task_note(r.turns)
+            for r in repeated
         ]
         # By text too: an activation that died after transmitting has no activations row.
         queued = await _rows(
@@ -107,6 +109,19 @@ async def delivery_violations(db: Database, sent: Sequence[Sent]) -> list[str]:
             for r in queued
         ]
     return violations
+
+
+def retried_task_note(turns: str) -> str:
+    """A note when the turns are one transmit run again by a retried workflow task.
+
+    Such turns share their ULID's random part (the run's seeded randomness) and differ only in
+    its time (``workflow.now()`` of each attempt): activations recorded before the
+    ``reply-turn-id-from-run-start`` patch named their reply that way.
+    """
+    ids = [turn.split("@", 1)[0] for turn in turns.split()]
+    if len(ids) > 1 and len({turn_id[10:] for turn_id in ids}) == 1:
+        return "; one transmit run again by a retried workflow task"
+    return ""
 
 
 async def activations_per_event(db: Database, sent: Sequence[Sent]) -> int:

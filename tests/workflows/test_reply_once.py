@@ -18,6 +18,7 @@ from sqlmodel import select
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule
+from bench.soak_checks import retried_task_note
 from contract import names
 from schemas.events import Outcome
 from store.tables import ActivationRow, DialogTurnRow, OutboxRow
@@ -68,3 +69,11 @@ async def test_a_transmit_run_again_by_a_retried_workflow_task_records_one_reply
         assert len(turns) == 1, f"the reply was recorded as {len(turns)} turns: {turns}"
         assert queued.all() == turns
         assert runs.all() == [receipt.marker.activation_id]
+
+
+def test_the_soak_names_a_duplicate_made_by_a_retried_task() -> None:
+    # The two turns the test above recorded before the fix: one random part, two times.
+    retried = "01M8S5R84E66TYGB5RXWV3EJC1@c#1 01M8S5R85A66TYGB5RXWV3EJC1@c#2"
+    assert "retried workflow task" in retried_task_note(retried)
+    two_runs = "01M8S5R84E66TYGB5RXWV3EJC1@c#1 01M8S5R85AQ9KVD935FQSH4HDT@d#1"
+    assert retried_task_note(two_runs) == ""
