@@ -30,7 +30,7 @@ from schemas.agents import AgentStatus, AgentStatusQuery
 from schemas.events import InboundEvent, Outcome, Receipt
 from schemas.guardrails import EndConversationRequest
 from store.tables import ActivationRow, DialogTurnRow
-from tests.harness import Harness, Stack, event, running_worker, until
+from tests.harness import Harness, Stack, event, replayer, running_worker, until
 from tests.workflows.gates import Gates, history, signals_delivered, signals_received, with_gates
 
 ANSWER_WITHIN_S = 60.0
@@ -96,6 +96,12 @@ async def _order_at_agent(client: Client, handle: str, conversation_id: str) -> 
     return closed[0], routed[0]
 
 
+async def _replays(client: Client, handle: str) -> None:
+    """The agent's history, with the input routed twice, replays deterministically."""
+    found = await client.get_workflow_handle(names.agent_workflow_id(handle)).fetch_history()
+    await replayer(client).replay_workflow(found)
+
+
 async def _answered_once(
     harness: Harness, receipt: Receipt, sent: InboundEvent, closed: str
 ) -> None:
@@ -158,6 +164,7 @@ async def test_a_close_that_reaches_the_agent_before_its_routing_signal_lands(
     closed_at, routed_at = await _order_at_agent(client, agent.handle, first)
     assert closed_at < routed_at, "the close was meant to reach the agent first"
     await _answered_once(harness, receipt, second, closed=first)
+    await _replays(client, agent.handle)
 
 
 async def test_a_close_that_reaches_the_agent_while_the_input_is_in_flight(
@@ -188,3 +195,4 @@ async def test_a_close_that_reaches_the_agent_while_the_input_is_in_flight(
     assert routed_at < closed_at, "the input was meant to be in flight when the close came"
     assert await _received(client, first, names.INBOUND, second.event_id)
     await _answered_once(harness, receipt, second, closed=first)
+    await _replays(client, agent.handle)

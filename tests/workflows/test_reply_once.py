@@ -22,7 +22,7 @@ from bench.soak_checks import retried_task_note
 from contract import names
 from schemas.events import Outcome
 from store.tables import ActivationRow, DialogTurnRow, OutboxRow
-from tests.harness import Harness, Stack, running_worker
+from tests.harness import Harness, Stack, replayer, running_worker
 from tests.workflows.gates import Gates, with_gates
 
 
@@ -69,6 +69,11 @@ async def test_a_transmit_run_again_by_a_retried_workflow_task_records_one_reply
         assert len(turns) == 1, f"the reply was recorded as {len(turns)} turns: {turns}"
         assert queued.all() == turns
         assert runs.all() == [receipt.marker.activation_id]
+    # The activation's history, with its failed task, replays deterministically.
+    assert receipt.marker.activation_id is not None
+    activation = names.activation_workflow_id(receipt.marker.activation_id)
+    found = await harness.client.get_workflow_handle(activation).fetch_history()
+    await replayer(harness.client).replay_workflow(found)
 
 
 def test_the_soak_names_a_duplicate_made_by_a_retried_task() -> None:
