@@ -8,6 +8,9 @@ from activities.gateway.providers.scripted import Script, ScriptedProvider
 from schemas.models import ProviderName
 from schemas.settings import Settings
 
+KEPT_SCRIPTED_REQUESTS = 100
+"""Requests a worker's scripted provider keeps for inspection; nothing reads more."""
+
 
 def build_provider(name: ProviderName, settings: Settings) -> Provider:
     """The provider ``name`` configured from ``settings``.
@@ -17,7 +20,7 @@ def build_provider(name: ProviderName, settings: Settings) -> Provider:
     """
     if name is ProviderName.SCRIPTED:
         script = Script.load(settings.scripted_script) if settings.scripted_script else None
-        return ScriptedProvider(script)
+        return ScriptedProvider(script, keep_requests=KEPT_SCRIPTED_REQUESTS)
     if name is ProviderName.ANTHROPIC:
         from activities.gateway.providers.anthropic import AnthropicProvider
 

@@ -158,16 +158,22 @@ def _calls(rule: ScriptRule, request: ModelRequest) -> list[ToolCall]:
 
 
 class ScriptedProvider(Provider):
-    """Answers from a :class:`Script`; records every request it saw in ``requests``.
+    """Answers from a :class:`Script`; records the requests it saw in ``requests``.
 
     ``peak`` is the most calls it ever served at once, so tests can see concurrency.
+
+    Args:
+        script: The rules it answers by.
+        keep_requests: Keep only about this many of the latest requests (``None``: all). A
+            worker serving a long run (a soak, a demo) would otherwise hold every prompt.
     """
 
     name = ProviderName.SCRIPTED.value
 
-    def __init__(self, script: Script | None = None) -> None:
+    def __init__(self, script: Script | None = None, *, keep_requests: int | None = None) -> None:
         self.script = script or Script()
         self.requests: list[ModelRequest] = []
+        self._keep = keep_requests
         self.active = 0
         self._arrivals = asyncio.Condition()
         self.peak = 0
@@ -199,6 +205,8 @@ class ScriptedProvider(Provider):
     ) -> ModelResponse:
         started = time.perf_counter()
         self.requests.append(request)
+        if self._keep is not None and len(self.requests) > 2 * self._keep:
+            del self.requests[: -self._keep]  # trimmed in halves: amortised constant time
         rule = next((r for r in self.script.rules if r.applies(request)), None)
         if rule is not None:
             rule.used += 1
