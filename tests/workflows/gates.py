@@ -22,6 +22,7 @@ from temporalio.worker import (
     ActivityInboundInterceptor,
     ExecuteActivityInput,
     Interceptor,
+    StartActivityInput,
     StartLocalActivityInput,
     WorkflowInboundInterceptor,
     WorkflowInterceptorClassInput,
@@ -53,7 +54,8 @@ class Gate:
 
 @dataclass
 class TaskFailure:
-    """Fails one workflow task of ``workflow_type`` as it schedules the local activity named."""
+    """Fails one workflow task of ``workflow_type`` as it schedules the activity named (local or
+    not)."""
 
     workflow_type: str
     local_activity: str
@@ -78,9 +80,17 @@ class Gates(temporal_client.Interceptor, Interceptor):
         self.gates.append(gate)
         return gate
 
-    def fail_task(self, *, workflow_type: str, before_local_activity: str) -> TaskFailure:
+    def fail_task(
+        self,
+        *,
+        workflow_type: str,
+        before_local_activity: str | None = None,
+        before_activity: str | None = None,
+    ) -> TaskFailure:
         """Fail the first workflow task of each such workflow that schedules that activity."""
-        failure = TaskFailure(workflow_type, before_local_activity)
+        name = before_local_activity or before_activity
+        assert name is not None, "name the activity the task fails before"
+        failure = TaskFailure(workflow_type, name)
         self.failures.append(failure)
         return failure
 
@@ -122,19 +132,26 @@ class _FailingOutbound(WorkflowOutboundInterceptor):
         super().__init__(next)
         self._failures = failures
 
-    def start_local_activity(self, input: StartLocalActivityInput) -> workflow.ActivityHandle[Any]:
+    def _fail_before(self, activity_name: str) -> None:
         info = workflow.info()
         for failure in self._failures:
             if (
                 info.workflow_type == failure.workflow_type
-                and input.activity == failure.local_activity
+                and activity_name == failure.local_activity
                 and info.workflow_id not in failure.failed
             ):
                 failure.failed.append(info.workflow_id)
                 # Not a Temporal failure: the SDK fails the workflow task, and Temporal retries
                 # it from the last completed task, as after a crash.
-                raise RuntimeError(f"test: workflow task failed before {input.activity}")
+                raise RuntimeError(f"test: workflow task failed before {activity_name}")
+
+    def start_local_activity(self, input: StartLocalActivityInput) -> workflow.ActivityHandle[Any]:
+        self._fail_before(input.activity)
         return super().start_local_activity(input)
+
+    def start_activity(self, input: StartActivityInput) -> workflow.ActivityHandle[Any]:
+        self._fail_before(input.activity)
+        return super().start_activity(input)
 
 
 def with_gates(client: Client, gates: Gates) -> Client:
