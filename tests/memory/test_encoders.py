@@ -8,7 +8,13 @@ import pytest
 
 from activities.memory.encoder import EncoderUnavailableError
 from activities.memory.encoders import EncoderConfigError, build_encoder
-from activities.memory.encoders.local import LocalEncoder
+from activities.memory.encoders.local import (
+    BATCH_SIZE,
+    BATCH_TOKENS,
+    CHARS_PER_TOKEN,
+    MAX_TOKENS,
+    LocalEncoder,
+)
 from activities.memory.encoders.null import NullEncoder
 from activities.memory.encoders.service import ServiceEncoder
 from schemas.settings import Settings
@@ -40,6 +46,25 @@ async def test_local_similar_texts_score_higher_than_unrelated(encoder: LocalEnc
         ]
     )
     assert dot(query, near) > dot(query, far) + 0.2
+
+
+async def test_local_batches_stay_within_the_token_budget_and_keep_their_order(
+    encoder: LocalEncoder,
+) -> None:
+    # Long texts go a few at a time (the model's working memory grows with length squared),
+    # short ones 32 at a time; every text keeps its own vector whichever batch it lands in.
+    texts = [("word " * (20 + 7 * n))[: 40 + 37 * n] for n in range(40)] + ["hi"] * 40
+    batches = encoder._batches(texts)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(texts)))
+    for batch in batches:
+        longest = max(min(MAX_TOKENS, len(texts[i]) // CHARS_PER_TOKEN + 2) for i in batch)
+        assert len(batch) == 1 or len(batch) * longest <= BATCH_TOKENS
+        assert len(batch) <= BATCH_SIZE
+    assert len(batches) > 3
+    together = await encoder.encode(texts)
+    alone = [(await encoder.encode([text]))[0] for text in texts[:40:7]]
+    for a, b in zip(together[:40:7], alone, strict=True):
+        assert dot(a, b) > 0.9999
 
 
 async def test_local_encodes_nothing_for_no_texts(encoder: LocalEncoder) -> None:

@@ -30,6 +30,15 @@ MAX_TOKENS = 256
 BATCH_SIZE = 32
 """Texts per inference call: large enough to amortise the call, small enough to pad little."""
 
+BATCH_TOKENS = 2048
+"""Padded tokens per inference call at most. The model's working memory grows with batch size
+times the square of the padded length: 32 texts of 256 tokens need several hundred megabytes at
+once, 8 of them a quarter of that, at the same throughput. Short texts still go 32 at a time."""
+
+CHARS_PER_TOKEN = 3
+"""A cautious guess (English averages about four characters per word piece) used to plan
+batches before tokenizing."""
+
 _TOKENIZER_IN_PACKAGE = Path("embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")
 
 
@@ -75,7 +84,7 @@ def model_file() -> Path:
 class _Model:
     """Tokenizer and inference session; used from one thread at a time."""
 
-    def __init__(self, *, threads: int | None) -> None:
+    def __init__(self, *, threads: int | None, arena: bool) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -89,6 +98,12 @@ class _Model:
         # The encoder shares its host with PostgreSQL and the workers: between operators its
         # threads should sleep, not spin on cores the others need.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # Inputs vary in shape (batch size, padded length). onnxruntime's memory arena keeps
+        # every block it ever grew to, in power-of-two steps, and its memory patterns are cached
+        # per shape: with them, a worker that once encoded batches of long texts holds a
+        # gigabyte from then on (bench/encoder_memory.py). Off by default.
+        options.enable_cpu_mem_arena = arena
+        options.enable_mem_pattern = arena
         if threads:
             options.intra_op_num_threads = threads
         self.session: Any = ort.InferenceSession(
@@ -117,13 +132,18 @@ class LocalEncoder:
     Args:
         threads: Cores one inference may use (onnxruntime's default: all).
         batch_size: Texts per inference call.
+        arena: Use onnxruntime's memory arena and memory patterns: a little faster, but the
+            process keeps the peak any batch ever needed.
     """
 
     name = MODEL_NAME
     dimensions = DIMENSIONS
 
-    def __init__(self, *, threads: int | None = None, batch_size: int = BATCH_SIZE) -> None:
+    def __init__(
+        self, *, threads: int | None = None, batch_size: int = BATCH_SIZE, arena: bool = False
+    ) -> None:
         self._threads = threads
+        self._arena = arena
         self._batch_size = max(1, batch_size)
         self._model: _Model | None = None
         self._load_lock = threading.Lock()
@@ -133,7 +153,7 @@ class LocalEncoder:
         with self._load_lock:
             if self._model is None:
                 try:
-                    self._model = _Model(threads=self._threads)
+                    self._model = _Model(threads=self._threads, arena=self._arena)
                 except EncoderUnavailableError:
                     raise
                 except Exception as err:  # a corrupt file or runtime: report, do not crash
@@ -151,15 +171,30 @@ class LocalEncoder:
         if not texts:
             return []
         model = self._loaded()
-        # Batching texts of similar length wastes less work on padding.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         vectors: list[list[float]] = [[] for _ in texts]
-        for start in range(0, len(order), self._batch_size):
-            chunk = order[start : start + self._batch_size]
+        for chunk in self._batches(texts):
             encoded = model.encode([texts[i] for i in chunk])
             for row, index in enumerate(chunk):
                 vectors[index] = encoded[row].tolist()
         return vectors
+
+    def _batches(self, texts: list[str]) -> list[list[int]]:
+        """Indices of ``texts`` in inference batches of similar length within the token budget."""
+        # Sorted by length, each batch pads to its last (longest) text, and pads little.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        batches: list[list[int]] = []
+        current: list[int] = []
+        for index in order:
+            padded = min(MAX_TOKENS, len(texts[index]) // CHARS_PER_TOKEN + 2)
+            if current and (
+                len(current) >= self._batch_size or (len(current) + 1) * padded > BATCH_TOKENS
+            ):
+                batches.append(current)
+                current = []
+            current.append(index)
+        if current:
+            batches.append(current)
+        return batches
 
     async def encode(self, texts: list[str]) -> list[list[float]]:
         """Encode ``texts`` into unit-length 384-d vectors on the encoder's thread.
