@@ -8,7 +8,8 @@ supervisor restarts the worker, ``persyn up`` brings back the others. Invariants
 20 s and judged at the end (see :mod:`bench.soak_checks`): no input lost, no reply sent twice,
 no workflow stuck, memory bounded by culling with every important memory kept, the deleted
 heartbeat stays deleted, worker RSS and agent history lengths flat, no table outside dialog and
-memory growing with the messages.
+memory growing with the messages, and the per-message run records gone when the purge runs as
+if their retention window had passed (:mod:`bench.soak_retention`).
 
 Figures: messages answered, faults by kind, violations (target 0), p95 latency before and after
 each fault, recovery time (until a message submitted after the fault is answered at normal
@@ -136,6 +137,14 @@ def render(report: SoakReport) -> str:
         lines.append(
             f"- table rows added over {m1 - m0} answered messages: "
             + ", ".join(f"{t} +{n}" for t, n in sorted(grew.items(), key=lambda kv: -kv[1]))
+        )
+    if report.month_later is not None:
+        later = report.month_later
+        grown = ", ".join(f"{t} {n}" for t, n in sorted(later.before.items()) if n)
+        left = ", ".join(f"{t} {n}" for t, n in sorted(later.survivors.items())) or "nothing"
+        lines.append(
+            f"- run records at the end: {grown or 'none'}; purged as a month later: {left} "
+            f"left (and {later.kept_for_pickup} outbox messages kept for pickup)"
         )
     by_kind: dict[str, list[float | None]] = {}
     for fig in fault_figures(report):

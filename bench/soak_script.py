@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from bench.soak_load import IMPORTANT_WORD
+from schemas.memory import Emotion
 
 SUMMARY_SYSTEM = "forming an autobiographical memory"
 RATING_SYSTEM = "rating how much one of your own memories matters"
@@ -30,8 +31,11 @@ def soak_script(path: Path) -> Path:
         "sensitivity": "private",
         "tags": ["soak"],
     }
+    # The per-exchange emotion reading: a settled, content agent (its trajectory is stored).
+    mood = {e.value: 0.0 for e in Emotion} | {"engaged": 0.6, "neutral": 0.4}
     rules = [
         {"task": "respond", "delay_ms": 150, "reply": "ack: {last}"},
+        {"task": "emotion", "reply": json.dumps({"emotions": mood})},
         {
             "task": "summarize",
             "system_match": SUMMARY_SYSTEM,
