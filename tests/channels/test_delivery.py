@@ -14,7 +14,7 @@ from activities.channels.adapters.pull import answered_in_place
 from activities.channels.starting import start_delivery, sweep_pending
 from contract import names
 from schemas.delivery import DeliveryResult, DeliverySettings, DeliveryStatus
-from schemas.events import ChannelRef
+from schemas.events import ChannelRef, Receipt
 from schemas.ids import new_ulid
 from store.queries.contacts import send_unprompted
 from store.queries.delivery import kept_for_pickup, mark_picked_up
@@ -29,6 +29,18 @@ async def _result(client: Client, message_id: str) -> DeliveryResult:
     )
     result: DeliveryResult = await handle.result()
     return result
+
+
+async def _reply_row(harness: Harness, receipt: Receipt) -> OutboxRow:
+    """The one outbox row of the reply the receipt names."""
+    assert receipt.marker is not None and receipt.marker.activation_id
+    async with harness.db.session() as session:
+        [row] = list(
+            await session.exec(
+                select(OutboxRow).where(OutboxRow.activation_id == receipt.marker.activation_id)
+            )
+        )
+    return row
 
 
 async def test_a_terminal_reply_is_delivered_with_its_receipt_and_needs_no_run(
@@ -55,13 +67,7 @@ async def test_a_reply_on_a_push_channel_is_delivered_by_its_own_run(
         receipt = await harness.say(
             agent.handle, "hello there", channel=ChannelRef(service="chat", channel="room")
         )
-        assert receipt.marker is not None and receipt.marker.activation_id
-        async with harness.db.session() as session:
-            [row] = list(
-                await session.exec(
-                    select(OutboxRow).where(OutboxRow.activation_id == receipt.marker.activation_id)
-                )
-            )
+        row = await _reply_row(harness, receipt)
         result = await _result(client, row.id)
 
     assert result.status is DeliveryStatus.DELIVERED
@@ -155,13 +161,7 @@ async def test_a_reply_on_a_service_without_adapter_went_back_with_its_receipt(
     receipt = await harness.say(
         agent.handle, "hello there", channel=ChannelRef(service="crm", channel="case-7")
     )
-    assert receipt.marker is not None and receipt.marker.activation_id
-    async with harness.db.session() as session:
-        [row] = list(
-            await session.exec(
-                select(OutboxRow).where(OutboxRow.activation_id == receipt.marker.activation_id)
-            )
-        )
+    row = await _reply_row(harness, receipt)
     result = await _result(harness.client, row.id)
 
     assert result.status is DeliveryStatus.DELIVERED
