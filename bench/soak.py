@@ -16,13 +16,14 @@ each fault, recovery time (until a message submitted after the fault is answered
 latency again; target 30 s), unplanned restarts (a native crash of the model server shows here).
 
 Usage: ``python -m bench.soak [--agents 20] [--minutes 60] [--provider scripted|local]
-[--seed 1] [--record]``; exits 1 if any invariant was violated.
+[--seed 1] [--record] [--keep]``; exits 1 if any invariant was violated.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import sys
@@ -95,6 +96,18 @@ def _worst(times: list[float | None]) -> str:
     return _s(max(t for t in times if t is not None))
 
 
+def _cpu(report: SoakReport) -> str:
+    """Median busy % of the CPU samples in each tenth of the run."""
+    samples = report.samples.cpu[1:]  # the first covers nothing before it
+    if not samples:
+        return "n/a"
+    end = max(at for at, _ in samples) or 1.0
+    tenths: list[list[float]] = [[] for _ in range(10)]
+    for at, busy in samples:
+        tenths[min(9, int(10 * at / end))].append(busy)
+    return " ".join(f"{percentile(t, 0.5):.0f}%" if t else "-" for t in tenths)
+
+
 def render(report: SoakReport) -> str:
     """The report as Markdown for RESULTS.md and the terminal."""
     config = report.config
@@ -131,6 +144,8 @@ def render(report: SoakReport) -> str:
             + ", ".join(f"{a / 1024:.0f} -> {b / 1024:.0f}" for a, b in rss.values())
         )
     lines.append(f"- longest agent history: {report.samples.longest_history()} events")
+    if report.samples.cpu:
+        lines.append("- machine CPU busy per 20 s sample, by tenth of the run: " + _cpu(report))
     if len(report.samples.tables) >= 2:
         (m0, first), (m1, last) = report.samples.tables[0], report.samples.tables[-1]
         grew = {t: last[t] - first.get(t, 0) for t in last if last[t] != first.get(t, 0)}
@@ -177,6 +192,11 @@ def main() -> None:
     parser.add_argument("--provider", default="scripted", help="scripted, or local (SmolLM2).")
     parser.add_argument("--seed", type=int, default=1, help="Seeds the faults and the traffic.")
     parser.add_argument("--record", action="store_true", help="Append the figures to RESULTS.md.")
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="Keep the stack's home (logs, database, Temporal's state) to examine afterwards.",
+    )
     args = parser.parse_args()
     if args.agents < 1 or args.minutes <= 0:
         parser.error("--agents must be at least 1 and --minutes positive")
@@ -187,7 +207,12 @@ def main() -> None:
     config = SoakConfig(
         agents=args.agents, minutes=args.minutes, provider=args.provider, seed=args.seed
     )
-    with tempfile.TemporaryDirectory(prefix="persyn-soak-") as tmp:
+    with contextlib.ExitStack() as scope:
+        prefix = "persyn-soak-"
+        if args.keep:
+            tmp = tempfile.mkdtemp(prefix=prefix)
+        else:
+            tmp = scope.enter_context(tempfile.TemporaryDirectory(prefix=prefix))
         home = Path(tmp)
         home.chmod(0o755)  # the embedded PostgreSQL runs as another user
         report = asyncio.run(run_soak(config, home))
@@ -196,6 +221,8 @@ def main() -> None:
             record(f"Soak: {config.provider} provider, {config.agents} agents", text)
         else:
             print(text)
+        if args.keep:
+            print(f"kept the stack's home: {home} (logs under {home / 'logs'})")
     sys.stdout.flush()
     # Clients and workers at interpreter exit can abort natively (INFRA.md): leave at once.
     os._exit(1 if report.violations else 0)

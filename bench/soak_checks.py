@@ -278,6 +278,8 @@ class Samples:
     history: dict[str, list[int]] = field(default_factory=dict)
     tables: list[tuple[int, dict[str, int]]] = field(default_factory=list)
     """(messages answered so far, row counts) per sample."""
+    cpu: list[tuple[float, float]] = field(default_factory=list)
+    """(seconds into the run, the machine's CPU busy % since the previous sample)."""
 
     def growing_tables(
         self, *, per_message: float = 0.5, min_messages: int = 50

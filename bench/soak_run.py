@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
+import psutil
 from temporalio.client import Client
 
 from bench import soak_checks as checks
@@ -111,6 +112,7 @@ class SoakRun:
         self.violations: dict[str, None] = {}  # ordered, without repeats
         self.important_seen: set[str] = set()
         self.restoring = False
+        self.began = time.monotonic()
         self._client: Client | None = None
         self.db = Database(self.stack.settings.database_dsn(), pool_size=2)
         self.traffic = Traffic(
@@ -185,6 +187,9 @@ class SoakRun:
                 await asyncio.wait_for(stop.wait(), self.config.check_every_s)
 
     async def check_once(self) -> None:
+        # Busy share of all cores since the previous sample: a saturated machine explains
+        # latency that no fault does.
+        self.samples.cpu.append((time.monotonic() - self.began, psutil.cpu_percent(interval=None)))
         client = await self.client()
         rss = self.stack.worker_rss_kib()
         if rss is not None:
@@ -240,7 +245,7 @@ class SoakRun:
         return state
 
     async def run(self) -> SoakReport:
-        began = time.monotonic()
+        began = self.began = time.monotonic()
         await self.setup()
         deadline = time.monotonic() + self.config.minutes * 60
         stop = asyncio.Event()
