@@ -9,7 +9,8 @@ that never heard the task complete, leaves behind. Everything else runs as in pr
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,9 @@ from temporalio.worker import (
     WorkflowInterceptorClassInput,
     WorkflowOutboundInterceptor,
 )
+
+from activities.gateway.providers.scripted import ScriptRule
+from tests.harness import Harness, Stack, running_worker
 
 Match = Callable[[activity.Info, Sequence[Any]], bool]
 """Whether an activity about to run (its info and its arguments) is one the gate holds."""
@@ -152,6 +156,18 @@ class _FailingOutbound(WorkflowOutboundInterceptor):
     def start_activity(self, input: StartActivityInput) -> workflow.ActivityHandle[Any]:
         self._fail_before(input.activity)
         return super().start_activity(input)
+
+
+@asynccontextmanager
+async def gated_worker(client: Client, stack: Stack, gates: Gates) -> AsyncIterator[Harness]:
+    """A worker answering ``ack: <message>`` with ``gates`` armed; every gate opens at the end,
+    so a held activity never keeps the worker from shutting down."""
+    rules = [ScriptRule(reply="ack: {last}")]
+    async with running_worker(with_gates(client, gates), stack, rules=rules) as running:
+        try:
+            yield running
+        finally:
+            gates.open_all()
 
 
 def with_gates(client: Client, gates: Gates) -> Client:

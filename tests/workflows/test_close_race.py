@@ -24,14 +24,19 @@ import pytest
 from sqlmodel import col, select
 from temporalio.client import Client
 
-from activities.gateway.providers.scripted import ScriptRule
 from contract import names
 from schemas.agents import AgentStatus, AgentStatusQuery
 from schemas.events import InboundEvent, Outcome, Receipt
 from schemas.guardrails import EndConversationRequest
 from store.tables import ActivationRow, DialogTurnRow
-from tests.harness import Harness, Stack, event, replayer, running_worker, until
-from tests.workflows.gates import Gates, history, signals_delivered, signals_received, with_gates
+from tests.harness import Harness, Stack, event, replayer, until
+from tests.workflows.gates import (
+    Gates,
+    gated_worker,
+    history,
+    signals_delivered,
+    signals_received,
+)
 
 ANSWER_WITHIN_S = 60.0
 """Far below the agent's 20-minute activation deadline: an input stuck in flight fails here."""
@@ -44,12 +49,8 @@ def gates() -> Gates:
 
 @pytest.fixture
 async def harness(client: Client, stack: Stack, gates: Gates) -> AsyncIterator[Harness]:
-    rules = [ScriptRule(reply="ack: {last}")]
-    async with running_worker(with_gates(client, gates), stack, rules=rules) as running:
-        try:
-            yield running
-        finally:
-            gates.open_all()
+    async with gated_worker(client, stack, gates) as running:
+        yield running
 
 
 async def _open_conversation(harness: Harness, handle: str) -> str:

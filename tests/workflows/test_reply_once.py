@@ -17,13 +17,12 @@ import pytest
 from sqlmodel import select
 from temporalio.client import Client
 
-from activities.gateway.providers.scripted import ScriptRule
 from bench.soak_checks import retried_task_note
 from contract import names
 from schemas.events import Outcome
 from store.tables import ActivationRow, DialogTurnRow, OutboxRow
-from tests.harness import Harness, Stack, replayer, running_worker
-from tests.workflows.gates import Gates, with_gates
+from tests.harness import Harness, Stack, replayer
+from tests.workflows.gates import Gates, gated_worker
 
 
 @pytest.fixture
@@ -33,8 +32,7 @@ def gates() -> Gates:
 
 @pytest.fixture
 async def harness(client: Client, stack: Stack, gates: Gates) -> AsyncIterator[Harness]:
-    rules = [ScriptRule(reply="ack: {last}")]
-    async with running_worker(with_gates(client, gates), stack, rules=rules) as running:
+    async with gated_worker(client, stack, gates) as running:
         yield running
 
 
