@@ -11,6 +11,7 @@ from temporalio import workflow
 
 from contract import attribution, names
 from contract.policies import DATABASE, TEMPORAL_CALL, summarized, summarized_local
+from contract.run_ids import task_stable_id
 from schemas.autonomy import (
     REFLECTION_CHANNEL,
     REMINDER_CHANNEL,
@@ -22,7 +23,6 @@ from schemas.autonomy import (
     FiringKind,
     FiringResult,
 )
-from schemas.ids import ulid_from_parts
 
 with workflow.unsafe.imports_passed_through():
     from activities.autonomy.firing import FiringActivities
@@ -32,25 +32,12 @@ STABLE_IMPULSE_ID_PATCH = "impulse-id-from-run-start"
 """Runs recorded before it named the impulse by the time of the task that claimed it."""
 
 
-def _impulse_id() -> str:
-    """The impulse's event ID: the same in every attempt of the task that claims the firing.
-
-    The claim is a local activity that commits before its task completes; a task that never
-    completes (a killed worker, an unreachable server) runs again at a later ``workflow.now()``,
-    and a new ID would log the firing twice and count a reminder's firing twice.
-    """
-    bits = workflow.random().getrandbits(80)
-    if workflow.patched(STABLE_IMPULSE_ID_PATCH):
-        return ulid_from_parts(workflow.info().workflow_start_time, bits)
-    return ulid_from_parts(workflow.now(), bits)
-
-
 async def claim(kind: FiringKind, data: FiringInput) -> Firing:
     """Bind attribution, make the impulse's ID and claim the firing."""
     channel = REFLECTION_CHANNEL if kind is FiringKind.HEARTBEAT else REMINDER_CHANNEL
     attribution.bind(agent=data.agent, channel=f"{SELF_SERVICE}:{channel}", trigger=kind.value)
     workflow.upsert_search_attributes([names.AGENT.value_set(data.agent)])
-    event_id = _impulse_id()
+    event_id = task_stable_id(STABLE_IMPULSE_ID_PATCH)
     firing: Firing = await workflow.execute_local_activity_method(
         FiringActivities.claim_firing,
         ClaimFiringInput(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from temporalio import workflow
 
 from contract.policies import DATABASE, summarized_local
+from contract.run_ids import task_stable_id
 from schemas.activation import (
     ActivationInput,
     Decision,
@@ -15,7 +16,6 @@ from schemas.activation import (
 )
 from schemas.dialog import DialogTurn
 from schemas.events import CompletionMarker, Outcome
-from schemas.ids import ulid_from_parts
 from schemas.markers import completion_marker
 
 with workflow.unsafe.imports_passed_through():
@@ -45,7 +45,7 @@ async def transmit(data: ActivationInput, draft: Draft) -> DialogTurn:
             agent_name=data.agent_name,
             conversation_id=data.conversation_id,
             channel=data.channel,
-            turn_id=_reply_turn_id(),
+            turn_id=task_stable_id(STABLE_REPLY_ID_PATCH),
             text=draft.text,
             draft_id=draft.draft_id,
             at=workflow.now(),
@@ -53,19 +53,6 @@ async def transmit(data: ActivationInput, draft: Draft) -> DialogTurn:
         **summarized_local(DATABASE, "transmit the reply"),
     )
     return transmission.turn
-
-
-def _reply_turn_id() -> str:
-    """The reply turn's ID: the same in every attempt of the task that transmits it.
-
-    The transmit commits before its task completes; a task that never completes (a killed
-    worker, an unreachable server) runs again at a later ``workflow.now()``, and a new ID would
-    record the reply twice. The run's start time and its seeded randomness do not change.
-    """
-    bits = workflow.random().getrandbits(80)
-    if workflow.patched(STABLE_REPLY_ID_PATCH):
-        return ulid_from_parts(workflow.info().workflow_start_time, bits)
-    return ulid_from_parts(workflow.now(), bits)
 
 
 async def record(
