@@ -112,7 +112,7 @@ class SoakRun:
         self.violations: dict[str, None] = {}  # ordered, without repeats
         self.important_seen: set[str] = set()
         self.restoring = False
-        self.began = time.monotonic()
+        self.began = time.monotonic()  # the run begins with its construction
         self._client: Client | None = None
         self.db = Database(self.stack.settings.database_dsn(), pool_size=2)
         self.traffic = Traffic(
@@ -245,7 +245,6 @@ class SoakRun:
         return state
 
     async def run(self) -> SoakReport:
-        began = self.began = time.monotonic()
         await self.setup()
         deadline = time.monotonic() + self.config.minutes * 60
         stop = asyncio.Event()
@@ -272,7 +271,7 @@ class SoakRun:
         self.flag(later.violations())
         return SoakReport(
             config=self.config,
-            duration_s=time.monotonic() - began,
+            duration_s=time.monotonic() - self.began,
             sent=list(self.traffic.sent),
             faults=self.faults,
             violations=list(self.violations),
