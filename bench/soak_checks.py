@@ -17,6 +17,7 @@ from temporalio.service import RPCError
 
 from bench.soak_load import Sent
 from contract import names
+from schemas.runs import HISTORY_LIMIT as RUN_HISTORY_LIMIT
 from store.db import Database, execute_sql
 
 STUCK_TASK_S = 120.0
@@ -28,8 +29,9 @@ STUCK_ACTIVITY_S = 300.0
 SHORT_LIVED_S = 900.0
 """Activations, consolidations and deliberations finish well within this."""
 
-HISTORY_LIMIT = 10_240
-"""Temporal warns past this many events; continue-as-new must keep agents far below."""
+HISTORY_LIMIT = 2 * RUN_HISTORY_LIMIT
+"""An agent continues as new at ``schemas.runs.HISTORY_LIMIT`` events once its queue is empty: twice
+that means it did not (Temporal itself warns only at 10,240)."""
 
 DIALOG_AND_MEMORY_TABLES = frozenset(
     {

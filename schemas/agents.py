@@ -8,6 +8,7 @@ from pydantic import AwareDatetime, Field
 
 from schemas.events import CompletionMarker, InboundEvent, Name, Wire
 from schemas.ids import AgentHandle, Ulid
+from schemas.runs import HISTORY_LIMIT
 from schemas.text import PersonaText
 
 
@@ -102,6 +103,12 @@ class AgentWorkflowInput(Wire):
         gt=0,
         description="Also continue as new after this many events (operations and tests); "
         "by default only when Temporal suggests it.",
+    )
+    history_limit: int = Field(
+        default=HISTORY_LIMIT,
+        ge=100,
+        description="Continue as new once the run's history holds this many events: a "
+        "restarted worker replays each open agent's history before it answers for it.",
     )
 
 

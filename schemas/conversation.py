@@ -7,6 +7,7 @@ from pydantic import AwareDatetime, Field
 from schemas.dialog import DialogTurn
 from schemas.events import ChannelRef, InboundEvent, Wire
 from schemas.ids import AgentHandle, Ulid
+from schemas.runs import HISTORY_LIMIT
 
 
 class InboundTurn(Wire):
@@ -56,6 +57,11 @@ class ConversationInput(Wire):
     window_turns: int = Field(default=40, gt=0, le=500)
     first: InboundTurn | None = None
     state: ConversationState | None = None
+    history_limit: int = Field(
+        default=HISTORY_LIMIT,
+        ge=100,
+        description="Continue as new once the run's history holds this many events.",
+    )
 
 
 class ConversationClosed(Wire):

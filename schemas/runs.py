@@ -6,6 +6,13 @@ from pydantic import Field
 
 from schemas.events import Wire
 
+HISTORY_LIMIT = 1_000
+"""Events after which a long-lived run (an agent's inbox, a conversation) continues as new.
+
+A worker that starts (after a crash, a deploy) replays the whole history of every open run
+before it serves it, so this bounds how soon the agents answer again: about 0.3 s of CPU per
+1,000 events (``bench/replay_cost.py``). Each continuation costs one small workflow task."""
+
 
 class TerminationQuery(Wire):
     """Input of ``runs.termination``: the workflow run an operator terminated."""

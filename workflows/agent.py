@@ -58,8 +58,9 @@ from schemas.ids import is_ulid, ulid_from_parts
 from schemas.markers import failed_marker
 from schemas.peers import AGENT_SERVICE, PeerMessageInput, peer_event
 from schemas.records import AgentLookupInput, AgentProfile, ResolveSpeakerInput
+from schemas.runs import HISTORY_LIMIT
 from workflows import handlers
-from workflows.conversation import ConversationWorkflow
+from workflows.conversation import PATCH_HISTORY_LIMIT, ConversationWorkflow
 
 with workflow.unsafe.imports_passed_through():
     from activities.store import StoreActivities
@@ -103,6 +104,8 @@ class AgentWorkflow:
         # close was on the way was dropped by it, and is routed again (see ``_dispatch``). A
         # few suffice: only the conversation being signalled at that moment matters.
         self._closed: list[str] = []
+        # Set once the run has loaded its agent (behind a patch): see ``_time_to_continue``.
+        self._history_limit: int | None = None
 
     # -- messages -----------------------------------------------------------------------------
     # Every handler takes its payloads raw and validates them itself (workflows/handlers.py):
@@ -387,6 +390,14 @@ class AgentWorkflow:
     def _time_to_continue(self, data: AgentWorkflowInput) -> bool:
         if workflow.info().is_continue_as_new_suggested():
             return True
+        # A worker that starts replays every open agent's whole history before serving it, so
+        # the history's length, not Temporal's suggestion at thousands of events, bounds how
+        # soon the agents answer after a worker restart (bench/replay_cost.py).
+        if (
+            self._history_limit is not None
+            and workflow.info().get_current_history_length() >= self._history_limit
+        ):
+            return True
         limit = data.continue_as_new_after
         return limit is not None and self._state.since_continued >= limit
 
@@ -443,6 +454,8 @@ class AgentWorkflow:
                     channel=event.channel,
                     idle_seconds=self._profile.idle_minutes * 60,
                     first=turn,
+                    # The agent's own limit goes down to its conversations (tests lower it).
+                    history_limit=self._history_limit or HISTORY_LIMIT,
                 ),
                 id=names.conversation_workflow_id(conversation_id),
                 parent_close_policy=ParentClosePolicy.ABANDON,
@@ -541,6 +554,8 @@ class AgentWorkflow:
                 type=UNKNOWN_AGENT,
                 non_retryable=True,
             )
+        if workflow.patched(PATCH_HISTORY_LIMIT):
+            self._history_limit = data.history_limit
         while True:
             # Continue-as-new cannot carry the start's summary (SDK 1.35): the details name the run.
             workflow.set_current_details(

@@ -44,6 +44,10 @@ from workflows.pipeline import termination
 with workflow.unsafe.imports_passed_through():
     from activities.store import StoreActivities
 
+PATCH_HISTORY_LIMIT = "continue-at-history-limit"
+"""Long-lived runs (agents, conversations) continue as new at ``ConversationInput.history_limit``
+events; runs recorded before replay without it."""
+
 
 @workflow.defn(name=names.CONVERSATION_WORKFLOW)
 class ConversationWorkflow:
@@ -145,6 +149,9 @@ class ConversationWorkflow:
                 **summarized_local(DATABASE, "record the conversation"),
             )
             self._state.opened = True
+        # Continue as new at the run's history limit, not only at Temporal's suggestion
+        # (thousands of events): a restarted worker replays every open conversation first.
+        history_limit = data.history_limit if workflow.patched(PATCH_HISTORY_LIMIT) else None
         while True:
             workflow.set_current_details(
                 f"{data.agent} on {data.channel.key}: {self._state.turns} turns, waiting for input"
@@ -160,16 +167,26 @@ class ConversationWorkflow:
             if not self._state.pending:  # asked to end, and nothing is left to answer
                 break
             await self._handle(self._state.pending.pop(0))
-            if (
-                workflow.info().is_continue_as_new_suggested()
-                and not self._state.pending
-                and self._ending is None
-            ):
+            if self._time_to_continue(history_limit):
                 await workflow.wait_condition(workflow.all_handlers_finished)
-                workflow.continue_as_new(
-                    data.model_copy(update={"state": self._state, "first": None})
-                )
+                # An end asked for meanwhile is not part of the state: let the loop take it.
+                if history_limit is None or self._ending is None:
+                    workflow.continue_as_new(
+                        data.model_copy(update={"state": self._state, "first": None})
+                    )
         return await self._close(reason=self._ending or "idle")
+
+    def _time_to_continue(self, history_limit: int | None) -> bool:
+        if self._ending is not None:
+            return False
+        info = workflow.info()
+        if history_limit is None:  # a run recorded before the limit: as it was then
+            return info.is_continue_as_new_suggested() and not self._state.pending
+        # Turns already waiting go along in the state, so a busy conversation continues too.
+        return (
+            info.is_continue_as_new_suggested()
+            or info.get_current_history_length() >= history_limit
+        )
 
     async def _handle(self, turn: InboundTurn) -> None:
         data, event = self._input, turn.event

@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 from sqlmodel import col, func, select
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -15,7 +16,7 @@ from schemas.agents import AgentStatus, AgentStatusQuery, AgentWorkflowInput
 from schemas.events import Outcome
 from store.tables import DialogTurnRow, OutboxRow
 from temporal import inbox
-from tests.harness import Harness, Stack, event, running_worker, terminal, until
+from tests.harness import Harness, Stack, event, replayer, running_worker, terminal, until
 
 
 async def _count(harness: Harness, table: type, **where: object) -> int:
@@ -141,6 +142,46 @@ async def test_the_agent_continues_as_new_and_keeps_its_state(harness: Harness) 
     }
     assert repeat == receipts[0]
     assert await _count(harness, OutboxRow, agent=agent.handle) == 3
+
+
+async def test_the_agent_continues_as_new_at_its_history_limit(harness: Harness) -> None:
+    agent = await harness.create_agent()
+    handle = await harness.client.start_workflow(
+        "AgentWorkflow",
+        AgentWorkflowInput(handle=agent.handle, history_limit=100),
+        id=names.agent_workflow_id(agent.handle),
+        task_queue=harness.task_queue,
+    )
+    first_run = harness.client.get_workflow_handle(handle.id, run_id=handle.result_run_id)
+
+    for i in range(12):
+        await harness.say(agent.handle, f"turn {i}")
+    history = await first_run.fetch_history()
+
+    # The run went on until its history reached the limit, and no further than the message
+    # that crossed it: well short of the thousands at which Temporal would suggest it.
+    assert history.events[-1].event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
+    assert 100 <= len(history.events) < 200
+    status = await handle.query(names.STATUS, AgentStatusQuery(), result_type=AgentStatus)
+    assert status.handled == 12
+    await replayer(harness.client).replay_workflow(history)  # raises if it does not replay
+    # Its conversation, open throughout, took the agent's limit and continued as well.
+    (conversation,) = status.open_conversations
+    talk = harness.client.get_workflow_handle(
+        names.conversation_workflow_id(conversation.conversation_id)
+    )
+    started = (await talk.fetch_history()).events[0].workflow_execution_started_event_attributes
+    assert started.continued_execution_run_id  # the current run continued an earlier one
+    earlier = harness.client.get_workflow_handle(
+        talk.id, run_id=started.continued_execution_run_id
+    )
+    talk_history = await earlier.fetch_history()
+    assert (
+        talk_history.events[-1].event_type
+        == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
+    )
+    assert 100 <= len(talk_history.events) < 200
+    await replayer(harness.client).replay_workflow(talk_history)
 
 
 async def test_channels_get_separate_conversations(harness: Harness) -> None:
