@@ -80,6 +80,14 @@ class Settings(BaseSettings):
         allow_inf_nan=False,
         description="How long a starting worker waits for PostgreSQL and Temporal to answer.",
     )
+    worker_workflow_tasks: int = Field(
+        default=8,
+        ge=2,
+        le=1000,
+        description="Workflow tasks one worker runs at once. Workflow code shares one "
+        "interpreter lock, so a restarted worker replaying every open run at once finishes "
+        "none within the task timeout; a few at a time finish in turn.",
+    )
     workflow_sandbox: bool = Field(
         default=True,
         description="Run workflow code in the determinism sandbox (off saves CPU per task).",

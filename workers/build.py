@@ -345,6 +345,7 @@ def build_worker(
         workflow_runner=workflow_runner(
             sandboxed=deps.settings.workflow_sandbox, share_workflow_code=share_workflow_code
         ),
+        max_concurrent_workflow_tasks=deps.settings.worker_workflow_tasks,
         max_concurrent_activities=64,
         max_concurrent_local_activities=64,
         graceful_shutdown_timeout=timedelta(seconds=10),
