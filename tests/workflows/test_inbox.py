@@ -119,6 +119,21 @@ async def test_different_agents_run_in_parallel(client: Client, stack: Stack) ->
     assert harness.provider.peak == 3
 
 
+async def test_two_workflow_task_slots_still_run_agents_in_parallel(
+    client: Client, stack: Stack
+) -> None:
+    # The worker's cap counts workflow tasks, not the model calls they wait on: three agents
+    # still reach their model at once through two slots.
+    rules = [ScriptRule(rendezvous=3, reply="ok")]
+    overrides: dict[str, object] = {"worker_workflow_tasks": 2}
+    async with running_worker(client, stack, rules=rules, settings_overrides=overrides) as harness:
+        assert harness.worker.config()["max_concurrent_workflow_tasks"] == 2
+        agents = [await harness.create_agent() for _ in range(3)]
+        receipts = await asyncio.gather(*(harness.say(a.handle, "go") for a in agents))
+    assert all(r.marker and r.marker.outcome is Outcome.SPOKE for r in receipts)
+    assert harness.provider.peak == 3
+
+
 async def test_the_agent_continues_as_new_and_keeps_its_state(harness: Harness) -> None:
     agent = await harness.create_agent()
     await harness.client.start_workflow(
@@ -172,9 +187,7 @@ async def test_the_agent_continues_as_new_at_its_history_limit(harness: Harness)
     )
     started = (await talk.fetch_history()).events[0].workflow_execution_started_event_attributes
     assert started.continued_execution_run_id  # the current run continued an earlier one
-    earlier = harness.client.get_workflow_handle(
-        talk.id, run_id=started.continued_execution_run_id
-    )
+    earlier = harness.client.get_workflow_handle(talk.id, run_id=started.continued_execution_run_id)
     talk_history = await earlier.fetch_history()
     assert (
         talk_history.events[-1].event_type
