@@ -44,6 +44,8 @@ class SoakConfig:
     provider: str = "scripted"
     seed: int = 1
     fault_gap_s: tuple[float, float] = (40.0, 90.0)
+    quiet_end_s: float = 60.0
+    """No fault in the run's last minute: each fault gets a window to show its recovery."""
     kinds: tuple[FaultKind, ...] = tuple(FaultKind)
     check_every_s: float = 20.0
     idle_minutes: float = 0.5
@@ -154,7 +156,7 @@ class SoakRun:
         order: list[FaultKind] = []
         while True:
             gap = self.rng.uniform(*self.config.fault_gap_s)
-            if time.monotonic() + gap > deadline:
+            if time.monotonic() + gap > deadline - self.config.quiet_end_s:
                 return
             await asyncio.sleep(gap)  # the soak's schedule, not a wait for a condition
             if not order:

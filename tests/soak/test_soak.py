@@ -22,6 +22,7 @@ SHORT = SoakConfig(
     agents=4,
     minutes=2.0,
     fault_gap_s=(15.0, 25.0),
+    quiet_end_s=0.0,  # every kind of kill within two minutes; recovery is the bench's to show
     check_every_s=10.0,
     idle_minutes=0.25,
     session_pause_s=(18.0, 30.0),
