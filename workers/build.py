@@ -77,9 +77,6 @@ from workflows.reminder import ReminderWorkflow
 from workflows.render import RenderWorkflow
 from workflows.sandbox_task import SandboxTaskWorkflow
 
-STICKY_TIMEOUT = timedelta(seconds=5)
-"""How long a task waits on a worker's own (sticky) queue before any worker may take it."""
-
 WORKFLOWS: list[type] = [
     AgentWorkflow,
     ConversationWorkflow,
@@ -349,10 +346,6 @@ def build_worker(
             sandboxed=deps.settings.workflow_sandbox, share_workflow_code=share_workflow_code
         ),
         max_concurrent_workflow_tasks=deps.settings.worker_workflow_tasks,
-        # A task Temporal gives a killed worker's sticky queue moves to the shared queue after
-        # this (the SDK's default is 10 s): one message crosses three workflows, each of which
-        # may wait it out once after a worker dies.
-        sticky_queue_schedule_to_start_timeout=STICKY_TIMEOUT,
         max_concurrent_activities=64,
         max_concurrent_local_activities=64,
         graceful_shutdown_timeout=timedelta(seconds=10),
