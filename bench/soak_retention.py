@@ -71,12 +71,19 @@ class MonthLater:
         ]
 
 
-async def _counts(db: Database, *, before: datetime) -> tuple[dict[str, int], int]:
+_WRITTEN_BEFORE = "age(xmin) > txid_current() - :x"
+"""The row's writing transaction came before transaction ``:x``: both sides count back from the
+current transaction (``age`` in 32-bit IDs, ``txid_current`` with its epoch), so they compare."""
+
+
+async def _counts(db: Database, *, before: datetime, xid: int) -> tuple[dict[str, int], int]:
     """Rows per run-record table written before ``before`` (or never stamped), and the outbox
     messages kept on purpose among them.
 
     The stack keeps running (heartbeats fire, consolidation writes): rows written after the
-    purge began are not its to judge.
+    purge began are not its to judge. Their time alone does not say so: an exchange in flight
+    stamps its rows with the workflow's time and commits them later, after its agent's purge.
+    So a row counts only if the transaction that wrote it came before transaction ``xid``.
     """
     counts: dict[str, int] = {}
     async with db.session() as session:
@@ -90,15 +97,16 @@ async def _counts(db: Database, *, before: datetime) -> tuple[dict[str, int], in
             at = RUN_RECORD_TIMES[table]
             rows = await execute_sql(
                 session,
-                f'SELECT count(*) AS n FROM "{table}" WHERE {at} < :t OR {at} IS NULL',
-                {"t": before},
+                f'SELECT count(*) AS n FROM "{table}" WHERE ({at} < :t OR {at} IS NULL) '
+                f"AND {_WRITTEN_BEFORE}",
+                {"t": before, "x": xid},
             )
             counts[table] = int(rows.one().n)
         kept = await execute_sql(
             session,
             "SELECT count(*) AS n FROM outbox WHERE created_at < :t "
-            "AND status = ANY(CAST(:s AS varchar[]))",
-            {"t": before, "s": [str(s) for s in KEPT_ON_PURPOSE]},
+            f"AND status = ANY(CAST(:s AS varchar[])) AND {_WRITTEN_BEFORE}",
+            {"t": before, "s": [str(s) for s in KEPT_ON_PURPOSE], "x": xid},
         )
         return counts, int(kept.one().n)
 
@@ -109,7 +117,9 @@ async def month_later(db: Database, handles: Sequence[str], settings: Settings) 
     Destructive: run it last, after every other end-of-run check has read the tables.
     """
     began = datetime.now(UTC)
-    before, _ = await _counts(db, before=began)
+    async with db.session() as session:
+        xid = int((await execute_sql(session, "SELECT txid_current() AS x", {})).one().x)
+    before, _ = await _counts(db, before=began, xid=xid)
     memory = settings.memory
     longest = max(
         memory.run_record_retention_days,
@@ -127,7 +137,7 @@ async def month_later(db: Database, handles: Sequence[str], settings: Settings) 
         async with db.session() as session:
             faded = later - timedelta(days=settings.emotion.keep_days)
             await prune_readings(session, agent=handle, before=faded)
-    after, kept = await _counts(db, before=began)
+    after, kept = await _counts(db, before=began, xid=xid)
     survivors = dict(after)
     if "outbox" in survivors:
         survivors["outbox"] -= kept
