@@ -30,8 +30,8 @@ SHORT_LIVED_S = 900.0
 """Activations, consolidations and deliberations finish well within this."""
 
 HISTORY_LIMIT = 2 * RUN_HISTORY_LIMIT
-"""An agent continues as new at ``schemas.runs.HISTORY_LIMIT`` events once its queue is empty: twice
-that means it did not (Temporal itself warns only at 10,240)."""
+"""An agent continues as new at ``schemas.runs.HISTORY_LIMIT`` events once its queue is empty:
+twice that means it did not (Temporal itself warns only at 10,240)."""
 
 DIALOG_AND_MEMORY_TABLES = frozenset(
     {
