@@ -23,13 +23,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from temporalio.client import Client, WorkflowHistory
-from temporalio.worker import Replayer
 
 from bench.harness import record
 from schemas.settings import Settings
 from temporal.client import connect
-from workers.build import WORKFLOWS
-from workers.runner import workflow_runner
+from workers import replay
 
 
 @dataclass(frozen=True)
@@ -39,16 +37,6 @@ class Replayed:
     workflow_type: str
     events: int
     cpu_ms: float
-
-
-def _replayer(client: Client) -> Replayer:
-    # As the worker process runs them: sandboxed, with the workflow modules shared.
-    return Replayer(
-        workflows=WORKFLOWS,
-        workflow_runner=workflow_runner(sandboxed=True, share_workflow_code=True),
-        namespace=client.namespace,
-        data_converter=client.data_converter,
-    )
 
 
 async def open_histories(client: Client, limit: int) -> list[tuple[str, WorkflowHistory]]:
@@ -64,7 +52,8 @@ async def replay_all(
     client: Client, histories: list[tuple[str, WorkflowHistory]]
 ) -> list[Replayed]:
     """Replay each history once (after one warm-up replay) and time it in process CPU."""
-    replayer = _replayer(client)
+    # As the worker process runs them: sandboxed, with the workflow modules shared.
+    replayer = replay.replayer(client, share_workflow_code=True)
     if histories:
         await replayer.replay_workflow(histories[0][1], raise_on_replay_failure=False)
     timed = []

@@ -24,17 +24,19 @@ class HistoryFileError(ValueError):
     """A file is not a workflow history; the message names the file and what is wrong."""
 
 
-def replayer(client: Client) -> Replayer:
+def replayer(client: Client, *, share_workflow_code: bool = False) -> Replayer:
     """A ``Replayer`` of every Persyn workflow with ``client``'s converter and interceptors.
 
     The sandbox is always on: a worker may run without it only once its workflows pass here.
+    ``share_workflow_code`` runs it as the worker process does (``workers.runner``), for
+    measuring replay cost rather than checking determinism.
     """
     interceptors = [
         i for i in client.config()["interceptors"] if isinstance(i, temporalio.worker.Interceptor)
     ]
     return Replayer(
         workflows=WORKFLOWS,
-        workflow_runner=workflow_runner(),
+        workflow_runner=workflow_runner(share_workflow_code=share_workflow_code),
         namespace=client.namespace,
         data_converter=client.data_converter,
         interceptors=interceptors,
