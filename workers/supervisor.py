@@ -95,6 +95,8 @@ class Supervisor:
         self.settings = settings
         self.children = children
         self.stopping = False
+        self.unsticking: subprocess.Popen[bytes] | None = None
+        """The run handing a dead worker's runs to the shared queue (:mod:`workers.unstick`)."""
         self.me = pidfile.write(pid_file(settings, SUPERVISOR), os.getpid())
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -111,6 +113,8 @@ class Supervisor:
                 changed |= self._check(child)
             if changed:
                 self._write_state()
+            if self.unsticking is not None and self.unsticking.poll() is not None:
+                self.unsticking = None
             self._pump(0.1)
         self._stop_children()
 
@@ -192,6 +196,8 @@ class Supervisor:
         pid_file(self.settings, child.name).unlink(missing_ok=True)
         if child.name == WORKER:
             liveness.forget(self.settings, pid)
+            if code != 0:
+                self._unstick()
         child.failures = 1 if ran >= STABLE_AFTER_S else child.failures + 1
         delay = backoff(self.settings, child.failures)
         child.restart_at = now + delay
@@ -211,6 +217,21 @@ class Supervisor:
             ran,
             why,
             delay,
+        )
+
+    def _unstick(self) -> None:
+        """Send the dead worker's runs to the shared queue while its successor starts.
+
+        Their next tasks would otherwise wait on its sticky queue for up to 20 s. It runs
+        beside the restart, not before it, and is not restarted if it fails: every task still
+        reaches the shared queue after its timeout.
+        """
+        if self.unsticking is not None and self.unsticking.poll() is None:
+            return  # the previous one is still at it
+        self.unsticking = subprocess.Popen(
+            [sys.executable, "-m", "workers.unstick"],
+            stdin=subprocess.DEVNULL,  # its lines go to the supervisor's own log
+            preexec_fn=_die_with_parent,  # safe: the supervisor runs one thread
         )
 
     def _start(self, child: Child, now: float) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -137,6 +138,11 @@ async def test_a_killed_worker_is_restarted_and_serves_the_next_message(
     assert f"worker (pid {old}) died (SIGKILL)" in supervisor_log
     assert f"worker restarted (pid {new})" in supervisor_log
     assert "--- restarted by the supervisor after SIGKILL ---" in (logs / "worker.log").read_text()
+    # The dead worker's runs went to the shared queue rather than wait on its sticky queue.
+    handing = r"handed (\d+) open runs on task queue persyn"
+    await until(lambda: re.search(handing, (logs / "supervisor.log").read_text()))
+    handed = re.search(handing, (logs / "supervisor.log").read_text())
+    assert handed is not None and int(handed[1]) >= 1
 
 
 async def test_send_with_no_worker_says_so_and_the_same_event_id_replies_once(

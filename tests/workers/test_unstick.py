@@ -1,0 +1,60 @@
+"""Handing a dead worker's runs to the shared queue (``workers/unstick.py``)."""
+
+from __future__ import annotations
+
+from temporalio.api.enums.v1 import EventType, TaskQueueKind
+from temporalio.client import Client
+
+from contract import names
+from tests.harness import Harness, until
+from workers.unstick import open_runs_query, unstick
+
+
+async def _scheduled_kinds(client: Client, workflow_id: str) -> list[TaskQueueKind.ValueType]:
+    """The kind of queue each workflow task of the run was scheduled on, in order."""
+    history = await client.get_workflow_handle(workflow_id).fetch_history()
+    return [
+        e.workflow_task_scheduled_event_attributes.task_queue.kind
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED
+    ]
+
+
+async def _open_runs(client: Client, task_queue: str) -> int:
+    return len([run async for run in client.list_workflows(open_runs_query(task_queue))])
+
+
+async def test_after_unstick_the_next_task_goes_to_the_shared_queue(harness: Harness) -> None:
+    agent = await harness.create_agent()
+    first = await harness.say(agent.handle, "hello")
+    assert first.marker is not None and first.marker.conversation_id is not None
+    runs = [
+        names.agent_workflow_id(agent.handle),
+        names.conversation_workflow_id(first.marker.conversation_id),
+    ]
+    # A live worker caches both runs: the next message's tasks go to its own sticky queue.
+    seen = {run: len(await _scheduled_kinds(harness.client, run)) for run in runs}
+    await harness.say(agent.handle, "again")
+    for run in runs:
+        kinds = await _scheduled_kinds(harness.client, run)
+        assert kinds[seen[run]] == TaskQueueKind.TASK_QUEUE_KIND_STICKY, run
+        seen[run] = len(kinds)
+
+    await until(lambda: _open_runs(harness.client, harness.task_queue))
+    assert await unstick(harness.client, harness.task_queue) >= len(runs)
+
+    third = await harness.say(agent.handle, "and once more")
+    assert third.marker is not None and third.marker.text
+    for run in runs:
+        kinds = await _scheduled_kinds(harness.client, run)
+        assert kinds[seen[run]] == TaskQueueKind.TASK_QUEUE_KIND_NORMAL, run
+
+
+async def test_unstick_touches_only_its_own_task_queue(harness: Harness) -> None:
+    agent = await harness.create_agent()
+    await harness.say(agent.handle, "hello")
+    assert await unstick(harness.client, f"{harness.task_queue}-elsewhere") == 0
+
+
+def test_the_query_quotes_the_task_queue() -> None:
+    assert open_runs_query('a"b') == 'TaskQueue = "a\\"b" AND ExecutionStatus = "Running"'
