@@ -42,6 +42,15 @@ def summarized_local(config: LocalActivityConfig, summary: str) -> LocalActivity
     return options
 
 
+ACTIVATION_TASK_TIMEOUT = timedelta(seconds=5)
+"""An activation's workflow task timeout (the SDK's default is 10 s).
+
+A task a killed worker had started comes back only after this timeout, and a message is most
+often in its activation when the worker dies. An activation's history is short (about 50
+events), so even a fresh worker under load replays it well within 5 s. The agent and its
+conversations keep 10 s: a fresh worker's first task for them replays up to
+``schemas.runs.HISTORY_LIMIT`` events."""
+
 MODEL_NON_RETRYABLE = (
     "ProviderAuthError",
     "ProviderInvalidRequestError",

@@ -7,6 +7,8 @@ up to ``supervisor_backoff_max_seconds``; a run of a minute resets it), and ever
 restart is logged in ``logs/supervisor.log`` and marked in the child's own log. Children write
 to a pipe the supervisor copies to their logs with every line cut to a readable length
 (:mod:`workers.output`): llama.cpp dumps a grammar it cannot compile as one enormous line.
+When the worker dies uncleanly, its runs are handed to the shared task queue while its
+successor starts (:mod:`workers.unstick`), so their next tasks do not wait on its sticky queue.
 
 SIGTERM (``persyn down``) stops the worker first, letting in-flight tasks finish (they may still
 need the model), then the model server, then the supervisor exits. Children get SIGTERM if the

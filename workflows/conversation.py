@@ -18,7 +18,7 @@ from temporalio import workflow
 from temporalio.exceptions import ChildWorkflowError, TerminatedError
 
 from contract import attribution, names
-from contract.policies import DATABASE, summarized_local
+from contract.policies import ACTIVATION_TASK_TIMEOUT, DATABASE, summarized_local
 from schemas.activation import ActivationInput, ActivationResult
 from schemas.contacts import PersonFolded
 from schemas.conversation import (
@@ -43,6 +43,10 @@ from workflows.pipeline import termination
 
 with workflow.unsafe.imports_passed_through():
     from activities.store import StoreActivities
+
+PATCH_ACTIVATION_TASK_TIMEOUT = "activation-task-timeout"
+"""Activations start with ``contract.policies.ACTIVATION_TASK_TIMEOUT``; runs recorded before
+replay with the default."""
 
 PATCH_HISTORY_LIMIT = "continue-at-history-limit"
 """Long-lived runs (agents, conversations) continue as new at ``ConversationInput.history_limit``
@@ -227,6 +231,11 @@ class ConversationWorkflow:
                     window_turn_ids=[t.turn_id for t in self._state.window],
                 ),
                 id=names.activation_workflow_id(activation_id),
+                task_timeout=(
+                    ACTIVATION_TASK_TIMEOUT
+                    if workflow.patched(PATCH_ACTIVATION_TASK_TIMEOUT)
+                    else None
+                ),
                 search_attributes=names.search_attributes(
                     agent=data.agent,
                     channel=data.channel.key,

@@ -12,6 +12,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from activities.gateway.providers.scripted import ScriptRule
 from contract import names
+from contract.policies import ACTIVATION_TASK_TIMEOUT
 from schemas.agents import AgentStatus, AgentStatusQuery, AgentWorkflowInput
 from schemas.events import Outcome
 from store.tables import DialogTurnRow, OutboxRow
@@ -241,3 +242,22 @@ async def test_an_unknown_agent_is_refused_with_a_clear_message(harness: Harness
         return False
 
     await until(gone)
+
+
+async def test_an_activation_runs_with_the_short_task_timeout(harness: Harness) -> None:
+    # A killed worker's started task comes back after the task timeout: an activation's, the
+    # step a message is most often in, after 5 s; the long-lived runs keep the default 10 s.
+    agent = await harness.create_agent()
+    receipt = await harness.say(agent.handle, "hello")
+    assert receipt.marker is not None and receipt.marker.activation_id is not None
+    assert receipt.marker.conversation_id is not None
+
+    async def task_timeout(workflow_id: str) -> float:
+        described = await harness.client.get_workflow_handle(workflow_id).describe()
+        config = described.raw_description.execution_config
+        return config.default_workflow_task_timeout.ToTimedelta().total_seconds()
+
+    activation = names.activation_workflow_id(receipt.marker.activation_id)
+    assert await task_timeout(activation) == ACTIVATION_TASK_TIMEOUT.total_seconds() == 5
+    conversation = names.conversation_workflow_id(receipt.marker.conversation_id)
+    assert await task_timeout(conversation) == 10
