@@ -45,6 +45,21 @@ def machine() -> str:
     return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
+def cpu_speed_ms() -> float:
+    """Milliseconds of CPU a fixed pure-Python loop takes here now (median of three).
+
+    The same machine can run at very different speeds from one hour to the next (a shared
+    host): figures from runs whose speed differs are not comparable, so long runs print it.
+    """
+    times = []
+    for _ in range(3):
+        began, total = time.process_time(), 0
+        for i in range(2_000_000):
+            total += i * i
+        times.append((time.process_time() - began) * 1000)
+    return sorted(times)[1]
+
+
 def record(section: str, body: str) -> None:
     """Append a dated section to bench/RESULTS.md and print it."""
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")

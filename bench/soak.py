@@ -33,7 +33,7 @@ from pathlib import Path
 
 from temporalio.runtime import LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
 
-from bench.harness import percentile, record
+from bench.harness import cpu_speed_ms, percentile, record
 from bench.soak_load import Sent
 from bench.soak_run import Fault, SoakConfig, SoakReport, run_soak
 
@@ -108,8 +108,13 @@ def _cpu(report: SoakReport) -> str:
     return " ".join(f"{percentile(t, 0.5):.0f}%" if t else "-" for t in tenths)
 
 
-def render(report: SoakReport) -> str:
-    """The report as Markdown for RESULTS.md and the terminal."""
+def render(report: SoakReport, speed_ms: tuple[float, float] | None = None) -> str:
+    """The report as Markdown for RESULTS.md and the terminal.
+
+    Args:
+        report: What the run saw.
+        speed_ms: :func:`bench.harness.cpu_speed_ms` before and after the run.
+    """
     config = report.config
     answered = [s for s in report.sent if s.done is not None]
     outcomes: dict[str, int] = {}
@@ -146,6 +151,11 @@ def render(report: SoakReport) -> str:
     lines.append(f"- longest agent history: {report.samples.longest_history()} events")
     if report.samples.cpu:
         lines.append("- machine CPU busy per 20 s sample, by tenth of the run: " + _cpu(report))
+    if speed_ms is not None:
+        lines.append(
+            f"- machine speed: a fixed Python loop took {speed_ms[0]:.0f} ms of CPU before the "
+            f"run and {speed_ms[1]:.0f} ms after (lower is faster)"
+        )
     if len(report.samples.tables) >= 2:
         (m0, first), (m1, last) = report.samples.tables[0], report.samples.tables[-1]
         grew = {t: last[t] - first.get(t, 0) for t in last if last[t] != first.get(t, 0)}
@@ -215,8 +225,9 @@ def main() -> None:
             tmp = scope.enter_context(tempfile.TemporaryDirectory(prefix=prefix))
         home = Path(tmp)
         home.chmod(0o755)  # the embedded PostgreSQL runs as another user
+        before = cpu_speed_ms()
         report = asyncio.run(run_soak(config, home))
-        text = render(report)
+        text = render(report, (before, cpu_speed_ms()))
         if args.record:
             record(f"Soak: {config.provider} provider, {config.agents} agents", text)
         else:
