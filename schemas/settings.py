@@ -98,6 +98,18 @@ class Settings(BaseSettings):
         allow_inf_nan=False,
         description="How often a worker renews its liveness beacon (stale after three).",
     )
+    worker_standby: bool = Field(
+        default=True,
+        description="Keep a spare worker imported and waiting beside the worker, promoted the "
+        "moment it dies (workers/standby.py): a restart then skips seconds of imports.",
+    )
+    worker_standby_delay_seconds: float = Field(
+        default=20.0,
+        ge=0,
+        allow_inf_nan=False,
+        description="How long a (new) worker serves before its spare starts, so the spare's "
+        "imports do not compete with a recovery.",
+    )
     supervisor_backoff_seconds: float = Field(
         default=1.0,
         gt=0,

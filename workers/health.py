@@ -59,6 +59,13 @@ def _history(child: ChildState | None) -> str:
     return f"; restarted {child.restarts}x, last after {child.last_exit}"
 
 
+def _spare(child: ChildState | None) -> str:
+    """The worker's waiting spare, for the detail column (workers/standby.py)."""
+    if child is None or child.standby_pid is None:
+        return ""
+    return f"; spare ready (pid {child.standby_pid})"
+
+
 def _not_running(child: ChildState | None) -> str:
     if child is None:
         return "not running: run `persyn up`"
@@ -82,7 +89,9 @@ async def worker_status(settings: Settings, client: Client | None) -> ComponentS
             healthy=True,
             address=address,
             pid=newest.process.pid,
-            detail=f"alive (beacon {time.time() - newest.at:.0f}s ago)" + _history(child),
+            detail=f"alive (beacon {time.time() - newest.at:.0f}s ago)"
+            + _spare(child)
+            + _history(child),
         )
     if not settings.embedded and not has_own_worker(settings) and client is not None:
         polling = await has_pollers(client, settings.task_queue)

@@ -34,6 +34,7 @@ from temporal.client import connect
 from workers import liveness
 from workers.build import build_dependencies, build_worker
 from workers.logs import readable_logs
+from workers.standby import STANDBY_FLAG, wait_for_promotion
 
 log = logging.getLogger("persyn.worker")
 T = TypeVar("T")
@@ -114,6 +115,10 @@ def main() -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     readable_logs()
+    if not wait_for_promotion(sys.argv[1:]):
+        os._exit(0)  # a spare let go: nothing was started
+    if STANDBY_FLAG in sys.argv:
+        log.info("spare worker promoted (pid %d): its code was already loaded", os.getpid())
     code = 0
     try:
         asyncio.run(serve())

@@ -48,6 +48,7 @@ from workers.process import (
     log_file,
     pid_file,
 )
+from workers.standby import SpareKeeper
 from workers.supervisor_state import ChildState, SupervisorState, describe_exit, state_file
 
 log = logging.getLogger("persyn.supervisor")
@@ -99,6 +100,15 @@ class Supervisor:
         self.stopping = False
         self.unsticking: subprocess.Popen[bytes] | None = None
         """The run handing a dead worker's runs to the shared queue (:mod:`workers.unstick`)."""
+        worker = next(c for c in children if c.name == WORKER)
+        self.spares = SpareKeeper(
+            enabled=settings.worker_standby,
+            delay_s=settings.worker_standby_delay_seconds,
+            launch=worker.launch,
+            log_file=worker.log_file,
+            preexec_fn=_die_with_parent,
+        )
+        """The worker's warm spare, promoted when it dies (:mod:`workers.standby`)."""
         self.me = pidfile.write(pid_file(settings, SUPERVISOR), os.getpid())
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -113,6 +123,7 @@ class Supervisor:
             changed = False
             for child in self.children:
                 changed |= self._check(child)
+            changed |= self._tend_spare()
             if changed:
                 self._write_state()
             if self.unsticking is not None and self.unsticking.poll() is not None:
@@ -123,6 +134,8 @@ class Supervisor:
     def _pump(self, timeout: float) -> None:
         """Copy the children's output to their logs, waiting up to ``timeout`` for some."""
         outputs = {c.output.fd: c.output for c in self.children if c.output is not None}
+        if self.spares.output is not None:
+            outputs[self.spares.output.fd] = self.spares.output
         if not outputs:
             time.sleep(timeout)
             return
@@ -145,6 +158,7 @@ class Supervisor:
                 log.info("stopped %s left by a previous supervisor", child.name)
 
     def _stop_children(self) -> None:
+        self.spares.retire()
         for child in self.children:  # the worker first: its last tasks may need the model
             if child.process is not None and child.process.poll() is None:
                 log.info("stopping %s (pid %d)", child.name, child.process.pid)
@@ -250,24 +264,44 @@ class Supervisor:
             # Whoever reads this log sees where one run ends and the next begins.
             with child.log_file.open("ab") as out:
                 out.write(f"--- restarted by the supervisor after {state.last_exit} ---\n".encode())
-        child.process = subprocess.Popen(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent,  # safe: the supervisor runs one thread
-        )
-        assert child.process.stdout is not None
-        child.output = ChildOutput(os.dup(child.process.stdout.fileno()), child.log_file)
-        child.process.stdout.close()
+        spare = self.spares.take() if child.name == WORKER else None
+        if spare is not None:
+            child.process, child.output = spare.process, spare.output
+        else:
+            child.process = subprocess.Popen(
+                command,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent,  # safe: the supervisor runs one thread
+            )
+            assert child.process.stdout is not None
+            child.output = ChildOutput(os.dup(child.process.stdout.fileno()), child.log_file)
+            child.process.stdout.close()
+        assert child.process is not None
+        if child.name == WORKER:
+            self.spares.worker_started(now)
+            state.standby_pid = None
         pidfile.write(pid_file(self.settings, child.name), child.process.pid)
         child.started_at, child.restart_at = now, None
         state.pid, state.restart_at, state.error = child.process.pid, None, None
         state.starts += 1
         if state.starts > 1:
-            log.warning("%s restarted (pid %d), restart %d", child.name, state.pid, state.restarts)
+            log.warning(
+                "%s restarted (pid %d), restart %d%s",
+                child.name,
+                state.pid,
+                state.restarts,
+                ", from its spare" if spare is not None else "",
+            )
         else:
             log.info("%s started (pid %d)", child.name, state.pid)
+
+    def _tend_spare(self) -> bool:
+        worker = next(c for c in self.children if c.name == WORKER)
+        changed = self.spares.tend(worker_running=worker.process is not None)
+        worker.state.standby_pid = self.spares.pid
+        return changed
 
     def _write_state(self) -> None:
         state = SupervisorState(

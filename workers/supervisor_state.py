@@ -32,6 +32,8 @@ class ChildState(BaseModel):
     restart_at: datetime | None = None
     error: str | None = None
     """Why the child cannot be started at all (nothing to retry until the setup changes)."""
+    standby_pid: int | None = None
+    """The worker's waiting spare, if one is ready to take over (:mod:`workers.standby`)."""
 
     @property
     def restarts(self) -> int:

@@ -28,6 +28,7 @@ from tests.harness import until
 from workers import pidfile
 from workers.process import SUPERVISOR, TEMPORAL, WORKER, pid_file
 from workers.supervisor import backoff
+from workers.supervisor_state import read_state
 
 PERSYN = [sys.executable, "-m", "cli.main"]
 BACKOFF_S = 3.0
@@ -53,6 +54,8 @@ def _stack(root: Path) -> Iterator[dict[str, str]]:
         "PERSYN_PROVIDER": "scripted",
         # Long enough to see the worker down before the supervisor brings it back.
         "PERSYN_SUPERVISOR_BACKOFF_SECONDS": str(BACKOFF_S),
+        # The worker's spare starts soon after each worker, so every kill below meets one.
+        "PERSYN_WORKER_STANDBY_DELAY_SECONDS": "1",
     }
     for key in ("PERSYN_DATABASE_URL", "PERSYN_EMBEDDED"):
         env.pop(key, None)
@@ -145,6 +148,31 @@ async def test_a_killed_worker_is_restarted_and_serves_the_next_message(
     assert handed is not None and int(handed[1]) >= 1
 
 
+def spare_of(env: dict[str, str]) -> int | None:
+    state = read_state(settings_of(env))
+    return state.children[WORKER].standby_pid if state is not None else None
+
+
+async def test_a_killed_worker_is_replaced_by_its_waiting_spare(home: dict[str, str]) -> None:
+    await until(lambda: spare_of(home) is not None)
+    spare, old = spare_of(home), pid_of(home, WORKER)
+    assert spare is not None and spare != old
+    status = await asyncio.to_thread(worker_status, home)
+    assert f"spare ready (pid {spare})" in str(status["detail"])
+
+    os.kill(old, signal.SIGKILL)
+    # The spare becomes the worker (after the backoff), and a new spare follows it.
+    await until(lambda: pidfile.live_pid(pid_file(settings_of(home), WORKER)) == spare)
+    reply = await asyncio.to_thread(send, home, "to the spare")
+    assert reply.returncode == 0, reply.stderr
+    assert json.loads(reply.stdout)["marker"]["text"] == "to the spare"
+    await until(lambda: spare_of(home) not in (None, spare))
+
+    logs = Path(home["PERSYN_HOME"]) / "logs"
+    assert f"worker restarted (pid {spare}), restart" in (logs / "supervisor.log").read_text()
+    assert f"spare worker promoted (pid {spare})" in (logs / "worker.log").read_text()
+
+
 async def test_send_with_no_worker_says_so_and_the_same_event_id_replies_once(
     home: dict[str, str],
 ) -> None:
@@ -199,10 +227,14 @@ async def test_children_die_with_a_killed_supervisor_and_up_starts_them_again(
     home: dict[str, str],
 ) -> None:
     supervisor, worker = pid_of(home, SUPERVISOR), pid_of(home, WORKER)
+    await until(lambda: spare_of(home) is not None)
+    spare = spare_of(home)
+    assert spare is not None
 
     os.kill(supervisor, signal.SIGKILL)
     # The kernel sends the orphaned worker SIGTERM; it finishes its tasks and leaves.
     await until(lambda: pidfile.record_of(worker) is None, timeout=30)
+    await until(lambda: pidfile.record_of(spare) is None, timeout=30)  # the spare too
 
     up = await asyncio.to_thread(persyn, home, "up")
     assert up.returncode == 0, up.stdout + up.stderr
@@ -215,7 +247,10 @@ async def test_down_stops_everything_and_the_worker_log_stays_readable(
     home: dict[str, str],
 ) -> None:
     settings = settings_of(home)
-    pids = [pid_of(home, name) for name in (SUPERVISOR, WORKER)]
+    await until(lambda: spare_of(home) is not None)
+    spare = spare_of(home)
+    assert spare is not None
+    pids = [pid_of(home, SUPERVISOR), pid_of(home, WORKER), spare]
 
     down = await asyncio.to_thread(persyn, home, "down")
     assert down.returncode == 0, down.stderr

@@ -1,0 +1,185 @@
+"""A warm spare worker: imported and waiting, promoted the moment the worker dies.
+
+A worker spends seconds importing its code before it connects (more on a busy machine), and
+after a crash every agent waits those seconds. So the supervisor keeps a spare:
+``python -m workers.main --standby-fd N`` imports everything, then blocks reading pipe ``N``.
+When the worker dies, the supervisor writes one byte and the spare goes on to connect and
+serve: it is the new worker. The next spare starts once the new worker has served for
+``worker_standby_delay_seconds``, so its imports do not compete with the recovery.
+
+A spare holds no connection and takes no task; it costs its memory (the worker's imports,
+about 170 MiB). It reads end of file and exits when the supervisor closes the pipe, and it gets
+SIGTERM from the kernel if the supervisor dies. ``PERSYN_WORKER_STANDBY=false`` turns it off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from workers.output import ChildOutput
+from workers.supervisor_state import describe_exit
+
+log = logging.getLogger("persyn.supervisor")
+
+STANDBY_FLAG = "--standby-fd"
+"""The worker's argument naming the pipe it waits on."""
+
+RETIRE_GRACE_S = 5.0
+"""How long a retired spare may take to exit before it is killed."""
+
+
+@dataclass
+class Spare:
+    """One waiting spare worker, its output on the way to the worker's log."""
+
+    process: subprocess.Popen[bytes]
+    output: ChildOutput
+    promote_fd: int
+    """The pipe's write end: one byte promotes the spare, closing it lets the spare go."""
+
+    def alive(self) -> bool:
+        """Whether the spare is still waiting (it may have died on its own)."""
+        return self.process.poll() is None
+
+    def promote(self) -> None:
+        """Tell the spare to connect and serve."""
+        os.write(self.promote_fd, b"!")
+        os.close(self.promote_fd)
+
+    def retire(self) -> None:
+        """Let the spare go: it reads end of file and exits; killed if it has not."""
+        with contextlib.suppress(OSError):
+            os.close(self.promote_fd)
+        try:
+            self.process.wait(RETIRE_GRACE_S)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.output.close()
+
+
+def start_spare(command: list[str], log_file: Path, preexec_fn: Callable[[], None]) -> Spare:
+    """Start a spare of the worker ``command``; its output goes to ``log_file``."""
+    read_fd, write_fd = os.pipe()  # neither end is inherited unless passed
+    try:
+        process = subprocess.Popen(
+            [*command, STANDBY_FLAG, str(read_fd)],
+            pass_fds=(read_fd,),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=preexec_fn,
+        )
+    except BaseException:
+        os.close(write_fd)
+        raise
+    finally:
+        os.close(read_fd)
+    assert process.stdout is not None
+    output = ChildOutput(os.dup(process.stdout.fileno()), log_file)
+    process.stdout.close()
+    return Spare(process=process, output=output, promote_fd=write_fd)
+
+
+class SpareKeeper:
+    """The supervisor's side: starts the worker's spare when due, hands it over, lets it go.
+
+    Args:
+        enabled: Whether to keep a spare at all (``worker_standby``).
+        delay_s: How long a worker serves before its spare starts.
+        launch: The worker's command line.
+        log_file: The worker's log, which the spare shares.
+        preexec_fn: Run in the spare before exec (it dies with the supervisor).
+    """
+
+    def __init__(
+        self,
+        *,
+        enabled: bool,
+        delay_s: float,
+        launch: Callable[[], list[str]],
+        log_file: Path,
+        preexec_fn: Callable[[], None],
+    ) -> None:
+        self.enabled, self.delay_s = enabled, delay_s
+        self.launch, self.log_file, self.preexec_fn = launch, log_file, preexec_fn
+        self.spare: Spare | None = None
+        self.due: float | None = None
+        """Monotonic time the next spare starts; ``None`` while one waits or none is wanted."""
+
+    @property
+    def pid(self) -> int | None:
+        """The waiting spare's PID."""
+        return self.spare.process.pid if self.spare is not None else None
+
+    @property
+    def output(self) -> ChildOutput | None:
+        """The waiting spare's output, for the supervisor to copy to the log."""
+        return self.spare.output if self.spare is not None else None
+
+    def worker_started(self, now: float) -> None:
+        """A worker (new or promoted) started at ``now``: its spare is due after the delay."""
+        if self.enabled:
+            self.due = now + self.delay_s
+
+    def take(self) -> Spare | None:
+        """The waiting spare, promoted, or ``None`` if there is none alive."""
+        spare, self.spare = self.spare, None
+        if spare is None:
+            return None
+        if not spare.alive():
+            spare.output.close()
+            return None
+        spare.promote()
+        return spare
+
+    def tend(self, worker_running: bool) -> bool:
+        """Start the spare when due, notice one that died; whether anything changed."""
+        now = time.monotonic()
+        if self.spare is not None:
+            if self.spare.alive():
+                return False
+            log.warning(
+                "the worker's spare (pid %d) died (%s)",
+                self.spare.process.pid,
+                describe_exit(self.spare.process.returncode),
+            )
+            self.spare.output.close()
+            self.spare = None
+            self.worker_started(now)
+            return True
+        if self.due is None or now < self.due or not worker_running:
+            return False
+        self.due = None
+        self.spare = start_spare(self.launch(), self.log_file, self.preexec_fn)
+        log.info("worker spare started (pid %d)", self.spare.process.pid)
+        return True
+
+    def retire(self) -> None:
+        """Let the waiting spare go (the supervisor stops)."""
+        if self.spare is not None:
+            self.spare.retire()
+            self.spare = None
+        self.due = None
+
+
+def wait_for_promotion(argv: list[str]) -> bool:
+    """In the worker: with ``--standby-fd N``, wait until promoted; whether to serve.
+
+    Without the flag the worker serves at once. With it, a byte on the pipe means serve, end
+    of file (the supervisor let the spare go, or died) means exit.
+    """
+    if STANDBY_FLAG not in argv:
+        return True
+    fd = int(argv[argv.index(STANDBY_FLAG) + 1])
+    try:
+        return os.read(fd, 1) != b""
+    finally:
+        os.close(fd)
