@@ -45,19 +45,41 @@ def machine() -> str:
     return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
-def cpu_speed_ms() -> float:
-    """Milliseconds of CPU a fixed pure-Python loop takes here now (median of three).
+CALIBRATION_HISTORIES = ("agent", "conversation", "activation")
+"""Recorded histories (``tests/histories``, plain payloads) the speed calibration replays."""
 
-    The same machine can run at very different speeds from one hour to the next (a shared
-    host): figures from runs whose speed differs are not comparable, so long runs print it.
+
+async def replay_speed_ms(rounds: int = 20) -> float:
+    """CPU milliseconds per 1,000 events to replay recorded histories here, now.
+
+    A worker's recovery is replay on one interpreter lock, and a shared host's speed at it
+    changes from hour to hour (2.5 times between two runs of the same replays, in RESULTS.md):
+    figures from runs at different speeds are not comparable, so long runs print this. The
+    replayer is the worker's (sandboxed, workflow code shared), with no server and no codec.
     """
-    times = []
-    for _ in range(3):
-        began, total = time.process_time(), 0
-        for i in range(2_000_000):
-            total += i * i
-        times.append((time.process_time() - began) * 1000)
-    return sorted(times)[1]
+    # Imported here: the rest of the harness has no use for the worker's code.
+    from temporalio.worker import Replayer
+
+    from temporal.payload_converter import tolerant_data_converter
+    from workers.build import WORKFLOWS
+    from workers.replay import load_history
+    from workers.runner import workflow_runner
+
+    folder = Path(__file__).parent.parent / "tests" / "histories"
+    histories = [load_history(folder / f"{name}.json") for name in CALIBRATION_HISTORIES]
+    replayer = Replayer(
+        workflows=WORKFLOWS,
+        workflow_runner=workflow_runner(share_workflow_code=True),
+        data_converter=tolerant_data_converter,
+    )
+    for history in histories:  # warm-up: imports and the sandbox's first module loads
+        await replayer.replay_workflow(history)
+    began, events = time.process_time(), 0
+    for _ in range(rounds):
+        for history in histories:
+            await replayer.replay_workflow(history)
+            events += len(history.events)
+    return (time.process_time() - began) * 1000 * 1000 / events
 
 
 def record(section: str, body: str) -> None:

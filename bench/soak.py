@@ -33,7 +33,7 @@ from pathlib import Path
 
 from temporalio.runtime import LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
 
-from bench.harness import cpu_speed_ms, percentile, record
+from bench.harness import percentile, record, replay_speed_ms
 from bench.soak_load import Sent
 from bench.soak_run import Fault, SoakConfig, SoakReport, run_soak
 
@@ -113,7 +113,7 @@ def render(report: SoakReport, speed_ms: tuple[float, float] | None = None) -> s
 
     Args:
         report: What the run saw.
-        speed_ms: :func:`bench.harness.cpu_speed_ms` before and after the run.
+        speed_ms: :func:`bench.harness.replay_speed_ms` before and after the run.
     """
     config = report.config
     answered = [s for s in report.sent if s.done is not None]
@@ -153,8 +153,8 @@ def render(report: SoakReport, speed_ms: tuple[float, float] | None = None) -> s
         lines.append("- machine CPU busy per 20 s sample, by tenth of the run: " + _cpu(report))
     if speed_ms is not None:
         lines.append(
-            f"- machine speed: a fixed Python loop took {speed_ms[0]:.0f} ms of CPU before the "
-            f"run and {speed_ms[1]:.0f} ms after (lower is faster)"
+            f"- machine speed: recorded histories replayed at {speed_ms[0]:.0f} ms of CPU per "
+            f"1,000 events before the run and {speed_ms[1]:.0f} ms after (lower is faster)"
         )
     if len(report.samples.tables) >= 2:
         (m0, first), (m1, last) = report.samples.tables[0], report.samples.tables[-1]
@@ -225,9 +225,9 @@ def main() -> None:
             tmp = scope.enter_context(tempfile.TemporaryDirectory(prefix=prefix))
         home = Path(tmp)
         home.chmod(0o755)  # the embedded PostgreSQL runs as another user
-        before = cpu_speed_ms()
+        before = asyncio.run(replay_speed_ms())
         report = asyncio.run(run_soak(config, home))
-        text = render(report, (before, cpu_speed_ms()))
+        text = render(report, (before, asyncio.run(replay_speed_ms())))
         if args.record:
             record(f"Soak: {config.provider} provider, {config.agents} agents", text)
         else:
