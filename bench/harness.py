@@ -55,29 +55,23 @@ async def replay_speed_ms(rounds: int = 20) -> float:
     A worker's recovery is replay on one interpreter lock, and a shared host's speed at it
     changes from hour to hour (2.5 times between two runs of the same replays, in RESULTS.md):
     figures from runs at different speeds are not comparable, so long runs print this. The
-    replayer is the worker's (sandboxed, workflow code shared), with no server and no codec.
+    replayer is the worker's (``workers.replay``, workflow code shared), with no server.
     """
     # Imported here: the rest of the harness has no use for the worker's code.
-    from temporalio.worker import Replayer
-
-    from temporal.payload_converter import tolerant_data_converter
-    from workers.build import WORKFLOWS
-    from workers.replay import load_history
-    from workers.runner import workflow_runner
+    from schemas.settings import get_settings
+    from workers.replay import load_history, replayer
 
     folder = Path(__file__).parent.parent / "tests" / "histories"
     histories = [load_history(folder / f"{name}.json") for name in CALIBRATION_HISTORIES]
-    replayer = Replayer(
-        workflows=WORKFLOWS,
-        workflow_runner=workflow_runner(share_workflow_code=True),
-        data_converter=tolerant_data_converter,
-    )
+    # A lazy client reaches no server; the recorded histories hold plain payloads (no codec).
+    client = await connect(get_settings(), codec=False, lazy=True)
+    replaying = replayer(client, share_workflow_code=True)
     for history in histories:  # warm-up: imports and the sandbox's first module loads
-        await replayer.replay_workflow(history)
+        await replaying.replay_workflow(history)
     began, events = time.process_time(), 0
     for _ in range(rounds):
         for history in histories:
-            await replayer.replay_workflow(history)
+            await replaying.replay_workflow(history)
             events += len(history.events)
     return (time.process_time() - began) * 1000 * 1000 / events
 

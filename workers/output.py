@@ -9,6 +9,8 @@ output through a pipe and writes it to the child's log with every line cut at
 from __future__ import annotations
 
 import os
+import subprocess
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -76,3 +78,25 @@ class ChildOutput:
         finally:
             self.log.close()
             os.close(self.fd)
+
+
+def spawn(
+    command: list[str],
+    log_file: Path,
+    *,
+    preexec_fn: Callable[[], None],
+    pass_fds: Sequence[int] = (),
+) -> tuple[subprocess.Popen[bytes], ChildOutput]:
+    """Start a supervised child whose output goes to ``log_file`` through a cutter."""
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=preexec_fn,  # safe: the supervisor runs one thread
+        pass_fds=pass_fds,
+    )
+    assert process.stdout is not None
+    output = ChildOutput(os.dup(process.stdout.fileno()), log_file)
+    process.stdout.close()
+    return process, output

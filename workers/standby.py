@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from workers.output import ChildOutput
+from workers.output import ChildOutput, spawn
 from workers.supervisor_state import describe_exit
 
 log = logging.getLogger("persyn.supervisor")
@@ -69,22 +69,17 @@ def start_spare(command: list[str], log_file: Path, preexec_fn: Callable[[], Non
     """Start a spare of the worker ``command``; its output goes to ``log_file``."""
     read_fd, write_fd = os.pipe()  # neither end is inherited unless passed
     try:
-        process = subprocess.Popen(
+        process, output = spawn(
             [*command, STANDBY_FLAG, str(read_fd)],
-            pass_fds=(read_fd,),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
+            log_file,
             preexec_fn=preexec_fn,
+            pass_fds=(read_fd,),
         )
     except BaseException:
         os.close(write_fd)
         raise
     finally:
         os.close(read_fd)
-    assert process.stdout is not None
-    output = ChildOutput(os.dup(process.stdout.fileno()), log_file)
-    process.stdout.close()
     return Spare(process=process, output=output, promote_fd=write_fd)
 
 

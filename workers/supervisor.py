@@ -37,7 +37,7 @@ from schemas.codec import get_codec_settings
 from schemas.settings import Settings, get_settings
 from workers import liveness, pidfile
 from workers.model_server import ModelServerError, model_server, wanted
-from workers.output import ChildOutput
+from workers.output import ChildOutput, spawn
 from workers.process import (
     CODEC,
     MODEL_SERVER,
@@ -100,12 +100,12 @@ class Supervisor:
         self.stopping = False
         self.unsticking: subprocess.Popen[bytes] | None = None
         """The run handing a dead worker's runs to the shared queue (:mod:`workers.unstick`)."""
-        worker = next(c for c in children if c.name == WORKER)
+        self.worker = next(c for c in children if c.name == WORKER)
         self.spares = SpareKeeper(
             enabled=settings.worker_standby,
             delay_s=settings.worker_standby_delay_seconds,
-            launch=worker.launch,
-            log_file=worker.log_file,
+            launch=self.worker.launch,
+            log_file=self.worker.log_file,
             preexec_fn=_die_with_parent,
         )
         """The worker's warm spare, promoted when it dies (:mod:`workers.standby`)."""
@@ -264,24 +264,15 @@ class Supervisor:
             # Whoever reads this log sees where one run ends and the next begins.
             with child.log_file.open("ab") as out:
                 out.write(f"--- restarted by the supervisor after {state.last_exit} ---\n".encode())
-        spare = self.spares.take() if child.name == WORKER else None
+        spare = self.spares.take() if child is self.worker else None
         if spare is not None:
             child.process, child.output = spare.process, spare.output
         else:
-            child.process = subprocess.Popen(
-                command,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                preexec_fn=_die_with_parent,  # safe: the supervisor runs one thread
+            child.process, child.output = spawn(
+                command, child.log_file, preexec_fn=_die_with_parent
             )
-            assert child.process.stdout is not None
-            child.output = ChildOutput(os.dup(child.process.stdout.fileno()), child.log_file)
-            child.process.stdout.close()
-        assert child.process is not None
-        if child.name == WORKER:
+        if child is self.worker:
             self.spares.worker_started(now)
-            state.standby_pid = None
         pidfile.write(pid_file(self.settings, child.name), child.process.pid)
         child.started_at, child.restart_at = now, None
         state.pid, state.restart_at, state.error = child.process.pid, None, None
@@ -298,9 +289,8 @@ class Supervisor:
             log.info("%s started (pid %d)", child.name, state.pid)
 
     def _tend_spare(self) -> bool:
-        worker = next(c for c in self.children if c.name == WORKER)
-        changed = self.spares.tend(worker_running=worker.process is not None)
-        worker.state.standby_pid = self.spares.pid
+        changed = self.spares.tend(worker_running=self.worker.process is not None)
+        self.worker.state.standby_pid = self.spares.pid
         return changed
 
     def _write_state(self) -> None:
