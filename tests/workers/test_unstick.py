@@ -6,7 +6,7 @@ from temporalio.api.enums.v1 import EventType, TaskQueueKind
 from temporalio.client import Client
 
 from contract import names
-from tests.harness import Harness, until
+from tests.harness import Harness, Stack, running_worker, unique, until
 from workers.unstick import open_runs_query, unstick
 
 
@@ -24,29 +24,35 @@ async def _open_runs(client: Client, task_queue: str) -> int:
     return len([run async for run in client.list_workflows(open_runs_query(task_queue))])
 
 
-async def test_after_unstick_the_next_task_goes_to_the_shared_queue(harness: Harness) -> None:
-    agent = await harness.create_agent()
-    first = await harness.say(agent.handle, "hello")
-    assert first.marker is not None and first.marker.conversation_id is not None
-    runs = [
-        names.agent_workflow_id(agent.handle),
-        names.conversation_workflow_id(first.marker.conversation_id),
-    ]
-    # A live worker caches both runs: the next message's tasks go to its own sticky queue.
-    seen = {run: len(await _scheduled_kinds(harness.client, run)) for run in runs}
-    await harness.say(agent.handle, "again")
-    for run in runs:
-        kinds = await _scheduled_kinds(harness.client, run)
-        assert kinds[seen[run]] == TaskQueueKind.TASK_QUEUE_KIND_STICKY, run
-        seen[run] = len(kinds)
+async def test_after_unstick_the_next_task_goes_to_the_shared_queue(
+    client: Client, stack: Stack
+) -> None:
+    queue = unique("tq")
+    async with running_worker(client, stack, task_queue=queue) as first_worker:
+        agent = await first_worker.create_agent()
+        first = await first_worker.say(agent.handle, "hello")
+        assert first.marker is not None and first.marker.conversation_id is not None
+        runs = [
+            names.agent_workflow_id(agent.handle),
+            names.conversation_workflow_id(first.marker.conversation_id),
+        ]
+        # A live worker caches both runs: the next message's tasks go to its own sticky queue.
+        seen = {run: len(await _scheduled_kinds(client, run)) for run in runs}
+        await first_worker.say(agent.handle, "again")
+        for run in runs:
+            kinds = await _scheduled_kinds(client, run)
+            assert kinds[seen[run]] == TaskQueueKind.TASK_QUEUE_KIND_STICKY, run
+    # The worker has stopped polling, as a killed one has; its sticky queue is still the
+    # runs' destination until the reset.
+    seen = {run: len(await _scheduled_kinds(client, run)) for run in runs}
+    await until(lambda: _open_runs(client, queue))
+    assert await unstick(client, queue) >= len(runs)
 
-    await until(lambda: _open_runs(harness.client, harness.task_queue))
-    assert await unstick(harness.client, harness.task_queue) >= len(runs)
-
-    third = await harness.say(agent.handle, "and once more")
-    assert third.marker is not None and third.marker.text
+    async with running_worker(client, stack, task_queue=queue) as second_worker:
+        third = await second_worker.say(agent.handle, "and once more")
+        assert third.marker is not None and third.marker.text
     for run in runs:
-        kinds = await _scheduled_kinds(harness.client, run)
+        kinds = await _scheduled_kinds(client, run)
         assert kinds[seen[run]] == TaskQueueKind.TASK_QUEUE_KIND_NORMAL, run
 
 
