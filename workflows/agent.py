@@ -59,8 +59,8 @@ from schemas.markers import failed_marker
 from schemas.peers import AGENT_SERVICE, PeerMessageInput, peer_event
 from schemas.records import AgentLookupInput, AgentProfile, ResolveSpeakerInput
 from schemas.runs import HISTORY_LIMIT
-from workflows import handlers
-from workflows.conversation import PATCH_HISTORY_LIMIT, ConversationWorkflow
+from workflows import handlers, run_length
+from workflows.conversation import ConversationWorkflow
 
 with workflow.unsafe.imports_passed_through():
     from activities.store import StoreActivities
@@ -554,8 +554,7 @@ class AgentWorkflow:
                 type=UNKNOWN_AGENT,
                 non_retryable=True,
             )
-        if workflow.patched(PATCH_HISTORY_LIMIT):
-            self._history_limit = data.history_limit
+        self._history_limit = run_length.history_limit(data)
         while True:
             # Continue-as-new cannot carry the start's summary (SDK 1.35): the details name the run.
             workflow.set_current_details(

@@ -36,7 +36,7 @@ from schemas.guardrails import EndConversationRequest
 from schemas.ids import ulid_from_parts
 from schemas.markers import failed_marker
 from schemas.records import CloseConversationInput, OpenConversationInput, RecordTurnInput
-from workflows import conversation_hooks, guardrail_hooks, handlers
+from workflows import conversation_hooks, guardrail_hooks, handlers, run_length
 from workflows.activation import ActivationWorkflow
 from workflows.lock import release
 from workflows.pipeline import termination
@@ -47,11 +47,6 @@ with workflow.unsafe.imports_passed_through():
 PATCH_ACTIVATION_TASK_TIMEOUT = "activation-task-timeout"
 """Activations start with ``contract.policies.ACTIVATION_TASK_TIMEOUT``; runs recorded before
 replay with the default."""
-
-PATCH_HISTORY_LIMIT = "continue-at-history-limit"
-"""Long-lived runs (agents, conversations) continue as new at ``ConversationInput.history_limit``
-events; runs recorded before replay without it."""
-
 
 @workflow.defn(name=names.CONVERSATION_WORKFLOW)
 class ConversationWorkflow:
@@ -155,7 +150,7 @@ class ConversationWorkflow:
             self._state.opened = True
         # Continue as new at the run's history limit, not only at Temporal's suggestion
         # (thousands of events): a restarted worker replays every open conversation first.
-        history_limit = data.history_limit if workflow.patched(PATCH_HISTORY_LIMIT) else None
+        history_limit = run_length.history_limit(data)
         while True:
             workflow.set_current_details(
                 f"{data.agent} on {data.channel.key}: {self._state.turns} turns, waiting for input"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from sqlmodel import col, func, select
@@ -15,9 +16,11 @@ from contract import names
 from contract.policies import ACTIVATION_TASK_TIMEOUT
 from schemas.agents import AgentStatus, AgentStatusQuery, AgentWorkflowInput
 from schemas.events import Outcome
+from schemas.runs import HISTORY_LIMIT
 from store.tables import DialogTurnRow, OutboxRow
 from temporal import inbox
 from tests.harness import Harness, Stack, event, replayer, running_worker, terminal, until
+from workflows import run_length
 
 
 async def _count(harness: Harness, table: type, **where: object) -> int:
@@ -196,6 +199,51 @@ async def test_the_agent_continues_as_new_at_its_history_limit(harness: Harness)
     )
     assert 100 <= len(talk_history.events) < 200
     await replayer(harness.client).replay_workflow(talk_history)
+
+
+async def test_an_input_without_a_history_limit_takes_the_default(harness: Harness) -> None:
+    # A client starting the run by hand may omit the limit: the run takes today's default,
+    # and records that it did, so that a run recorded under the old default replays with it.
+    agent = await harness.create_agent()
+    handle = await harness.client.start_workflow(
+        "AgentWorkflow",
+        {"handle": agent.handle},
+        id=names.agent_workflow_id(agent.handle),
+        task_queue=harness.task_queue,
+    )
+    receipt = await harness.say(agent.handle, "hello")
+    assert receipt.marker is not None and receipt.marker.conversation_id is not None
+    history = await handle.fetch_history()
+    markers = [
+        e.SerializeToString()
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+    ]
+    assert any(run_length.PATCH_SHORTER_HISTORY.encode() in m for m in markers)
+    talk = harness.client.get_workflow_handle(
+        names.conversation_workflow_id(receipt.marker.conversation_id)
+    )
+    started = (await talk.fetch_history()).events[0].workflow_execution_started_event_attributes
+    (payload,) = started.input.payloads
+    assert json.loads(payload.data)["history_limit"] == HISTORY_LIMIT == 500
+    await replayer(harness.client).replay_workflow(history)
+
+
+async def test_persyns_own_inputs_name_their_history_limit(harness: Harness) -> None:
+    agent = await harness.create_agent()
+    await harness.say(agent.handle, "hello")
+    history = await harness.client.get_workflow_handle(
+        names.agent_workflow_id(agent.handle)
+    ).fetch_history()
+    started = history.events[0].workflow_execution_started_event_attributes
+    (payload,) = started.input.payloads
+    assert json.loads(payload.data)["history_limit"] == HISTORY_LIMIT
+    # Named, the limit needs no default: the default's patch is never consulted.
+    assert not any(
+        run_length.PATCH_SHORTER_HISTORY.encode() in e.SerializeToString()
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+    )
 
 
 async def test_channels_get_separate_conversations(harness: Harness) -> None:
