@@ -31,7 +31,7 @@ from schemas.settings import get_settings
 from store.migrate import upgrade
 from temporal import search_attributes
 from temporal.client import connect
-from workers import liveness
+from workers import liveness, unstick
 from workers.build import build_dependencies, build_worker
 from workers.logs import readable_logs
 from workers.standby import STANDBY_FLAG, wait_for_promotion
@@ -115,7 +115,7 @@ def main() -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     readable_logs()
-    if not wait_for_promotion(sys.argv[1:]):
+    if not wait_for_promotion(sys.argv[1:], unstick=_hand_over):
         os._exit(0)  # a spare let go: nothing was started
     if STANDBY_FLAG in sys.argv:
         log.info("spare worker promoted (pid %d): its code was already loaded", os.getpid())
@@ -135,6 +135,11 @@ def main() -> None:
     sys.stderr.flush()
     # Avoid a known interpreter-exit crash of the Temporal runtime (see docs/operations.md).
     os._exit(code)
+
+
+def _hand_over() -> None:
+    """As the spare: hand the dead worker's runs to the shared queue (``workers/unstick.py``)."""
+    asyncio.run(unstick.hand_over(get_settings()))
 
 
 def _first_line(err: BaseException) -> str:

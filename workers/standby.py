@@ -4,7 +4,11 @@ A worker spends seconds importing its code before it connects (more on a busy ma
 after a crash every agent waits those seconds. So the supervisor keeps a spare:
 ``python -m workers.main --standby-fd N`` imports everything, then blocks reading pipe ``N``.
 When the worker dies, the supervisor writes one byte and the spare goes on to connect and
-serve: it is the new worker. The next spare starts once the new worker has served for
+serve: it is the new worker. Before that, at the death itself and without waiting for the
+restart's backoff, another byte asks the spare to hand the dead worker's runs to the shared
+queue (:mod:`workers.unstick`): already loaded, it does that in a tenth of a second, where a
+fresh process took a second to import, and every message reaching a run meanwhile waited 10 s
+on the dead worker's sticky queue. The next spare starts once the new worker has served for
 ``worker_standby_delay_seconds``, so its imports do not compete with the recovery.
 
 A spare holds no connection and takes no task; it costs its memory (the worker's imports,
@@ -31,6 +35,12 @@ log = logging.getLogger("persyn.supervisor")
 STANDBY_FLAG = "--standby-fd"
 """The worker's argument naming the pipe it waits on."""
 
+PROMOTE = b"!"
+"""The byte that promotes a spare."""
+
+UNSTICK = b"u"
+"""The byte that asks a spare to hand the dead worker's runs to the shared queue, and wait on."""
+
 RETIRE_GRACE_S = 5.0
 """How long a retired spare may take to exit before it is killed."""
 
@@ -42,7 +52,8 @@ class Spare:
     process: subprocess.Popen[bytes]
     output: ChildOutput
     promote_fd: int
-    """The pipe's write end: one byte promotes the spare, closing it lets the spare go."""
+    """The pipe's write end: ``PROMOTE`` promotes the spare, ``UNSTICK`` asks it to hand the
+    dead worker's runs to the shared queue, closing it lets the spare go."""
 
     def alive(self) -> bool:
         """Whether the spare is still waiting (it may have died on its own)."""
@@ -50,8 +61,12 @@ class Spare:
 
     def promote(self) -> None:
         """Tell the spare to connect and serve."""
-        os.write(self.promote_fd, b"!")
+        os.write(self.promote_fd, PROMOTE)
         os.close(self.promote_fd)
+
+    def unstick(self) -> None:
+        """Ask the spare to hand the dead worker's runs to the shared queue, then wait on."""
+        os.write(self.promote_fd, UNSTICK)
 
     def retire(self) -> None:
         """Let the spare go: it reads end of file and exits; killed if it has not."""
@@ -124,6 +139,16 @@ class SpareKeeper:
         if self.enabled:
             self.due = now + self.delay_s
 
+    def unstick(self) -> bool:
+        """Have the waiting spare hand the dead worker's runs over; whether one was there."""
+        if self.spare is None or not self.spare.alive():
+            return False
+        try:
+            self.spare.unstick()
+        except OSError:  # it exited between the check and the write
+            return False
+        return True
+
     def take(self) -> Spare | None:
         """The waiting spare, promoted, or ``None`` if there is none alive."""
         spare, self.spare = self.spare, None
@@ -165,16 +190,20 @@ class SpareKeeper:
         self.due = None
 
 
-def wait_for_promotion(argv: list[str]) -> bool:
+def wait_for_promotion(argv: list[str], unstick: Callable[[], object] | None = None) -> bool:
     """In the worker: with ``--standby-fd N``, wait until promoted; whether to serve.
 
-    Without the flag the worker serves at once. With it, a byte on the pipe means serve, end
-    of file (the supervisor let the spare go, or died) means exit.
+    Without the flag the worker serves at once. With it, ``PROMOTE`` on the pipe means serve,
+    end of file (the supervisor let the spare go, or died) means exit, and ``UNSTICK`` calls
+    ``unstick`` and goes on waiting.
     """
     if STANDBY_FLAG not in argv:
         return True
     fd = int(argv[argv.index(STANDBY_FLAG) + 1])
     try:
-        return os.read(fd, 1) != b""
+        while (byte := os.read(fd, 1)) == UNSTICK:
+            if unstick is not None:
+                unstick()
+        return byte != b""
     finally:
         os.close(fd)

@@ -238,10 +238,13 @@ class Supervisor:
     def _unstick(self) -> None:
         """Send the dead worker's runs to the shared queue while its successor starts.
 
-        Their next tasks would otherwise wait on its sticky queue for up to 20 s. It runs
-        beside the restart, not before it, and is not restarted if it fails: every task still
-        reaches the shared queue after its timeout.
+        Their next tasks would otherwise wait on its sticky queue for up to 20 s. The waiting
+        spare does it at once if there is one; otherwise a process does, beside the restart.
+        Neither is retried if it fails: every task still reaches the shared queue after its
+        timeout.
         """
+        if self.spares.unstick():
+            return
         if self.unsticking is not None and self.unsticking.poll() is None:
             return  # the previous one is still at it
         self.unsticking = subprocess.Popen(

@@ -6,10 +6,13 @@ sticky timeout (10 s) before it moves to the shared queue, and Temporal keeps ch
 dead worker's queue for 10 s after its last poll. A message that crosses the agent, its
 conversation and an activation can wait twice.
 
-The supervisor runs this the moment it sees its worker die uncleanly. Each open run on the
-task queue has its sticky queue reset, so its next task goes to the shared queue and the
-restarted worker takes it as soon as it polls. A task already waiting on the dead queue still
-waits out its timeout; a task the dead worker had started waits out the task timeout.
+The supervisor has this done the moment it sees its worker die uncleanly: by the worker's
+waiting spare, already loaded (``workers/standby.py``), or else by this module as a process.
+Each open run on the task queue has its sticky queue reset, so its next task goes to the
+shared queue and the restarted worker takes it as soon as it polls. A task already sent to
+the dead queue still waits out the sticky timeout (a message that arrived between the death and
+the reset: hence the spare, which makes that window short); a task the dead worker had
+started waits out the task timeout.
 
 With several workers on one task queue, runs cached on the live ones are reset too. That
 costs each of them one replay, on its next task: cheaper than a run waiting 20 s.
@@ -28,7 +31,7 @@ from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from schemas.settings import get_settings
+from schemas.settings import Settings, get_settings
 from temporal.client import TemporalUnavailableError, connect
 
 log = logging.getLogger("persyn.unstick")
@@ -72,8 +75,11 @@ async def unstick(client: Client, task_queue: str) -> int:
     return sum(await asyncio.gather(*(reset(run) for run in runs)))
 
 
-async def _main() -> int:
-    settings = get_settings()
+async def hand_over(settings: Settings) -> int:
+    """Connect and reset every open run of the settings' task queue; 0, or 1 if it failed.
+
+    It logs one line either way: how many runs went over and how long it took, or why not.
+    """
     began = time.monotonic()
     try:
         # No payload is read or written: the codec (and its keyring) is not needed.
@@ -97,7 +103,7 @@ def main() -> None:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    code = asyncio.run(_main())
+    code = asyncio.run(hand_over(get_settings()))
     sys.stdout.flush()
     sys.stderr.flush()
     # As the worker does: avoid a known interpreter-exit crash of the Temporal runtime.

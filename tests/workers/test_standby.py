@@ -18,7 +18,9 @@ STAND_IN = [
     "-c",
     "import sys\n"
     "from workers.standby import wait_for_promotion\n"
-    "print('serving' if wait_for_promotion(sys.argv[1:]) else 'let go', flush=True)\n",
+    "def unstick():\n"
+    "    print('handing over', flush=True)\n"
+    "print('serving' if wait_for_promotion(sys.argv[1:], unstick) else 'let go', flush=True)\n",
 ]
 
 
@@ -42,6 +44,29 @@ def test_a_retired_spare_exits_without_serving(tmp_path: Path) -> None:
     spare.retire()
     assert spare.process.returncode == 0
     assert log.read_text().strip() == "let go"
+
+
+def test_a_spare_hands_the_dead_workers_runs_over_and_waits_on(tmp_path: Path) -> None:
+    log = tmp_path / "worker.log"
+    spare = start_spare(STAND_IN, log, _no_preexec)
+    spare.unstick()
+    spare.unstick()  # another death before it was promoted: it hands over again
+    assert spare.alive()  # still waiting: handing over is not being promoted
+    spare.promote()
+    assert spare.process.wait(30) == 0
+    spare.output.close()
+    assert log.read_text().split() == ["handing", "over", "handing", "over", "serving"]
+
+
+def test_the_keeper_has_its_spare_hand_over_or_says_there_is_none(tmp_path: Path) -> None:
+    keeper = _keeper(tmp_path)
+    assert keeper.unstick() is False  # no spare: the supervisor runs the hand-off itself
+    keeper.worker_started(time.monotonic())
+    assert keeper.tend(worker_running=True) is True
+    assert keeper.unstick() is True
+    keeper.retire()
+    assert (tmp_path / "worker.log").read_text().split() == ["handing", "over", "let", "go"]
+    assert keeper.unstick() is False
 
 
 def test_without_the_flag_the_worker_serves_at_once() -> None:

@@ -114,6 +114,12 @@ async def test_a_killed_worker_is_restarted_and_serves_the_next_message(
     assert first.returncode == 0, first.stderr
     old = pid_of(home, WORKER)
     assert (await asyncio.to_thread(worker_status, home))["pid"] == old
+    # Without its spare (killed first), the supervisor starts the worker afresh and runs the
+    # hand-off of the dead worker's runs as a process of its own.
+    await until(lambda: spare_of(home) is not None)
+    spare = spare_of(home)
+    assert spare is not None
+    os.kill(spare, signal.SIGKILL)
 
     os.kill(old, signal.SIGKILL)
     await until(lambda: pidfile.record_of(old) is None)
@@ -160,6 +166,8 @@ async def test_a_killed_worker_is_replaced_by_its_waiting_spare(home: dict[str, 
     status = await asyncio.to_thread(worker_status, home)
     assert f"spare ready (pid {spare})" in str(status["detail"])
 
+    logs = Path(home["PERSYN_HOME"]) / "logs"
+    handed_before = (logs / "worker.log").read_text().count("open runs on task queue persyn")
     os.kill(old, signal.SIGKILL)
     # The spare becomes the worker (after the backoff), and a new spare follows it.
     await until(lambda: pidfile.live_pid(pid_file(settings_of(home), WORKER)) == spare)
@@ -168,9 +176,12 @@ async def test_a_killed_worker_is_replaced_by_its_waiting_spare(home: dict[str, 
     assert json.loads(reply.stdout)["marker"]["text"] == "to the spare"
     await until(lambda: spare_of(home) not in (None, spare))
 
-    logs = Path(home["PERSYN_HOME"]) / "logs"
     assert f"worker restarted (pid {spare}), restart" in (logs / "supervisor.log").read_text()
-    assert f"spare worker promoted (pid {spare})" in (logs / "worker.log").read_text()
+    worker_log = (logs / "worker.log").read_text()
+    assert f"spare worker promoted (pid {spare})" in worker_log
+    # The spare handed the dead worker's runs to the shared queue before it was promoted.
+    before_promotion = worker_log[: worker_log.index(f"spare worker promoted (pid {spare})")]
+    assert handed_before + 1 == before_promotion.count("open runs on task queue persyn")
 
 
 async def test_send_with_no_worker_says_so_and_the_same_event_id_replies_once(
