@@ -68,10 +68,20 @@ MODEL_RETRY = RetryPolicy(
     non_retryable_error_types=list(MODEL_NON_RETRYABLE),
 )
 
+HEARTBEAT_FLUSH = timedelta(seconds=1)
+"""The longest a worker holds back an activity's heartbeat (the SDK's
+``max_heartbeat_throttle_interval``; by default it sends at most one per 80% of the heartbeat
+timeout).
+
+Model calls heartbeat every 2 s (``HEARTBEAT_EVERY_S`` in the activities that make them). With
+this, each heartbeat reaches Temporal as it is made, so a 5 s heartbeat timeout leaves 3 s of
+slack; the SDK's throttle at a 10 s timeout sent one every 8 s and left 2."""
+
 MODEL_CALL: ActivityConfig = {
     "start_to_close_timeout": timedelta(seconds=150),
-    # The call heartbeats every 2 s: a worker that dies mid-call is noticed in 10 s, not 150.
-    "heartbeat_timeout": timedelta(seconds=10),
+    # The call heartbeats every 2 s: a worker that dies mid-call is noticed in 5 s, not 150.
+    # A soak's worker kill mid-call cost the message 12 s at a 10 s timeout.
+    "heartbeat_timeout": timedelta(seconds=5),
     "retry_policy": MODEL_RETRY,
 }
 """A model provider call (regular activity: visible, retried with backoff).
@@ -95,7 +105,7 @@ critique is a fine outcome and inline mode keeps someone waiting."""
 
 JUDGE_CALL: ActivityConfig = {
     "start_to_close_timeout": timedelta(seconds=60),
-    "heartbeat_timeout": timedelta(seconds=10),
+    "heartbeat_timeout": MODEL_CALL["heartbeat_timeout"],
     # Someone is waiting for the reply: one retry, then the rule decides.
     "retry_policy": RetryPolicy(
         initial_interval=timedelta(milliseconds=500),

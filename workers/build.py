@@ -55,6 +55,7 @@ from activities.skills.wiring import build_skills
 from activities.store import StoreActivities
 from activities.tools.mcp import ToolServers
 from activities.tools.registry import Tool
+from contract.policies import HEARTBEAT_FLUSH
 from observability import tracing
 from observability.metering.factory import build_meters
 from observability.metering.hub import MeterHub, UsageMeter
@@ -346,6 +347,7 @@ def build_worker(
             sandboxed=deps.settings.workflow_sandbox, share_workflow_code=share_workflow_code
         ),
         max_concurrent_workflow_tasks=deps.settings.worker_workflow_tasks,
+        max_heartbeat_throttle_interval=HEARTBEAT_FLUSH,
         max_concurrent_activities=64,
         max_concurrent_local_activities=64,
         graceful_shutdown_timeout=timedelta(seconds=10),

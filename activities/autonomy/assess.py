@@ -14,7 +14,7 @@ import random
 
 from temporalio import activity
 
-from activities.gateway.errors import ProviderError, to_application_error
+from activities.deliberation.calls import complete
 from activities.gateway.gateway import ModelGateway
 from activities.prompts import load
 from schemas.autonomy import AutonomyEntry, AutonomySettings, GoalPublic
@@ -109,10 +109,8 @@ class AssessActivities:
             messages=[ChatMessage(role="user", content=material(memories, goals, earlier))],
             max_output_tokens=600,
         )
-        try:
-            response = await self._gateway.complete(request)
-        except ProviderError as err:
-            raise to_application_error(err) from err
+        # Heartbeating while the model thinks: a slow local model outlasts the heartbeat timeout.
+        response = await complete(self._gateway, request)
         assessment = response.text.strip() or "(the assessment came back empty)"
         reflection = ChatMessage(
             role="user",
