@@ -43,12 +43,15 @@ WINDOW_S = 60.0
 
 @dataclass(frozen=True)
 class FaultFigures:
-    """Latency around one fault."""
+    """Latency around one fault, and how busy the machine was before it."""
 
     fault: Fault
     p95_before: float | None
     p95_after: float | None
     recovery_s: float | None
+    cpu_before: float | None = None
+    """Median busy % of the CPU samples in the window before the fault: a recovery on a
+    machine already saturated times a backlog draining, not the fault."""
 
 
 def _quantile(sent: list[Sent], q: float) -> float | None:
@@ -81,7 +84,13 @@ def fault_figures(report: SoakReport) -> list[FaultFigures]:
         recovery = (back[0].done - fault.at) if back and back[0].done is not None else None
         settled = fault.at + (recovery or 0.0)
         window = [s for s in after if settled <= s.submitted < settled + WINDOW_S]
-        figures.append(FaultFigures(fault, p95_before, _p95(window), recovery))
+        busy = [
+            pct
+            for at, pct in report.samples.cpu[1:]  # the first covers nothing before it
+            if fault.at - WINDOW_S <= report.began + at < fault.at
+        ]
+        cpu = percentile(busy, 0.5) if busy else None
+        figures.append(FaultFigures(fault, p95_before, _p95(window), recovery, cpu))
     return figures
 
 
@@ -180,15 +189,16 @@ def render(report: SoakReport, speed_ms: tuple[float, float] | None = None) -> s
     )
     lines += [
         "",
-        "| fault | at (s) | restore | p95 before | recovery | p95 after |",
-        "|---|---|---|---|---|---|",
+        "| fault | at (s) | CPU busy before | restore | p95 before | recovery | p95 after |",
+        "|---|---|---|---|---|---|---|",
     ]
     start = report.sent[0].submitted if report.sent else 0.0
     for fig in fault_figures(report):
         f = fig.fault
+        cpu = "n/a" if fig.cpu_before is None else f"{fig.cpu_before:.0f}%"
         lines.append(
-            f"| {f.kind.value} | {f.at - start:.0f} | {_s(f.restore_s)} | {_s(fig.p95_before)} "
-            f"| {_s(fig.recovery_s)} | {_s(fig.p95_after)} |"
+            f"| {f.kind.value} | {f.at - start:.0f} | {cpu} | {_s(f.restore_s)} "
+            f"| {_s(fig.p95_before)} | {_s(fig.recovery_s)} | {_s(fig.p95_after)} |"
         )
     if report.violations:
         lines += ["", "Violations:", *(f"- {v}" for v in report.violations[:40])]

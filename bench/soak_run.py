@@ -82,6 +82,8 @@ class SoakReport:
     month_later: MonthLater | None = None
     """The run records a purge left when every retention window had passed."""
     logs: Path | None = None
+    began: float = 0.0
+    """Monotonic time the run began: the samples' times count from it, the faults' do not."""
 
 
 def stack_environment(config: SoakConfig, home: Path) -> dict[str, str]:
@@ -284,6 +286,7 @@ class SoakRun:
             memory=memory,
             month_later=later,
             logs=self.stack.settings.log_dir,
+            began=self.began,
         )
 
     async def close(self) -> None:
