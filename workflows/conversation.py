@@ -48,6 +48,7 @@ PATCH_ACTIVATION_TASK_TIMEOUT = "activation-task-timeout"
 """Activations start with ``contract.policies.ACTIVATION_TASK_TIMEOUT``; runs recorded before
 replay with the default."""
 
+
 @workflow.defn(name=names.CONVERSATION_WORKFLOW)
 class ConversationWorkflow:
     """A session: ordered activations over a verbatim window, closed when idle."""
