@@ -8,7 +8,9 @@ activities answered from their markers: no server, no database, one process. Its
 on a machine shared with other work, where latencies and whole-process counters do not.
 
 Runners, interleaved in blocks: strict (tests, the replayer), shared (the worker process:
-``workflows`` passed through as well) and none (``PERSYN_WORKFLOW_SANDBOX=false``).
+``workflows`` passed through as well), shared as the SDK runs it (entering the sandbox for each
+payload's serialization context, which Persyn's runner reads directly) and none
+(``PERSYN_WORKFLOW_SANDBOX=false``).
 
 Usage: ``python -m bench.runner_cost --runs 300``
 """
@@ -21,11 +23,12 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from temporalio.client import WorkflowHistory
-from temporalio.worker import Replayer
+from temporalio.worker import Replayer, WorkflowRunner
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from bench.harness import record
 from schemas.settings import Settings
@@ -34,10 +37,20 @@ from workers.build import WORKFLOWS
 from workers.runner import workflow_runner
 
 HISTORY = Path(__file__).parent.parent / "tests" / "histories" / "activation.json"
-RUNNERS = {
-    "strict": {"sandboxed": True, "share_workflow_code": False},
-    "shared": {"sandboxed": True, "share_workflow_code": True},
-    "none": {"sandboxed": False},
+
+
+def _sdk_shared() -> WorkflowRunner:
+    """The shared mode's restrictions under the SDK's own sandbox runner."""
+    shared = workflow_runner(share_workflow_code=True)
+    assert isinstance(shared, SandboxedWorkflowRunner)
+    return SandboxedWorkflowRunner(restrictions=shared.restrictions)
+
+
+RUNNERS: dict[str, Callable[[], WorkflowRunner]] = {
+    "strict": workflow_runner,
+    "shared": lambda: workflow_runner(share_workflow_code=True),
+    "shared, SDK's context lookup": _sdk_shared,
+    "none": lambda: workflow_runner(sandboxed=False),
 }
 
 
@@ -45,7 +58,7 @@ async def cpu_per_run(runner: str, history: WorkflowHistory, runs: int) -> float
     """Milliseconds of process CPU per replayed run of ``history`` under ``runner``."""
     replayer = Replayer(
         workflows=WORKFLOWS,
-        workflow_runner=workflow_runner(**RUNNERS[runner]),
+        workflow_runner=RUNNERS[runner](),
         data_converter=data_converter(Settings(), codec=False),
     )
     await replayer.replay_workflow(history)  # the replayer's own start, outside the count

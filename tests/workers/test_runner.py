@@ -8,10 +8,16 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+from temporalio import workflow
+from temporalio.api.common.v1 import Payloads
 from temporalio.api.enums.v1 import EventType
+from temporalio.api.failure.v1 import Failure
 from temporalio.client import Client, WorkflowHandle
-from temporalio.worker import Worker
+from temporalio.converter import DataConverter, WorkflowSerializationContext
+from temporalio.worker import Worker, WorkflowInstance, WorkflowInstanceDetails
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+from temporalio.worker.workflow_sandbox._runner import _fake_info, _Instance
 
 from activities.gateway.providers.scripted import Script, ScriptedProvider
 from schemas.models import ProviderName
@@ -21,7 +27,12 @@ from tests.workers import sandbox_probes
 from tests.workers.sandbox_probes import OpensAFile, ReadsTheClock
 from workers.build import build_worker
 from workers.replay import replayer
-from workers.runner import PASSTHROUGH, WORKFLOW_CODE, workflow_runner
+from workers.runner import (
+    PASSTHROUGH,
+    WORKFLOW_CODE,
+    DirectContextSandboxRunner,
+    workflow_runner,
+)
 
 
 def _passthrough(runner: object) -> set[str]:
@@ -33,6 +44,56 @@ def test_the_worker_shares_workflow_code_and_tests_and_the_replayer_do_not() -> 
     assert WORKFLOW_CODE in _passthrough(workflow_runner(share_workflow_code=True))
     assert WORKFLOW_CODE not in _passthrough(workflow_runner())
     assert set(PASSTHROUGH) <= _passthrough(workflow_runner())
+
+
+def _instance(runner: object) -> WorkflowInstance:
+    """A sandboxed instance of a probe workflow, as a worker would create one."""
+    assert isinstance(runner, SandboxedWorkflowRunner)
+    return runner.create_instance(
+        WorkflowInstanceDetails(
+            payload_converter_factory=DataConverter.default._new_payload_converter,
+            failure_converter_class=DataConverter.default.failure_converter_class,
+            interceptor_classes=[],
+            defn=workflow._Definition.must_from_class(OpensAFile),
+            info=_fake_info,
+            randomness_seed=1,
+            extern_functions={},
+            disable_eager_activity_execution=False,
+            worker_level_failure_exception_types=[],
+            patch_activation_callback=None,
+            last_completion_result=Payloads(),
+            last_failure=Failure(),
+        )
+    )
+
+
+@pytest.mark.parametrize("shared", [False, True])
+async def test_payload_contexts_are_read_without_entering_the_sandbox(
+    shared: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    instance = _instance(workflow_runner(share_workflow_code=shared))
+    expected = WorkflowSerializationContext(
+        namespace=_fake_info.namespace, workflow_id=_fake_info.workflow_id
+    )
+    # The SDK's way enters the sandbox (``_run_code``) for every lookup; Persyn's never does.
+    assert isinstance(instance, _Instance)
+    assert _Instance.get_serialization_context(instance, None) == expected
+
+    def entered(*_: object, **__: object) -> None:
+        raise AssertionError("the lookup entered the sandbox")
+
+    monkeypatch.setattr(instance, "_run_code", entered)
+    assert instance.get_serialization_context(None) == expected
+    assert instance.get_external_store_context(None) == _Instance.get_external_store_context(
+        _sdk_instance(), None
+    )
+
+
+def _sdk_instance() -> _Instance:
+    """The same probe under the SDK's own sandbox runner."""
+    instance = _instance(SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default))
+    assert isinstance(instance, _Instance)
+    return instance
 
 
 async def test_the_replayer_runs_the_strict_sandbox(stack: Stack) -> None:
@@ -82,7 +143,7 @@ async def _run(client: Client, workflow: type, *, shared: bool) -> tuple[str, st
     """Run ``workflow`` under a sandbox; returns (its result, the task failure), one empty."""
     passthrough = (*PASSTHROUGH, sandbox_probes.__name__) if shared else PASSTHROUGH
     queue = unique("probe")
-    runner = SandboxedWorkflowRunner(
+    runner = DirectContextSandboxRunner(
         restrictions=SandboxRestrictions.default.with_passthrough_modules(*passthrough)
     )
     async with Worker(client, task_queue=queue, workflows=[workflow], workflow_runner=runner):
