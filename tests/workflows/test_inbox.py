@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 from sqlmodel import col, func, select
@@ -20,7 +21,10 @@ from schemas.runs import HISTORY_LIMIT
 from store.tables import DialogTurnRow, OutboxRow
 from temporal import inbox
 from tests.harness import Harness, Stack, event, replayer, running_worker, terminal, until
+from workers.replay import load_history
 from workflows import run_length
+
+HISTORIES = Path(__file__).parent.parent / "histories"
 
 
 async def _count(harness: Harness, table: type, **where: object) -> int:
@@ -219,13 +223,27 @@ async def test_an_input_without_a_history_limit_takes_the_default(harness: Harne
         for e in history.events
         if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
     ]
-    assert any(run_length.PATCH_SHORTER_HISTORY.encode() in m for m in markers)
+    assert any(run_length.PATCH_HISTORY_250.encode() in m for m in markers)
     talk = harness.client.get_workflow_handle(
         names.conversation_workflow_id(receipt.marker.conversation_id)
     )
     started = (await talk.fetch_history()).events[0].workflow_execution_started_event_attributes
     (payload,) = started.input.payloads
-    assert json.loads(payload.data)["history_limit"] == HISTORY_LIMIT == 500
+    assert json.loads(payload.data)["history_limit"] == HISTORY_LIMIT == 250
+    await replayer(harness.client).replay_workflow(history)
+
+
+async def test_a_hand_started_run_recorded_under_the_500_event_default_replays_with_it(
+    harness: Harness,
+) -> None:
+    # Recorded under `history-limit-500`: a run started with no limit in its input, 301 events
+    # long and not continued. Replayed with today's 250-event default it would continue as
+    # new at 250, a command its history does not hold.
+    history = load_history(HISTORIES / "agent_hand_started_500.json")
+    assert 250 < len(history.events) < 500
+    marked = [e.SerializeToString() for e in history.events]
+    assert any(run_length.PATCH_SHORTER_HISTORY.encode() in m for m in marked)
+    assert not any(run_length.PATCH_HISTORY_250.encode() in m for m in marked)
     await replayer(harness.client).replay_workflow(history)
 
 
@@ -240,8 +258,9 @@ async def test_persyns_own_inputs_name_their_history_limit(harness: Harness) -> 
     assert json.loads(payload.data)["history_limit"] == HISTORY_LIMIT
     # Named, the limit needs no default: the default's patch is never consulted.
     assert not any(
-        run_length.PATCH_SHORTER_HISTORY.encode() in e.SerializeToString()
+        patch.encode() in e.SerializeToString()
         for e in history.events
+        for patch in (run_length.PATCH_SHORTER_HISTORY, run_length.PATCH_HISTORY_250)
         if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
     )
 
