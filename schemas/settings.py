@@ -104,7 +104,9 @@ class Settings(BaseSettings):
         "moment it dies (workers/standby.py): a restart then skips seconds of imports.",
     )
     worker_standby_delay_seconds: float = Field(
-        default=20.0,
+        # Past the 30 s a recovery is allowed: the spare's imports (about 4 s of CPU) would
+        # otherwise take a core from the new worker's replay of every open run.
+        default=45.0,
         ge=0,
         allow_inf_nan=False,
         description="How long a (new) worker serves before its spare starts, so the spare's "
