@@ -54,6 +54,8 @@ class Spare:
     promote_fd: int
     """The pipe's write end: ``PROMOTE`` promotes the spare, ``UNSTICK`` asks it to hand the
     dead worker's runs to the shared queue, closing it lets the spare go."""
+    asked_to_unstick: bool = False
+    """Whether it was asked to hand over: if it dies a spare, the hand-off may not have run."""
 
     def alive(self) -> bool:
         """Whether the spare is still waiting (it may have died on its own)."""
@@ -67,6 +69,7 @@ class Spare:
     def unstick(self) -> None:
         """Ask the spare to hand the dead worker's runs to the shared queue, then wait on."""
         os.write(self.promote_fd, UNSTICK)
+        self.asked_to_unstick = True
 
     def retire(self) -> None:
         """Let the spare go: it reads end of file and exits; killed if it has not."""
@@ -123,6 +126,7 @@ class SpareKeeper:
         self.spare: Spare | None = None
         self.due: float | None = None
         """Monotonic time the next spare starts; ``None`` while one waits or none is wanted."""
+        self._hand_over_lost = False
 
     @property
     def pid(self) -> int | None:
@@ -155,10 +159,24 @@ class SpareKeeper:
         if spare is None:
             return None
         if not spare.alive():
-            spare.output.close()
+            self._discard(spare)
             return None
         spare.promote()
         return spare
+
+    def hand_over_lost(self) -> bool:
+        """Whether a spare died after it was asked to hand over (asked once per loss).
+
+        Killed a moment before the worker, a spare still looks alive until the kernel is done
+        with it, and the hand-off written to its pipe is never read. The supervisor then runs
+        it itself: resetting the runs again is harmless.
+        """
+        lost, self._hand_over_lost = self._hand_over_lost, False
+        return lost
+
+    def _discard(self, spare: Spare) -> None:
+        spare.output.close()
+        self._hand_over_lost |= spare.asked_to_unstick
 
     def tend(self, worker_running: bool) -> bool:
         """Start the spare when due, notice one that died; whether anything changed."""
@@ -171,7 +189,7 @@ class SpareKeeper:
                 self.spare.process.pid,
                 describe_exit(self.spare.process.returncode),
             )
-            self.spare.output.close()
+            self._discard(self.spare)
             self.spare = None
             self.worker_started(now)
             return True

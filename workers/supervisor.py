@@ -124,6 +124,8 @@ class Supervisor:
             for child in self.children:
                 changed |= self._check(child)
             changed |= self._tend_spare()
+            if self.spares.hand_over_lost():
+                self._unstick_process()
             if changed:
                 self._write_state()
             if self.unsticking is not None and self.unsticking.poll() is not None:
@@ -243,8 +245,11 @@ class Supervisor:
         Neither is retried if it fails: every task still reaches the shared queue after its
         timeout.
         """
-        if self.spares.unstick():
-            return
+        if not self.spares.unstick():
+            self._unstick_process()
+
+    def _unstick_process(self) -> None:
+        """The hand-off as a process of its own (no spare, or one that died before it ran)."""
         if self.unsticking is not None and self.unsticking.poll() is None:
             return  # the previous one is still at it
         self.unsticking = subprocess.Popen(

@@ -129,3 +129,38 @@ def test_a_spare_that_died_is_replaced_and_never_promoted(tmp_path: Path) -> Non
     keeper.tend(worker_running=True)
     keeper.retire()
     assert keeper.pid is None and keeper.take() is None
+
+
+def test_a_spare_that_died_asked_to_hand_over_leaves_the_hand_off_to_the_supervisor(
+    tmp_path: Path,
+) -> None:
+    keeper = _keeper(tmp_path)
+    keeper.worker_started(time.monotonic())
+    keeper.tend(worker_running=True)
+    assert keeper.spare is not None
+    # Asked, then dead before the supervisor saw it: the keeper cannot tell whether the spare
+    # read the byte (one killed a moment before the worker still looks alive and never does).
+    assert keeper.unstick() is True
+    keeper.spare.process.kill()
+    keeper.spare.process.wait()
+    assert keeper.hand_over_lost() is False  # not noticed yet
+    assert keeper.tend(worker_running=True) is True
+    assert keeper.hand_over_lost() is True
+    assert keeper.hand_over_lost() is False  # once per loss
+
+    # Found dead at the restart instead: the same.
+    keeper.tend(worker_running=True)
+    assert keeper.spare is not None
+    keeper.spare.process.kill()
+    keeper.spare.process.wait()
+    keeper.spare.asked_to_unstick = True
+    assert keeper.take() is None and keeper.hand_over_lost() is True
+
+    # A spare that died without being asked leaves nothing undone.
+    keeper.worker_started(time.monotonic())
+    keeper.tend(worker_running=True)
+    assert keeper.spare is not None
+    keeper.spare.process.kill()
+    keeper.spare.process.wait()
+    assert keeper.take() is None and keeper.hand_over_lost() is False
+    keeper.retire()
