@@ -165,7 +165,7 @@ class SpareKeeper:
         return spare
 
     def hand_over_lost(self) -> bool:
-        """Whether a spare died after it was asked to hand over (asked once per loss).
+        """Whether a spare died after it was asked to hand over (each loss is told once).
 
         Killed a moment before the worker, a spare still looks alive until the kernel is done
         with it, and the hand-off written to its pipe is never read. The supervisor then runs

@@ -17,7 +17,7 @@ PATCH_HISTORY_LIMIT = "continue-at-history-limit"
 """Long-lived runs continue as new at their input's ``history_limit`` events; runs recorded
 before replay without it."""
 
-PATCH_SHORTER_HISTORY = "history-limit-500"
+PATCH_HISTORY_500 = "history-limit-500"
 """An input that omitted ``history_limit`` took ``PREVIOUS_HISTORY_LIMIT``; runs recorded
 before took ``LEGACY_HISTORY_LIMIT``."""
 
@@ -36,6 +36,6 @@ def history_limit(data: AgentWorkflowInput | ConversationInput) -> int | None:
         return None
     if "history_limit" in data.model_fields_set or workflow.patched(PATCH_HISTORY_250):
         return data.history_limit
-    if workflow.patched(PATCH_SHORTER_HISTORY):
+    if workflow.patched(PATCH_HISTORY_500):
         return PREVIOUS_HISTORY_LIMIT
     return LEGACY_HISTORY_LIMIT

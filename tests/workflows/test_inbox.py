@@ -242,7 +242,7 @@ async def test_a_hand_started_run_recorded_under_the_500_event_default_replays_w
     history = load_history(HISTORIES / "agent_hand_started_500.json")
     assert 250 < len(history.events) < 500
     marked = [e.SerializeToString() for e in history.events]
-    assert any(run_length.PATCH_SHORTER_HISTORY.encode() in m for m in marked)
+    assert any(run_length.PATCH_HISTORY_500.encode() in m for m in marked)
     assert not any(run_length.PATCH_HISTORY_250.encode() in m for m in marked)
     await replayer(harness.client).replay_workflow(history)
 
@@ -260,7 +260,7 @@ async def test_persyns_own_inputs_name_their_history_limit(harness: Harness) -> 
     assert not any(
         patch.encode() in e.SerializeToString()
         for e in history.events
-        for patch in (run_length.PATCH_SHORTER_HISTORY, run_length.PATCH_HISTORY_250)
+        for patch in (run_length.PATCH_HISTORY_500, run_length.PATCH_HISTORY_250)
         if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
     )
 
