@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from temporalio.common import RetryPolicy
+from temporalio.common import Priority, RetryPolicy
 from temporalio.workflow import ActivityConfig, LocalActivityConfig
 
 
@@ -41,6 +41,15 @@ def summarized_local(config: LocalActivityConfig, summary: str) -> LocalActivity
     options["summary"] = summary
     return options
 
+
+BACKGROUND = Priority(priority_key=4)
+"""Dispatch priority of the work no reply waits for (Temporal's default, for the rest, is 3).
+
+Consolidation, observation, guardrails, deferred critique, maintenance and heartbeats start
+with it; their activities and children inherit it. When tasks queue up (a restarted server or
+worker draining its backlog, a burst of messages) Temporal hands out the message path's tasks
+first, and the background catches up as soon as the queue is short again. It orders the queue
+only: nothing is dropped, and an idle worker takes background tasks at once."""
 
 ACTIVATION_TASK_TIMEOUT = timedelta(seconds=5)
 """An activation's workflow task timeout (the SDK's default is 10 s).

@@ -21,6 +21,7 @@ from temporalio.client import (
 )
 
 from contract import names
+from contract.policies import BACKGROUND
 from schemas.memory_formation import MaintenanceInput
 
 """The workflow type the schedule starts (``workflows.maintenance``)."""
@@ -35,6 +36,7 @@ def maintenance_schedule(handle: str, *, task_queue: str, every: timedelta) -> S
             id=names.maintenance_schedule_id(handle),
             task_queue=task_queue,
             typed_search_attributes=names.search_attributes(agent=handle),
+            priority=BACKGROUND,
             static_summary=f"maintenance of agent {handle}: culling and retention",
         ),
         spec=ScheduleSpec(

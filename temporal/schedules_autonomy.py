@@ -30,6 +30,7 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from contract import names
+from contract.policies import BACKGROUND
 from schemas.autonomy import FiringInput, Recurrence
 from schemas.ids import check_ulid
 
@@ -68,6 +69,7 @@ def heartbeat_schedule(
             id=names.heartbeat_schedule_id(agent),
             task_queue=task_queue,
             typed_search_attributes=names.search_attributes(agent=agent, trigger="heartbeat"),
+            priority=BACKGROUND,
             static_summary=f"heartbeat of {agent}: reflect, then act",
         ),
         spec=ScheduleSpec(

@@ -23,7 +23,7 @@ from temporalio.workflow import ChildWorkflowHandle, ParentClosePolicy
 
 from contract import names
 from contract.names import consolidation_workflow_id, observation_workflow_id
-from contract.policies import DATABASE, summarized_local
+from contract.policies import BACKGROUND, DATABASE, summarized_local
 from schemas.conversation import ConversationInput, ConversationState
 from schemas.ids import ulid_from_parts
 from schemas.memory_formation import (
@@ -119,6 +119,7 @@ async def _consolidate(
             ),
             id=consolidation_workflow_id(consolidation_id),
             parent_close_policy=ParentClosePolicy.ABANDON,
+            priority=BACKGROUND,
             search_attributes=names.search_attributes(
                 agent=data.agent, channel=data.channel.key, conversation=data.conversation_id
             ),
@@ -161,6 +162,7 @@ async def _observe(
             ),
             id=observation_workflow_id(observe_id),
             parent_close_policy=ParentClosePolicy.ABANDON,
+            priority=BACKGROUND,
             search_attributes=names.search_attributes(
                 agent=data.agent, channel=data.channel.key, conversation=data.conversation_id
             ),

@@ -19,6 +19,7 @@ from temporalio import workflow
 from temporalio.workflow import ChildWorkflowHandle, ParentClosePolicy
 
 from contract import names
+from contract.policies import BACKGROUND
 from schemas.conversation import ConversationInput, InboundTurn
 from schemas.dialog import DialogTurn
 from schemas.guardrails import GuardrailInput, GuardrailResult
@@ -53,6 +54,7 @@ async def start(
             ),
             id=names.guardrail_workflow_id(activation_id),
             parent_close_policy=ParentClosePolicy.ABANDON,
+            priority=BACKGROUND,
             search_attributes=names.search_attributes(
                 agent=data.agent, channel=data.channel.key, conversation=data.conversation_id
             ),

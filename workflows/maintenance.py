@@ -16,7 +16,7 @@ from temporalio.workflow import ParentClosePolicy
 
 from contract import attribution, names
 from contract.names import consolidation_workflow_id
-from contract.policies import DATABASE_ACTIVITY, ENCODER_STEP, summarized
+from contract.policies import BACKGROUND, DATABASE_ACTIVITY, ENCODER_STEP, summarized
 from schemas.ids import ulid_from_parts
 from schemas.memory_formation import (
     ConsolidationInput,
@@ -93,6 +93,8 @@ class MaintenanceWorkflow:
                 ),
                 id=consolidation_workflow_id(sweep_id),
                 parent_close_policy=ParentClosePolicy.ABANDON,
+                # Explicit: a schedule made before priorities starts its runs at the default.
+                priority=BACKGROUND,
                 search_attributes=names.search_attributes(agent=agent),
                 static_summary=f"{agent} retries failed consolidations",
             )

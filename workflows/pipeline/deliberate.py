@@ -19,7 +19,7 @@ from temporalio.workflow import ParentClosePolicy
 
 from contract import names
 from contract.names import deliberation_workflow_id
-from contract.policies import DATABASE, summarized_local
+from contract.policies import BACKGROUND, DATABASE, summarized_local
 from schemas.activation import ActivationInput, Draft, PromptRef, StreamTarget
 from schemas.agents import DeliberationMode
 from schemas.deliberation import (
@@ -160,6 +160,7 @@ async def _start_deferred(
             # It must outlive this activation, and the conversation it belongs to.
             parent_close_policy=ParentClosePolicy.ABANDON,
             execution_timeout=DELIBERATION_DEADLINE,
+            priority=BACKGROUND,
             search_attributes=names.search_attributes(
                 agent=data.agent,
                 channel=data.channel.key,
