@@ -8,7 +8,6 @@ by ID. Without tools it is a plain generation, exactly as before the tool loop e
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 
@@ -19,6 +18,7 @@ from activities.channels.stream import NotifySink
 from activities.gateway.base import DeltaCallback
 from activities.gateway.errors import ProviderError, to_application_error
 from activities.gateway.gateway import ModelGateway
+from activities.heartbeating import heartbeating
 from activities.tools import rounds
 from activities.tools.registry import ToolRegistry
 from schemas.activation import DraftRef, PromptRef, StreamTarget
@@ -32,15 +32,6 @@ from store.queries.tool_calls import load_extension, save_round
 from store.tables.columns import utcnow
 
 log = logging.getLogger(__name__)
-
-HEARTBEAT_EVERY_S = 2.0
-"""Heartbeat cadence while a model call runs, so a dead worker's call is retried promptly."""
-
-
-async def _heartbeat_until_cancelled() -> None:
-    while True:
-        activity.heartbeat()
-        await asyncio.sleep(HEARTBEAT_EVERY_S)
 
 
 class GenerationActivities:
@@ -83,12 +74,8 @@ class GenerationActivities:
         return request, row.activation_id
 
     async def _complete(self, request: ModelRequest, stream: StreamTarget | None) -> ModelResponse:
-        # Outside Temporal (benchmarks, tools) there is nobody to heartbeat to.
-        beating = asyncio.create_task(
-            _heartbeat_until_cancelled() if activity.in_activity() else asyncio.sleep(0)
-        )
         try:
-            async with contextlib.AsyncExitStack() as stack:
+            async with heartbeating(), contextlib.AsyncExitStack() as stack:
                 on_delta: DeltaCallback | None = None
                 if stream is not None:
                     try:
@@ -101,8 +88,6 @@ class GenerationActivities:
                 return await self._gateway.complete(request, on_delta=on_delta)
         except ProviderError as err:
             raise to_application_error(err) from err
-        finally:
-            beating.cancel()
 
     @activity.defn(name="generation.generate")
     async def generate(self, data: RespondInput) -> ToolGeneration:

@@ -77,12 +77,15 @@ MODEL_RETRY = RetryPolicy(
     non_retryable_error_types=list(MODEL_NON_RETRYABLE),
 )
 
+HEARTBEAT_EVERY_S = 2.0
+"""How often a long step heartbeats (``activities.heartbeating``)."""
+
 HEARTBEAT_FLUSH = timedelta(seconds=1)
 """The longest a worker holds back an activity's heartbeat (the SDK's
 ``max_heartbeat_throttle_interval``; by default it sends at most one per 80% of the heartbeat
 timeout).
 
-Model calls heartbeat every 2 s (``HEARTBEAT_EVERY_S`` in the activities that make them). With
+Model calls heartbeat every 2 s (``HEARTBEAT_EVERY_S``, by ``activities.heartbeating``). With
 this, each heartbeat reaches Temporal as it is made, so a 5 s heartbeat timeout leaves 3 s of
 slack; the SDK's throttle at a 10 s timeout sent one every 8 s and left 2."""
 

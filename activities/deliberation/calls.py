@@ -6,7 +6,6 @@ Text handed to a critic, the refiner or the judge is fenced with the one fence o
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import re
@@ -20,14 +19,12 @@ from activities.channels.stream import NotifySink
 from activities.gateway.base import DeltaCallback
 from activities.gateway.errors import ProviderError, to_application_error
 from activities.gateway.gateway import ModelGateway
+from activities.heartbeating import heartbeating
 from schemas.activation import StreamTarget
 from schemas.models import ModelRequest, ModelResponse
 from store.db import Database
 from store.queries.runtime import load_prompt
 from store.tables import PromptRow
-
-HEARTBEAT_EVERY_S = 2.0
-"""Heartbeat cadence during a model call, so a dead worker's call is retried promptly."""
 
 
 async def stored_prompt(db: Database, prompt_id: str) -> PromptRow:
@@ -45,12 +42,6 @@ async def stored_prompt(db: Database, prompt_id: str) -> PromptRow:
     return row
 
 
-async def _heartbeat_until_cancelled() -> None:
-    while True:
-        activity.heartbeat()
-        await asyncio.sleep(HEARTBEAT_EVERY_S)
-
-
 async def complete(
     gateway: ModelGateway, request: ModelRequest, *, on_delta: DeltaCallback | None = None
 ) -> ModelResponse:
@@ -59,16 +50,11 @@ async def complete(
     Raises:
         ApplicationError: A classified provider failure; Temporal retries the transient ones.
     """
-    # Outside Temporal (benchmarks, direct calls in tests) there is nobody to heartbeat to.
-    beating = asyncio.create_task(
-        _heartbeat_until_cancelled() if activity.in_activity() else asyncio.sleep(0)
-    )
     try:
-        return await gateway.complete(request, on_delta=on_delta)
+        async with heartbeating():
+            return await gateway.complete(request, on_delta=on_delta)
     except ProviderError as err:
         raise to_application_error(err) from err
-    finally:
-        beating.cancel()
 
 
 @contextlib.asynccontextmanager

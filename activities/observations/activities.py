@@ -8,11 +8,9 @@ Temporal retries the transient ones under the workflow's bounded policy.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import TypeVar
 
 from pydantic import ValidationError
@@ -20,6 +18,7 @@ from temporalio import activity
 
 from activities.gateway.errors import ProviderError, to_application_error
 from activities.gateway.gateway import ModelGateway
+from activities.heartbeating import heartbeating
 from activities.memory.encoder import Encoder
 from activities.memory.formation.calls import read_reply
 from activities.observations.prompts import (
@@ -49,7 +48,6 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-HEARTBEAT_EVERY_S = 2.0
 ATTEMPTS = 2
 """A reply that does not fit its schema is asked for once more, then dropped."""
 
@@ -117,7 +115,7 @@ class ObservationActivities:
     @activity.defn(name="observations.extract")
     async def extract(self, data: ExtractInput) -> ExtractResult:
         """Propose facts from the range's turns alone (blind to what is already believed)."""
-        async with _heartbeating():
+        async with heartbeating():
             return await self._extract(data)
 
     async def _extract(self, data: ExtractInput) -> ExtractResult:
@@ -182,7 +180,7 @@ class ObservationActivities:
         could update, delete or repeat. A retried step that finds its own earlier write
         returns it instead of writing again.
         """
-        async with _heartbeating():
+        async with heartbeating():
             return await self._reconcile(data)
 
     async def _reconcile(self, data: ReconcileInput) -> ReconcileResult:
@@ -250,19 +248,3 @@ def _parse_extraction(text: str) -> ExtractionReply | None:
     except ValidationError as error:
         log.warning("extraction reply did not parse: %s", str(error).splitlines()[0])
         return None
-
-
-@contextlib.asynccontextmanager
-async def _heartbeating() -> AsyncIterator[None]:
-    """Heartbeat while the step runs, so a worker that dies mid-step is noticed in seconds."""
-
-    async def beat() -> None:
-        while activity.in_activity():
-            activity.heartbeat()
-            await asyncio.sleep(HEARTBEAT_EVERY_S)
-
-    beating = asyncio.create_task(beat())
-    try:
-        yield
-    finally:
-        beating.cancel()

@@ -10,10 +10,8 @@ conversation once. Tool failures never fail an activity: the model reads them an
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -22,6 +20,7 @@ from temporalio import activity
 from activities.channels.starting import start_delivery
 from activities.deliberation.calls import complete
 from activities.gateway.gateway import ModelGateway
+from activities.heartbeating import heartbeating
 from activities.sandbox.provider import ExecutionProvider, SandboxError, SandboxUnavailableError
 from schemas.delivery import DeliverySettings
 from schemas.models import ChatMessage, ModelRequest, TaskType, ToolSpec
@@ -36,8 +35,6 @@ from store.db import Database
 from store.queries.agents import get_agent
 from store.queries.contacts import send_unprompted
 from store.tables.columns import utcnow
-
-_HEARTBEAT_EVERY_S = 2.0
 
 REPORT_PREFIX = "[sandbox task "
 """How a delivered report begins: the next turn's context source finds reports by it."""
@@ -139,7 +136,8 @@ class DelegationActivities:
             SandboxUnavailableError: The engine is away (Temporal retries the step).
         """
         call = data.call
-        with _heartbeating():
+        # A command may run for minutes: the heartbeat lets a dead worker's step be retried soon.
+        async with heartbeating():
             try:
                 content = await self._run(data.agent, call.name, call.arguments, call.raw_arguments)
                 is_error = False
@@ -225,22 +223,3 @@ def report_message(data: DeliverSandboxReportInput) -> str:
 
 class _RefusedError(Exception):
     """Malformed or unknown tool input: returned to the model as an error."""
-
-
-@contextlib.contextmanager
-def _heartbeating() -> Iterator[None]:
-    # A command may run for minutes: the heartbeat lets a dead worker's step be retried soon.
-    if not activity.in_activity():
-        yield
-        return
-
-    async def beat() -> None:
-        while True:
-            activity.heartbeat()
-            await asyncio.sleep(_HEARTBEAT_EVERY_S)
-
-    task = asyncio.get_running_loop().create_task(beat())
-    try:
-        yield
-    finally:
-        task.cancel()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from functools import cache
@@ -16,6 +15,7 @@ from activities.context import fencing
 from activities.gateway.errors import ProviderError, to_application_error
 from activities.gateway.gateway import ModelGateway
 from activities.gateway.repetition import cut_repetition
+from activities.heartbeating import heartbeating
 from activities.memory.formation.prompts import NOT_QUOTED
 from activities.prompts import load
 from schemas.memory import Emotion
@@ -23,9 +23,6 @@ from schemas.memory_formation import EmotionDistribution
 from schemas.models import CallPlan, ModelRequest, StagePlan, TaskType
 
 Reply = TypeVar("Reply", bound=BaseModel)
-
-HEARTBEAT_EVERY_S = 2.0
-"""Heartbeat cadence while a model call runs, so a dead worker's call is retried promptly."""
 
 MAX_TAGS = 8
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
@@ -44,12 +41,6 @@ def stage_plan(gateway: ModelGateway, task: TaskType) -> StagePlan:
     return call_plan(gateway, task).stage(task)
 
 
-async def _heartbeat() -> None:
-    while True:
-        activity.heartbeat()
-        await asyncio.sleep(HEARTBEAT_EVERY_S)
-
-
 async def complete_json(gateway: ModelGateway, request: ModelRequest, reply: type[Reply]) -> Reply:
     """Run ``request`` and read its reply as ``reply``.
 
@@ -57,13 +48,11 @@ async def complete_json(gateway: ModelGateway, request: ModelRequest, reply: typ
         ApplicationError: A classified provider failure (retried when transient), or a reply
             that does not fit the schema (retried once).
     """
-    beating = asyncio.create_task(_heartbeat() if activity.in_activity() else asyncio.sleep(0))
     try:
-        response = await gateway.complete(request)
+        async with heartbeating():
+            response = await gateway.complete(request)
     except ProviderError as err:
         raise to_application_error(err) from err
-    finally:
-        beating.cancel()
     try:
         read = read_reply(response.text, reply)
     except ValidationError as err:
