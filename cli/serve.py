@@ -9,6 +9,7 @@ import typer
 from cli.common import echo_err, friendly_errors, run
 from schemas.settings import Settings, get_settings
 from usecases import delivery, tokens
+from webchannel.limits import DEFAULT_BURST, DEFAULT_PER_MINUTE
 
 
 async def _preflight(settings: Settings) -> int:
@@ -29,6 +30,13 @@ def serve(
     max_body_bytes: Annotated[
         int, typer.Option(help="Refuse request bodies larger than this (413).", min=1024)
     ] = 65_536,
+    messages_per_minute: Annotated[
+        int,
+        typer.Option(help="Messages each token may post a minute (429 past it; 0: off).", min=0),
+    ] = DEFAULT_PER_MINUTE,
+    burst: Annotated[
+        int, typer.Option(help="Messages each token may post back to back.", min=1)
+    ] = DEFAULT_BURST,
 ) -> None:
     """Serve the web channel: the /v1 API (OpenAPI at /openapi.json) and a chat page at /."""
     import uvicorn
@@ -38,7 +46,12 @@ def serve(
     settings = get_settings()
     if run(_preflight(settings)) == 0:
         echo_err("no live tokens: create one with `persyn tokens create NAME`")
-    app = create_app(settings, max_body_bytes=max_body_bytes)
+    app = create_app(
+        settings,
+        max_body_bytes=max_body_bytes,
+        messages_per_minute=messages_per_minute,
+        burst=burst,
+    )
     echo_err(f"web channel on http://{host}:{port}/ (API docs at /docs)")
     # Event streams stay open for as long as their readers: on Ctrl-C, end them after a moment
     # instead of waiting for every browser to leave (a reader reconnects with Last-Event-ID).

@@ -15,6 +15,7 @@ from schemas.settings import Settings
 from usecases import delivery
 from usecases.store import open_store
 from webchannel.body import DEFAULT_MAX_BODY_BYTES, BodyError
+from webchannel.limits import DEFAULT_BURST, DEFAULT_PER_MINUTE, MessageLimits
 from webchannel.routes import body_error, router
 from webchannel.state import WebState
 
@@ -33,6 +34,8 @@ def create_app(
     *,
     client: Client | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    messages_per_minute: int = DEFAULT_PER_MINUTE,
+    burst: int = DEFAULT_BURST,
 ) -> FastAPI:
     """The web channel for the deployment ``settings`` name.
 
@@ -41,14 +44,22 @@ def create_app(
         client: A connected Temporal client to use (tests share theirs); by default the
             service connects when it starts.
         max_body_bytes: Request bodies past this size are refused with 413.
+        messages_per_minute: Messages each token may post a minute (0: no limit); past it,
+            and past ``burst`` back to back, a message is refused with 429.
+        burst: Messages a token may post back to back after a quiet spell.
     """
+    limits = MessageLimits(per_minute=messages_per_minute, burst=burst)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         connected = client or await delivery.connect_client(settings=settings)
         async with open_store(settings) as db:
             app.state.web = WebState(
-                settings=settings, db=db, client=connected, max_body_bytes=max_body_bytes
+                settings=settings,
+                db=db,
+                client=connected,
+                max_body_bytes=max_body_bytes,
+                limits=limits,
             )
             yield
 

@@ -26,6 +26,7 @@ from usecases.errors import NoWorkerError, TemporalUnreachableError
 from usecases.tokens import TokenPublic
 from webchannel.auth import allow, integrator
 from webchannel.body import BodyError, first_error, parse, read_capped
+from webchannel.limits import retry_after
 from webchannel.models import Problem, WebMessage, WebReceipt
 from webchannel.sse import with_keepalive
 from webchannel.state import WebState, web_state
@@ -73,6 +74,19 @@ async def _agent(state: WebState, token: TokenPublic, handle: str) -> str:
     return handle
 
 
+def _within_rate(state: WebState, token: TokenPublic) -> None:
+    """Refuse (429) a message over the token's rate, before its body is read."""
+    wait = state.limits.take(token.token_id)
+    if wait is not None:
+        after = retry_after(wait)
+        raise HTTPException(
+            429,
+            f"token {token.token_id} is over its rate of {state.limits.per_minute} messages a "
+            f"minute ({state.limits.burst} at once): resend the message in {after} s",
+            {"Retry-After": after},
+        )
+
+
 def _event(handle: str, message: WebMessage) -> InboundEvent:
     event_id = _ulid(message.event_id, "event id") if message.event_id else None
     try:
@@ -115,6 +129,7 @@ def _receipt(receipt: Receipt, event: InboundEvent) -> WebReceipt:
         409: {"model": Problem, "description": "The event ID was used for a different event."},
         413: {"model": Problem, "description": "The body is over the service's size cap."},
         422: {"model": Problem, "description": "A field breaks a rule; the field is named."},
+        429: {"model": Problem, "description": "The token posted over its rate; see Retry-After."},
         503: {"model": Problem, "description": "No worker serves, or Temporal is unreachable."},
     },
     openapi_extra={
@@ -142,6 +157,7 @@ async def post_message(
     waits up to N seconds and returns 200 with the marker if the agent answered by then.
     """
     handle = await _agent(state, token, handle)
+    _within_rate(state, token)
     message = parse(await read_capped(request, limit=state.max_body_bytes), WebMessage)
     event = _event(handle, message)
     try:

@@ -9,6 +9,7 @@ from temporalio.client import Client
 
 from schemas.settings import Settings
 from store.db import Database
+from webchannel.limits import MessageLimits
 
 
 @dataclass
@@ -19,6 +20,7 @@ class WebState:
     db: Database
     client: Client
     max_body_bytes: int
+    limits: MessageLimits
 
 
 def web_state(request: Request) -> WebState:

@@ -163,6 +163,34 @@ async def test_a_revoked_or_foreign_token_is_refused(
     assert await turns(worker, agent.handle) == 0 and await turns(worker, other.handle) == 0
 
 
+async def test_a_token_over_its_rate_is_refused_before_anything_is_stored(
+    worker: Harness, client: Client, stack: Stack, tmp_path: Path
+) -> None:
+    agent = await worker.create_agent()
+    settings = stack.settings(home=tmp_path, task_queue=worker.task_queue)
+    events = [new_ulid() for _ in range(3)]
+    async with (
+        serving(settings, client, messages_per_minute=1, burst=2) as limited,
+        limited.http() as http,
+    ):
+        posted = [
+            await http.post(
+                f"/v1/agents/{agent.handle}/messages", json=message("hi", event_id=event_id)
+            )
+            for event_id in events
+        ]
+        refused_marker = await http.get(f"/v1/agents/{agent.handle}/markers/{events[2]}")
+    assert [r.status_code for r in posted] == [202, 202, 429], posted[-1].text
+    refused = posted[2]
+    assert refused.headers["Retry-After"] == "60"
+    detail = refused.json()["detail"]
+    assert detail.startswith("token ") and detail.endswith(
+        "is over its rate of 1 messages a minute (2 at once): resend the message in 60 s"
+    )
+    assert refused_marker.status_code == 404  # never submitted
+    assert refused_marker.json()["detail"] == f"no marker for event {events[2]}: never received"
+
+
 @pytest.mark.parametrize(
     ("body", "status", "detail"),
     [

@@ -19,6 +19,7 @@ from temporal.devserver import free_port
 from tests.harness import until
 from usecases.tokens import create_token
 from webchannel.app import create_app
+from webchannel.limits import DEFAULT_BURST, DEFAULT_PER_MINUTE
 
 
 @dataclass
@@ -37,11 +38,22 @@ class Served:
 
 @asynccontextmanager
 async def serving(
-    settings: Settings, client: Client, *, max_body_bytes: int = 65_536
+    settings: Settings,
+    client: Client,
+    *,
+    max_body_bytes: int = 65_536,
+    messages_per_minute: int = DEFAULT_PER_MINUTE,
+    burst: int = DEFAULT_BURST,
 ) -> AsyncIterator[Served]:
     """``persyn serve`` as a task of this loop, with a fresh token for every agent."""
     port = free_port()
-    app = create_app(settings, client=client, max_body_bytes=max_body_bytes)
+    app = create_app(
+        settings,
+        client=client,
+        max_body_bytes=max_body_bytes,
+        messages_per_minute=messages_per_minute,
+        burst=burst,
+    )
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     )
