@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from statistics import median
 from typing import Any
 
 from temporalio.client import Client
@@ -32,6 +33,16 @@ SHORT_LIVED_S = 900.0
 HISTORY_LIMIT = 2 * RUN_HISTORY_LIMIT
 """An agent continues as new at ``schemas.runs.HISTORY_LIMIT`` events once its queue is empty:
 twice that means it did not (Temporal itself warns only at 10,240)."""
+
+RSS_TREND_LIMIT = 1.25
+"""Worker lifetimes late in the run may end at most this much higher than early ones (medians
+of the first and last third). Each kill starts a fresh process, so growth that survives
+restarts is growth with the data: a cache or a query that loads more as the store grows."""
+
+RSS_CEILING = 2.0
+"""No worker may reach this multiple of the first worker's RSS after warm-up: within one
+lifetime a runaway shows here (a lifetime between kills is minutes long, too short to tell a
+slow leak from one encoder batch's peak; ``bench/RESULTS.md`` has a long single-worker run)."""
 
 DIALOG_AND_MEMORY_TABLES = frozenset(
     {
@@ -310,6 +321,30 @@ class Samples:
             for pid, samples in self.rss.items()
             if len(samples) >= 8
         }
+
+    def rss_violations(self) -> list[str]:
+        """Worker RSS flat: under ``RSS_CEILING``, and not trending up across restarts."""
+        lifetimes = list(self.rss_growth().values())  # in the order the workers started
+        if not lifetimes:
+            return []
+        violations = []
+        base = lifetimes[0][0]
+        peak = max(max(samples) for samples in self.rss.values() if samples)
+        if peak > base * RSS_CEILING:
+            violations.append(
+                f"worker RSS reached {peak / 1024:.0f} MiB, over {RSS_CEILING:g}x the first "
+                f"worker's {base / 1024:.0f} MiB after warm-up"
+            )
+        third = len(lifetimes) // 3
+        if third:
+            early = median(end for _, end in lifetimes[:third])
+            late = median(end for _, end in lifetimes[-third:])
+            if late > early * RSS_TREND_LIMIT:
+                violations.append(
+                    f"worker RSS grows across restarts: early lifetimes ended at "
+                    f"{early / 1024:.0f} MiB, late ones at {late / 1024:.0f} MiB"
+                )
+        return violations
 
     def longest_history(self) -> int:
         """The most events any agent's current run held at a sample."""

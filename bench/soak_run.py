@@ -240,6 +240,7 @@ class SoakRun:
             self.flag(
                 [f"memory store not smaller: {state.live} records for {state.person_turns} turns"]
             )
+        self.flag(self.samples.rss_violations())
         longest = self.samples.longest_history()
         if longest > checks.HISTORY_LIMIT:
             self.flag([f"an agent's history reached {longest} events"])
