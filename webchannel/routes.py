@@ -81,8 +81,8 @@ def _within_rate(state: WebState, token: TokenPublic) -> None:
         after = retry_after(wait)
         raise HTTPException(
             429,
-            f"token {token.token_id} is over its rate of {state.limits.per_minute} messages a "
-            f"minute ({state.limits.burst} at once): resend the message in {after} s",
+            f"token {token.token_id} is over its message rate ({state.limits.per_minute} a "
+            f"minute, {state.limits.burst} at once): resend the message in {after} s",
             {"Retry-After": after},
         )
 

@@ -185,7 +185,7 @@ async def test_a_token_over_its_rate_is_refused_before_anything_is_stored(
     assert refused.headers["Retry-After"] == "60"
     detail = refused.json()["detail"]
     assert detail.startswith("token ") and detail.endswith(
-        "is over its rate of 1 messages a minute (2 at once): resend the message in 60 s"
+        "is over its message rate (1 a minute, 2 at once): resend the message in 60 s"
     )
     assert refused_marker.status_code == 404  # never submitted
     assert refused_marker.json()["detail"] == f"no marker for event {events[2]}: never received"
