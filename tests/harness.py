@@ -23,7 +23,7 @@ from activities.gateway.base import Provider
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
 from activities.memory.encoders.local import LocalEncoder
 from observability.metering.hub import UsageMeter
-from schemas.agents import AgentCreate, AgentPublic
+from schemas.agents import AgentConfig, AgentCreate, AgentPublic
 from schemas.codec import get_codec_settings
 from schemas.events import ChannelRef, InboundEvent, Receipt, Speaker
 from schemas.ids import new_ulid
@@ -122,12 +122,18 @@ class Harness:
     db: Database
 
     async def create_agent(
-        self, handle: str | None = None, *, name: str = "Persyn Test", persona: str | None = None
+        self,
+        handle: str | None = None,
+        *,
+        name: str = "Persyn Test",
+        persona: str | None = None,
+        config: AgentConfig | None = None,
     ) -> AgentPublic:
         spec = AgentCreate(
             handle=handle or unique("agent"),
             name=name,
             persona=persona or "A careful, curious test agent who answers briefly.",
+            config=config or AgentConfig(),
         )
         async with self.db.session() as session:
             return await create_agent(session, spec=spec)

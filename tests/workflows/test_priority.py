@@ -14,11 +14,10 @@ from temporalio.client import WorkflowHistory
 
 from contract import names
 from contract.policies import BACKGROUND
-from schemas.agents import AgentConfig, AgentCreate
-from store.queries.agents import create_agent
+from schemas.agents import AgentConfig
 from temporal.schedules import maintenance_schedule
 from temporal.schedules_autonomy import heartbeat_schedule
-from tests.harness import Harness, unique
+from tests.harness import Harness
 from workflows.conversation import ConversationWorkflow
 
 INHERIT = 0
@@ -38,18 +37,8 @@ def _children(history: WorkflowHistory) -> dict[str, int]:
 
 
 async def test_background_children_start_at_background_priority(harness: Harness) -> None:
-    handle = unique("priority")
-    async with harness.db.session() as session:
-        await create_agent(
-            session,
-            spec=AgentCreate(
-                handle=handle,
-                name="Priority",
-                persona="A test agent.",
-                config=AgentConfig(idle_minutes=0.02),
-            ),
-        )
-    said = await harness.say(handle, "Please remember that my sister is called Ines.")
+    agent = await harness.create_agent(config=AgentConfig(idle_minutes=0.02))
+    said = await harness.say(agent.handle, "Please remember that my sister is called Ines.")
     assert said.marker is not None and said.marker.conversation_id and said.marker.activation_id
     conversation = harness.client.get_workflow_handle_for(
         ConversationWorkflow.run, names.conversation_workflow_id(said.marker.conversation_id)
