@@ -16,7 +16,7 @@ each fault, recovery time (until a message submitted after the fault is answered
 latency again; target 30 s), unplanned restarts (a native crash of the model server shows here).
 
 Usage: ``python -m bench.soak [--agents 20] [--minutes 60] [--provider scripted|local]
-[--seed 1] [--record] [--keep]``; exits 1 if any invariant was violated.
+[--seed 1] [--grace-minutes 4] [--record] [--keep]``; exits 1 if any invariant was violated.
 """
 
 from __future__ import annotations
@@ -134,7 +134,8 @@ def render(report: SoakReport, speed_ms: tuple[float, float] | None = None) -> s
         kinds[f.kind.value] = kinds.get(f.kind.value, 0) + 1
     lines = [
         f"Provider {config.provider}, {config.agents} agents, {report.duration_s / 60:.1f} min "
-        f"(configured {config.minutes:g} min), seed {config.seed}.",
+        f"(configured {config.minutes:g} min), seed {config.seed}; the last replies were "
+        f"awaited up to {config.grace_s / 60:g} min.",
         "",
         f"- messages sent {len(report.sent)}, answered {len(answered)} "
         f"({', '.join(f'{k} {v}' for k, v in sorted(outcomes.items()))}); "
@@ -211,6 +212,13 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=60.0, help="How long the load runs.")
     parser.add_argument("--provider", default="scripted", help="scripted, or local (SmolLM2).")
     parser.add_argument("--seed", type=int, default=1, help="Seeds the faults and the traffic.")
+    parser.add_argument(
+        "--grace-minutes",
+        type=float,
+        default=4.0,
+        help="After the load stops, wait up to this long for the last replies before judging "
+        "them lost (a local model answers each in minutes, behind its background calls).",
+    )
     parser.add_argument("--record", action="store_true", help="Append the figures to RESULTS.md.")
     parser.add_argument(
         "--keep",
@@ -218,14 +226,18 @@ def main() -> None:
         help="Keep the stack's home (logs, database, Temporal's state) to examine afterwards.",
     )
     args = parser.parse_args()
-    if args.agents < 1 or args.minutes <= 0:
-        parser.error("--agents must be at least 1 and --minutes positive")
+    if args.agents < 1 or args.minutes <= 0 or args.grace_minutes <= 0:
+        parser.error("--agents must be at least 1, --minutes and --grace-minutes positive")
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s")
     # The client retries through every outage on purpose: its per-retry warnings are noise here.
     quiet = TelemetryConfig(logging=LoggingConfig(filter=TelemetryFilter("ERROR", "ERROR")))
     Runtime.set_default(Runtime(telemetry=quiet))
     config = SoakConfig(
-        agents=args.agents, minutes=args.minutes, provider=args.provider, seed=args.seed
+        agents=args.agents,
+        minutes=args.minutes,
+        provider=args.provider,
+        seed=args.seed,
+        grace_s=args.grace_minutes * 60,
     )
     with contextlib.ExitStack() as scope:
         prefix = "persyn-soak-"
