@@ -40,7 +40,8 @@ of the first and last third). Each kill starts a fresh process, so growth that s
 restarts is growth with the data: a cache or a query that loads more as the store grows."""
 
 RSS_CEILING = 2.0
-"""No worker may reach this multiple of the first worker's RSS after warm-up: within one
+"""No worker may reach this multiple of the median worker's RSS after warm-up (the median, not
+the first: a first worker's encoder and model clients may still be loading then). Within one
 lifetime a runaway shows here (a lifetime between kills is minutes long, too short to tell a
 slow leak from one encoder batch's peak; ``bench/RESULTS.md`` has a long single-worker run)."""
 
@@ -328,11 +329,11 @@ class Samples:
         if not lifetimes:
             return []
         violations = []
-        base = lifetimes[0][0]
+        base = median(level for level, _ in lifetimes)
         peak = max(max(samples) for samples in self.rss.values() if samples)
         if peak > base * RSS_CEILING:
             violations.append(
-                f"worker RSS reached {peak / 1024:.0f} MiB, over {RSS_CEILING:g}x the first "
+                f"worker RSS reached {peak / 1024:.0f} MiB, over {RSS_CEILING:g}x the median "
                 f"worker's {base / 1024:.0f} MiB after warm-up"
             )
         third = len(lifetimes) // 3
