@@ -6,6 +6,7 @@ with any Temporal client (see docs/integration.md).
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from temporalio.api.common.v1 import WorkflowExecution
@@ -87,6 +88,9 @@ async def submit(client: Client, *, handle: str, event: InboundEvent, task_queue
         if isinstance(cause, ApplicationError) and cause.type == UNKNOWN_AGENT:
             await _delete_ghost(client, start)
         raise SubmitRejectedError(str(cause or err)) from err
+    except Exception:
+        await _read_start_error(start)
+        raise
     return receipt
 
 
@@ -159,7 +163,26 @@ async def _start_accepted(
         if isinstance(cause, ApplicationError) and cause.type == UNKNOWN_AGENT:
             await _delete_ghost(client, start)
         raise SubmitRejectedError(str(cause or err)) from err
+    except Exception:
+        await _read_start_error(start)
+        raise
     return accepted
+
+
+async def _read_start_error(start: WithStartWorkflowOperation[Any, Any]) -> None:
+    """Read the error a failed call left on its start operation, which the call raised too.
+
+    Unread, asyncio prints it as a second traceback ("Future exception was never retrieved")
+    when the operation is collected: on the terminal of whoever ran ``persyn send`` while
+    Temporal was down. One step of the loop settles it when the SDK has set it; a start that
+    was never attempted has nothing to read, and the wait for it is dropped.
+    """
+    waiting = asyncio.ensure_future(start.workflow_handle())
+    await asyncio.sleep(0)
+    if not waiting.done():
+        waiting.cancel()
+    elif not waiting.cancelled():
+        waiting.exception()
 
 
 async def _settled(client: Client, update: WorkflowUpdateHandle[Receipt]) -> bool:
