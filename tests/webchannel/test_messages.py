@@ -187,8 +187,19 @@ async def test_a_token_over_its_rate_is_refused_before_anything_is_stored(
     assert detail.startswith("token ") and detail.endswith(
         "is over its message rate (1 a minute, 2 at once): resend the message in 60 s"
     )
-    assert refused_marker.status_code == 404  # never submitted
-    assert refused_marker.json()["detail"] == f"no marker for event {events[2]}: never received"
+    # Never submitted: the agent (running since the first two) holds no marker, nor is it
+    # answering it, and no turn was stored for it.
+    assert refused_marker.status_code == 404
+    assert refused_marker.json()["detail"] == (
+        f"no marker for event {events[2]}: never received, or expired"
+    )
+
+    async def stored(event_id: str) -> bool:  # a person's turn has its event's ID
+        async with worker.db.session() as session:
+            return await session.get(DialogTurnRow, event_id) is not None
+
+    await until(lambda: stored(events[0]))
+    assert not await stored(events[2])
 
 
 @pytest.mark.parametrize(
