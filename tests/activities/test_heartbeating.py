@@ -11,6 +11,10 @@ from activities.heartbeating import heartbeating
 EVERY_S = 0.01
 
 
+def _other_tasks() -> set[asyncio.Task[object]]:
+    return {t for t in asyncio.all_tasks() if t is not asyncio.current_task()}
+
+
 async def test_beats_while_the_body_runs_and_stops_after() -> None:
     beats: list[object] = []
     three = asyncio.Event()
@@ -20,19 +24,23 @@ async def test_beats_while_the_body_runs_and_stops_after() -> None:
         if len(beats) >= 3:
             three.set()
 
-    async def step() -> int:
+    async def step() -> set[asyncio.Task[object]]:
+        before = _other_tasks()
         async with heartbeating(every_s=EVERY_S):
             await asyncio.wait_for(three.wait(), timeout=30)
-        return len(beats)
+            beating = _other_tasks() - before
+        return beating
 
     environment = ActivityEnvironment()
     environment.on_heartbeat = on_heartbeat
-    at_exit = await environment.run(step)
-    assert at_exit >= 3
-    await asyncio.sleep(EVERY_S * 10)  # a beat left running would add more meanwhile
-    assert len(beats) == at_exit
+    beating = await environment.run(step)
+    assert len(beats) >= 3 and beating
+    # The beat ends with the body: it finishes, cancelled, instead of beating on.
+    await asyncio.wait_for(asyncio.gather(*beating, return_exceptions=True), timeout=10)
+    assert all(task.cancelled() for task in beating)
 
 
-async def test_outside_an_activity_it_does_nothing() -> None:
+async def test_outside_an_activity_it_starts_nothing() -> None:
+    before = _other_tasks()
     async with heartbeating(every_s=EVERY_S):
-        await asyncio.sleep(EVERY_S * 3)  # activity.heartbeat() here would raise
+        assert _other_tasks() == before  # activity.heartbeat() here would raise
