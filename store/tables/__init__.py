@@ -43,7 +43,7 @@ from store.tables.telegram import (  # noqa: F401  (registers them)
     TelegramOffsetRow,
     TelegramSentRow,
 )
-from store.tables.web_tokens import WebTokenRow  # noqa: F401  (registers it)
+from store.tables.web_tokens import WebEventRow, WebTokenRow  # noqa: F401  (registers them)
 
 __all__ = [
     "ActivationRow",
