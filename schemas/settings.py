@@ -12,6 +12,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import quote
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import (
@@ -43,6 +44,15 @@ MeterName = Literal["ledger", "prometheus", "event-log"]
 TraceExporterName = Literal["file", "otlp"]
 ContentPolicy = Literal["full", "metadata"]
 _DEFAULT_METERS: list[MeterName] = ["ledger"]
+
+
+def embedded_database_dsn(port: int, password_file: Path) -> str:
+    """SQLAlchemy URL of an embedded PostgreSQL on ``port``, its password in ``password_file``.
+
+    The URL names the libpq password file rather than holding the secret (``store.embedded``).
+    """
+    passfile = quote(str(password_file), safe="/")
+    return f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres?passfile={passfile}"
 
 
 def default_home() -> Path:
@@ -313,6 +323,11 @@ class Settings(BaseSettings):
         return self.home / "logs"
 
     @property
+    def postgres_password_file(self) -> Path:
+        """The embedded PostgreSQL's password (libpq password file, ``0600``)."""
+        return self.home / "postgres.pgpass"
+
+    @property
     def usage_event_log(self) -> Path:
         """Where the event-log meter writes (``-`` means stdout)."""
         return self.event_log_path or self.home / "usage" / "usage.jsonl"
@@ -340,7 +355,7 @@ class Settings(BaseSettings):
             if url.startswith("postgresql://"):
                 url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
             return url
-        return f"postgresql+psycopg://postgres@127.0.0.1:{self.postgres_port}/postgres"
+        return embedded_database_dsn(self.postgres_port, self.postgres_password_file)
 
 
 @lru_cache(maxsize=1)

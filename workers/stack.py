@@ -99,6 +99,7 @@ class EmbeddedStack:
             port=self.settings.postgres_port,
             log_file=self.settings.log_dir / "postgres.log",
             shared_buffers=self.settings.postgres_shared_buffers,
+            password_path=self.settings.postgres_password_file,
         )
 
     def _pid_file(self, name: str) -> Path:
@@ -226,7 +227,7 @@ class EmbeddedStack:
 
     def _database_status(self) -> ComponentStatus:
         dsn = self.settings.database_dsn()
-        address = dsn.split("@", 1)[-1]
+        address = dsn.split("@", 1)[-1].split("?", 1)[0]  # not the password file's path
         pid = self.postgres().pid() if self.settings.embedded else None
         try:
             engine = create_engine(
