@@ -69,6 +69,9 @@ class ReadUrlResult(BaseModel):
     title: str | None = None
     text: str
     truncated: bool = Field(description="The body or the text was cut at a cap.")
+    note: str | None = Field(
+        default=None, description="What was cut and at which cap, when something was."
+    )
 
 
 class ReferenceHit(BaseModel):

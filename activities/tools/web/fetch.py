@@ -20,7 +20,9 @@ from urllib.parse import urljoin
 
 import httpx
 
-from activities.tools.web.guard import IPAddress, Target, UrlRefusedError, parse, resolve
+from activities.tools.web.addresses import IPAddress
+from activities.tools.web.body import ACCEPT_ENCODING, BodyError, read_capped
+from activities.tools.web.guard import Target, UrlRefusedError, parse, resolve
 from schemas.web import WebSettings
 
 _REDIRECTS = {301, 302, 303, 307, 308}
@@ -33,12 +35,14 @@ class FetchError(Exception):
 
 @dataclass(frozen=True)
 class Page:
-    """A fetched body, cut at the size cap."""
+    """A fetched body, decompressed and cut at the size cap."""
 
     url: str
     content_type: str
     body: bytes
     truncated: bool
+    encoding: str | None = None
+    """The content coding the body came in (``gzip``, ``deflate``), if any."""
 
 
 def _pinned_url(target: Target, address: IPAddress) -> str:
@@ -53,15 +57,6 @@ def _pinned_url(target: Target, address: IPAddress) -> str:
 def _host_header(target: Target) -> str:
     default = 443 if target.url.scheme == "https" else 80
     return target.host if target.port == default else f"{target.host}:{target.port}"
-
-
-async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
-    body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) > limit:
-            return bytes(body[:limit]), True
-    return bytes(body), False
 
 
 @functools.lru_cache(maxsize=8)
@@ -102,7 +97,7 @@ async def _connect(client: httpx.AsyncClient, target: Target) -> httpx.Response:
         request = client.build_request(
             "GET",
             _pinned_url(target, address),
-            headers={"Host": _host_header(target)},
+            headers={"Host": _host_header(target), "Accept-Encoding": ACCEPT_ENCODING},
             extensions={"sni_hostname": target.host} if target.url.scheme == "https" else {},
         )
         try:
@@ -129,8 +124,17 @@ async def _fetch(client: httpx.AsyncClient, url: str, settings: WebSettings) -> 
             content_type = response.headers.get("content-type", "text/html").lower()
             if not content_type.startswith(_TEXT_TYPES):
                 raise FetchError(f"the page is {content_type.split(';')[0]}, not text or HTML")
-            body, truncated = await _read_capped(response, settings.max_bytes)
-            return Page(url=url, content_type=content_type, body=body, truncated=truncated)
+            try:
+                body = await read_capped(response, settings.max_bytes)
+            except BodyError as err:
+                raise FetchError(str(err)) from None
+            return Page(
+                url=url,
+                content_type=content_type,
+                body=body.data,
+                truncated=body.truncated,
+                encoding=body.encoding,
+            )
         finally:
             await response.aclose()
     raise FetchError(f"more than {settings.max_redirects} redirects")

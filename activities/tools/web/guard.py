@@ -13,7 +13,7 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+from activities.tools.web.addresses import IPAddress, is_public
 
 
 class UrlRefusedError(Exception):
@@ -50,18 +50,13 @@ def parse(url: str) -> SplitResult:
     return parts
 
 
-def _is_global(address: IPAddress) -> bool:
-    # An IPv4-mapped IPv6 address is judged by the IPv4 address it carries.
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        address = address.ipv4_mapped
-    return address.is_global and not address.is_multicast
-
-
 async def resolve(url: SplitResult, *, allow_private: bool) -> Target:
     """Resolve ``url``'s host to addresses that every check passed.
 
-    All of the host's addresses must be global (unless ``allow_private``): a name that
-    resolves to a public and a private address is refused rather than tried in turn.
+    All of the host's addresses must be public (unless ``allow_private``): a name that
+    resolves to a public and a private address is refused rather than tried in turn. An IPv6
+    address that embeds IPv4 (mapped, compatible, NAT64, 6to4, Teredo) is judged by the IPv4
+    it embeds (``addresses.is_public``).
 
     Raises:
         UrlRefusedError: The host does not resolve, or resolves to a non-global address.
@@ -80,7 +75,7 @@ async def resolve(url: SplitResult, *, allow_private: bool) -> Target:
         raise UrlRefusedError(f"{host} does not resolve")
     if not allow_private:
         for address in addresses:
-            if not _is_global(address):
+            if not is_public(address):
                 raise UrlRefusedError(
                     f"{host} resolves to {address}, a loopback, private or otherwise "
                     "non-public address; set PERSYN_WEB__ALLOW_PRIVATE=true to allow it"

@@ -61,9 +61,25 @@ class ReadUrl(Tool):
         if not text.strip():
             raise ToolError(f"{page.url} has no readable text")
         cut = len(text) > self._settings.max_chars
+        note = _note(page, cut, self._settings)
         return ReadUrlResult(
             url=page.url,
             title=title,
             text=text[: self._settings.max_chars],
-            truncated=page.truncated or cut,
+            truncated=note is not None,
+            note=note,
         )
+
+
+def _note(page: Page, text_cut: bool, settings: WebSettings) -> str | None:
+    """Which caps cut the result, in words the model can act on; ``None`` when none did."""
+    notes = []
+    if page.truncated:
+        unpacked = f" ({page.encoding}-compressed, counted unpacked)" if page.encoding else ""
+        notes.append(
+            f"the page is larger than {settings.max_bytes:,} bytes{unpacked} (web.max_bytes): "
+            "only its start was read"
+        )
+    if text_cut:
+        notes.append(f"the text was cut at {settings.max_chars:,} characters (web.max_chars)")
+    return "; ".join(notes) or None
