@@ -28,6 +28,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
     from schemas.ids import InvalidIdError
     from schemas.text import InvalidTextError
     from store.embedded import PostgresStartError
+    from store.private_files import PrivatePathError
     from store.queries.agents import AgentExistsError
     from temporal.client import TemporalUnavailableError
     from temporal.devserver import DevServerError
@@ -47,6 +48,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
         SubmitRejectedError,
         StackError,
         KeyringError,
+        PrivatePathError,
     )
 
 

@@ -22,6 +22,8 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from pydantic import BaseModel
 
+from store.private_files import open_private
+
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -73,9 +75,8 @@ class SpanFileExporter(SpanExporter):
         try:
             line = otlp_json(spans) + "\n"
             with self._lock:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
                 self._rotate_if_full()
-                with self.path.open("a", encoding="utf-8") as out:
+                with open_private(self.path, "a") as out:
                     out.write(line)
         except Exception:
             log.warning("could not write %d spans to the span file", len(spans), exc_info=True)

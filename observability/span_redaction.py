@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from observability.span_file import rotated
+from store.private_files import open_private
 from store.queries.erasure import MIN_REDACT_CHARS, REDACTED, json_escaped, variants
 
 log = logging.getLogger(__name__)
@@ -205,7 +206,7 @@ def _rewrite(path: Path, redaction: Redaction) -> int:
     if not changed:
         return 0
     temporary = path.with_name(f".{path.name}.redacting")
-    with temporary.open("w", encoding="utf-8") as target:
+    with open_private(temporary, "w") as target:
         target.writelines(out)
         # Carry over what the exporter appended while this pass ran.
         with path.open("rb") as source:

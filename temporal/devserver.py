@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from contract.names import SEARCH_ATTRIBUTES
+from store.private_files import open_private, private_dir
 
 LOW_LATENCY_CONFIG: dict[str, object] = {
     "history.transferProcessorMaxPollRPS": 10_000,
@@ -127,9 +128,8 @@ class DevServer:
                 f"port {self.port} is already in use: set PERSYN_TEMPORAL_ADDRESS to a free port"
             )
         if self.db_file is not None:
-            self.db_file.parent.mkdir(parents=True, exist_ok=True)
-        self.log_file.parent.mkdir(parents=True, exist_ok=True)
-        with self.log_file.open("ab") as log:
+            private_dir(self.db_file.parent)  # the server's SQLite file holds every history
+        with open_private(self.log_file, "ab") as log:
             process = subprocess.Popen(
                 self.command(),
                 stdout=log,

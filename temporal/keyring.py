@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import os
 import secrets
 import time
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from sqlalchemy.pool import NullPool
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_ulid
+from store.private_files import create_private
 from store.queries.codec_keys import active_key, add_key, get_key, shred_keys
 from store.tables.codec_keys import STACK_SCOPE, CodecKeyRow
 
@@ -76,7 +76,7 @@ def master_key(path: Path, configured: str | None) -> bytes:
         return _read_or_create(path)
     except OSError as err:
         raise KeyringError(
-            f"cannot read or create the codec master key {path} ({err.strerror}): fix its "
+            f"cannot read or create the codec master key {path} ({err.strerror or err}): fix its "
             "permissions, or set PERSYN_CODEC_MASTER_KEY or PERSYN_CODEC_MASTER_KEY_FILE"
         ) from None
 
@@ -86,20 +86,11 @@ def _read_or_create(path: Path) -> bytes:
         return _decode_master(path.read_text(encoding="ascii").strip(), str(path))
     except FileNotFoundError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
     fresh = base64.b64encode(secrets.token_bytes(32)).decode("ascii")
-    # Written whole under another name, then linked into place: a process starting beside
-    # this one sees no file or a complete one, and the first link wins.
-    partial = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as file:
-        file.write(fresh + "\n")
-    try:
-        os.link(partial, path)
-    except FileExistsError:
+    # In a private directory, never through a link; the first of two processes starting
+    # together wins, and the other reads its key.
+    if not create_private(path, fresh + "\n"):
         return _decode_master(path.read_text(encoding="ascii").strip(), str(path))
-    finally:
-        partial.unlink()
     return base64.b64decode(fresh)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from schemas.settings import Settings
+from store.private_files import replace_private
 from workers import pidfile
 
 STALE_AFTER_INTERVALS = 3
@@ -77,18 +78,11 @@ async def renew_forever(settings: Settings, task_queue: str) -> None:
     if me is None:  # pragma: no cover - this process is running
         return
     path = beacon_path(settings, me.pid)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.tmp")
     try:
         while True:
             beacon = Beacon(process=me, task_queue=task_queue, at=time.time())
-            await asyncio.to_thread(_replace, partial, path, beacon.model_dump_json())
+            await asyncio.to_thread(replace_private, path, beacon.model_dump_json())
             await asyncio.sleep(settings.worker_liveness_seconds)
     finally:
         with contextlib.suppress(OSError):
             path.unlink(missing_ok=True)
-
-
-def _replace(partial: Path, path: Path, text: str) -> None:
-    partial.write_text(text)
-    partial.replace(path)

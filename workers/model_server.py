@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from schemas.settings import Settings
+from store.private_files import open_private
 
 HOST = "127.0.0.1"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -157,8 +158,7 @@ class ModelServer:
             detached: Run in its own session, so a terminal's Ctrl-C does not reach it.
         """
         self.check()
-        self.log_file.parent.mkdir(parents=True, exist_ok=True)
-        with self.log_file.open("ab") as log:
+        with open_private(self.log_file, "ab") as log:
             return subprocess.Popen(
                 self.command(),
                 stdout=log,

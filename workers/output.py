@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
+from store.private_files import open_private
+
 MAX_LINE_BYTES = 2000
 
 
@@ -51,10 +53,11 @@ class LineCutter:
 class ChildOutput:
     """One child's pipe, read without blocking, written to its log through a cutter."""
 
-    def __init__(self, fd: int, log_file: Path) -> None:
+    def __init__(self, fd: int, log: Path | BinaryIO) -> None:
+        """Copy pipe ``fd`` to ``log`` (a path is opened privately, never through a link)."""
         self.fd = fd
         os.set_blocking(fd, False)
-        self.log: BinaryIO = log_file.open("ab")
+        self.log: BinaryIO = open_private(log, "ab") if isinstance(log, Path) else log
         self.cutter = LineCutter()
 
     def pump(self) -> bool:
@@ -87,16 +90,26 @@ def spawn(
     preexec_fn: Callable[[], None],
     pass_fds: Sequence[int] = (),
 ) -> tuple[subprocess.Popen[bytes], ChildOutput]:
-    """Start a supervised child whose output goes to ``log_file`` through a cutter."""
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        preexec_fn=preexec_fn,  # safe: the supervisor runs one thread
-        pass_fds=pass_fds,
-    )
+    """Start a supervised child whose output goes to ``log_file`` through a cutter.
+
+    Raises:
+        store.private_files.PrivatePathError: The log is a link or not private; nothing is
+            started.
+    """
+    log = open_private(log_file, "ab")  # first: a log that cannot be written starts nothing
+    try:
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=preexec_fn,  # safe: the supervisor runs one thread
+            pass_fds=pass_fds,
+        )
+    except BaseException:
+        log.close()
+        raise
     assert process.stdout is not None
-    output = ChildOutput(os.dup(process.stdout.fileno()), log_file)
+    output = ChildOutput(os.dup(process.stdout.fileno()), log)
     process.stdout.close()
     return process, output

@@ -17,6 +17,8 @@ from pathlib import Path
 import psutil
 from pydantic import BaseModel, ValidationError
 
+from store.private_files import replace_private
+
 _START_TIME_TOLERANCE_S = 0.05
 
 
@@ -47,10 +49,7 @@ def write(path: Path, pid: int) -> ProcessRecord | None:
     if record is None:
         path.unlink(missing_ok=True)
         return None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}")
-    partial.write_text(record.model_dump_json())
-    partial.replace(path)
+    replace_private(path, record.model_dump_json())
     return record
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from schemas.settings import Settings
+from store.private_files import open_private, private_dir
 from workers import pidfile
 
 SUPERVISOR = "supervisor"
@@ -70,11 +71,11 @@ class Started:
 
 def start_supervisor(settings: Settings) -> Started:
     """Start the supervisor (and through it the worker) unless one is already running."""
-    settings.run_dir.mkdir(parents=True, exist_ok=True)
-    settings.log_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(settings.home)
+    private_dir(settings.run_dir)
     if live_pid(settings, SUPERVISOR) is not None:
         return Started(process=None)
-    with log_file(settings, SUPERVISOR).open("ab") as log:
+    with open_private(log_file(settings, SUPERVISOR), "ab") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "workers.supervisor"],
             stdout=log,

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from store.private_files import PrivatePathError
 from workers.output import ChildOutput, spawn
 from workers.supervisor_state import describe_exit
 
@@ -196,7 +197,11 @@ class SpareKeeper:
         if self.due is None or now < self.due or not worker_running:
             return False
         self.due = None
-        self.spare = start_spare(self.launch(), self.log_file, self.preexec_fn)
+        try:
+            self.spare = start_spare(self.launch(), self.log_file, self.preexec_fn)
+        except PrivatePathError as err:  # the worker's log became a link: no spare, no crash
+            log.error("cannot start the worker's spare: %s", err)
+            return False
         log.info("worker spare started (pid %d)", self.spare.process.pid)
         return True
 

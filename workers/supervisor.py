@@ -35,6 +35,7 @@ from types import FrameType
 
 from schemas.codec import get_codec_settings
 from schemas.settings import Settings, get_settings
+from store.private_files import PrivatePathError, open_private, replace_private
 from workers import liveness, pidfile
 from workers.model_server import ModelServerError, model_server, wanted
 from workers.output import ChildOutput, spawn
@@ -267,18 +268,25 @@ class Supervisor:
             state.error = str(err)
             log.error("cannot start %s: %s", child.name, err)
             return
-        child.log_file.parent.mkdir(parents=True, exist_ok=True)
-        if state.last_exit is not None:
-            # Whoever reads this log sees where one run ends and the next begins.
-            with child.log_file.open("ab") as out:
-                out.write(f"--- restarted by the supervisor after {state.last_exit} ---\n".encode())
-        spare = self.spares.take() if child is self.worker else None
-        if spare is not None:
-            child.process, child.output = spare.process, spare.output
-        else:
-            child.process, child.output = spawn(
-                command, child.log_file, preexec_fn=_die_with_parent
-            )
+        try:
+            if state.last_exit is not None:
+                # Whoever reads this log sees where one run ends and the next begins.
+                with open_private(child.log_file, "ab") as out:
+                    out.write(
+                        f"--- restarted by the supervisor after {state.last_exit} ---\n".encode()
+                    )
+            spare = self.spares.take() if child is self.worker else None
+            if spare is not None:
+                child.process, child.output = spare.process, spare.output
+            else:
+                child.process, child.output = spawn(
+                    command, child.log_file, preexec_fn=_die_with_parent
+                )
+        except PrivatePathError as err:
+            child.restart_at = None  # a planted link stays until someone removes it
+            state.error = str(err)
+            log.error("cannot start %s: %s", child.name, err)
+            return
         if child is self.worker:
             self.spares.worker_started(now)
         pidfile.write(pid_file(self.settings, child.name), child.process.pid)
@@ -305,10 +313,7 @@ class Supervisor:
         state = SupervisorState(
             pid=os.getpid(), children={child.name: child.state for child in self.children}
         )
-        path = state_file(self.settings)
-        partial = path.with_name(f".{path.name}.tmp")
-        partial.write_text(state.model_dump_json(indent=1))
-        partial.replace(path)
+        replace_private(state_file(self.settings), state.model_dump_json(indent=1))
 
 
 def children(settings: Settings) -> list[Child]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from store.private_files import replace_private
+
 SUFFIXES = {".png": "image/png", ".jpg": "image/jpeg", ".webp": "image/webp"}
 """The kinds the images edit endpoint takes, by the suffix they are kept under."""
 
@@ -52,7 +54,4 @@ def latest_image(folder: Path) -> str | None:
 
 def keep(path: Path, content: bytes) -> None:
     """Write ``content`` to ``path`` at once: a reader never sees half a picture."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".part")
-    partial.write_bytes(content)
-    partial.replace(path)
+    replace_private(path, content)

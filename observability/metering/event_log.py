@@ -17,6 +17,7 @@ from typing import TextIO
 
 from observability.metering.recent import RecentIds
 from schemas.models import UsageRecord
+from store.private_files import open_private
 
 STDOUT = Path("-")
 
@@ -39,9 +40,8 @@ class EventLogMeter:
                 if self.path == STDOUT:
                     self._stream = sys.stdout
                 else:
-                    self.path.parent.mkdir(parents=True, exist_ok=True)
                     # Append mode: a rotator that copies and truncates keeps working.
-                    self._stream = self.path.open("a", encoding="utf-8")
+                    self._stream = open_private(self.path, "a")
             self._stream.write(line)
             # One flush per record: a consumer tailing the file sees it at once.
             self._stream.flush()
