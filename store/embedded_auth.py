@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import os
 import re
 import secrets
 import time
@@ -90,14 +89,19 @@ def without_trust(hba: str) -> str:
     return "".join(lines)
 
 
+NO_PASSWORD_FILE = "/nonexistent/.pgpass"
+"""A password file that is not there (``/nonexistent`` is the home of accounts without
+one): ~/.pgpass, if any, must not lend a passwordless connection a password, and libpq
+skips a missing file without a word (``/dev/null`` earns a warning)."""
+
+
 def _connect_without_password(port: int) -> psycopg.Connection[tuple[object, ...]]:
-    # An empty password file: ~/.pgpass, if any, must not lend this connection a password.
     return psycopg.connect(
         host="127.0.0.1",
         port=port,
         user=SUPERUSER,
         dbname="postgres",
-        passfile=os.devnull,
+        passfile=NO_PASSWORD_FILE,
         autocommit=True,
         connect_timeout=5,
     )

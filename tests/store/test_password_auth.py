@@ -7,19 +7,20 @@ conversation and run programs as the server's account (``COPY ... FROM PROGRAM``
 from __future__ import annotations
 
 import stat
-from pathlib import Path
 
 import psycopg
 import pytest
 
 from activities.channels.stream import libpq_dsn
 from store.embedded import EmbeddedPostgres
+from store.embedded_auth import NO_PASSWORD_FILE
 
 
 def _without_password(server: EmbeddedPostgres) -> str:
-    # An empty password file: libpq finds no password (the default ~/.pgpass is not read).
-    empty = Path("/dev/null")
-    return f"host=127.0.0.1 port={server.port} user=postgres dbname=postgres passfile={empty}"
+    return (
+        f"host=127.0.0.1 port={server.port} user=postgres dbname=postgres "
+        f"passfile={NO_PASSWORD_FILE}"
+    )
 
 
 def test_a_connection_without_the_password_is_refused(postgres: EmbeddedPostgres) -> None:
