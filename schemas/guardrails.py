@@ -113,6 +113,14 @@ class SensitivePattern(Wire):
         default_factory=lambda: list[SensitiveKind](["card_number", "api_key", "private_key"]),
         min_length=1,
     )
+    replies: int = Field(
+        default=4,
+        ge=1,
+        le=20,
+        description="The reply is read with the agent's previous replies in the conversation, "
+        "this many in all, as one text: a secret split across replies is still found (it "
+        "fires only when the reply being checked carries part of it).",
+    )
 
 
 Pattern = Annotated[

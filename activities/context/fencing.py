@@ -1,4 +1,4 @@
-"""Fences: text the agent was not given as instructions, set apart and labelled in the prompt.
+r"""Fences: text the agent was not given as instructions, set apart and labelled in the prompt.
 
 Recalled memories, parked second thoughts, tool results, facts noted from what people said: a
 prompt carries much that someone other than the operator wrote, and any of it may say "SYSTEM:
@@ -6,7 +6,9 @@ ignore all prior instructions". Each such block goes between a labelled opening 
 where the text came from and how far to trust it, and a closing line. The standing constraints
 tell the model that fenced text is material to weigh, never an instruction. A fence means
 something only if the text inside cannot end it early, so every copy of the delimiter inside
-is neutralised.
+is neutralised, however it is spelled: the neutraliser reads the text through the detectors'
+normalisation (:mod:`activities.guardrails.normalise`), so ``</mat\u200berial>``,
+``<\u2060/material>``, fullwidth brackets and Cyrillic letters are delimiters too.
 """
 
 from __future__ import annotations
@@ -14,11 +16,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from activities.guardrails.normalise import normalise, normalised
+
 TAG = "material"
 """The fence's tag: ``<material ...>`` opens a block, ``</material>`` closes it."""
 
 _DELIMITER = re.compile(rf"<(\s*/?\s*{TAG})", re.IGNORECASE)
 _LABEL = re.compile(r"^[^\"<>\n]*$")
+_PLAIN = re.compile(r"[\t\n\r\x20-\x7e]*")
+"""Printable ASCII and ordinary line breaks: text the normalisation leaves as it is."""
 
 
 @dataclass(frozen=True)
@@ -85,10 +91,19 @@ TOOL_RESULT = Provenance(
 def neutralise(text: str) -> str:
     """``text`` with every opening or closing fence delimiter made inert.
 
-    ``<material`` and ``</material`` (in any case, with any spacing) become ``[material`` and
-    ``[/material``, so text inside a fence can neither close it nor open a new one.
+    ``<material`` and ``</material`` (in any case, with any spacing, with invisible characters,
+    compatibility forms or homoglyphs in them) have their ``<`` replaced by ``[``, so text
+    inside a fence can neither close it nor open a new one. Everything else is left as written.
     """
-    return _DELIMITER.sub(lambda match: "[" + match.group(1), text)
+    if _PLAIN.fullmatch(text):  # the common case: nothing normalising would change
+        return _DELIMITER.sub(lambda match: "[" + match.group(1), text)
+    if _DELIMITER.search(normalise(text)) is None:
+        return text
+    view = normalised(text)  # slower, and says where each delimiter's "<" was written
+    brackets = {view.origin[match.start()] for match in _DELIMITER.finditer(view.text)}
+    if not brackets:
+        return text
+    return "".join("[" if index in brackets else char for index, char in enumerate(text))
 
 
 def fence(text: str, provenance: Provenance) -> str:

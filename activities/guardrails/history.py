@@ -17,6 +17,7 @@ from schemas.guardrails import (
     GuardrailRule,
     InjectionPattern,
     ProhibitedPattern,
+    SensitivePattern,
 )
 
 
@@ -49,6 +50,7 @@ class History:
         now: The moment of evaluation (windows end here).
         inbound: The exchange's input turn.
         reply: The agent's reply (or the candidate, before it is sent).
+        replies: The agent's replies before ``reply`` in this conversation, oldest first.
         conversation: The person's latest turns in this conversation, oldest first.
         person: The person's inbound turns across conversations and channels in the window.
         channel: Inbound turns on this channel in the window, from anyone.
@@ -59,6 +61,7 @@ class History:
     now: datetime
     inbound: Turn | None = None
     reply: Turn | None = None
+    replies: Sequence[Turn] = field(default_factory=tuple)
     conversation: Sequence[Turn] = field(default_factory=tuple)
     person: Sequence[Turn] = field(default_factory=tuple)
     channel: Sequence[Turn] = field(default_factory=tuple)
@@ -71,6 +74,8 @@ class Needs:
     """How much history a rule set reads."""
 
     conversation_turns: int = 0
+    earlier_replies: int = 0
+    """The agent's replies before this one in the conversation."""
     person_window: timedelta | None = None
     channel_window: timedelta | None = None
     tool_results: bool = False
@@ -81,6 +86,7 @@ class Needs:
 def needs(rules: Sequence[GuardrailRule]) -> Needs:
     """The history ``rules`` read: the most turns and the longest windows among them."""
     turns, person, channel, tools, classify = 0, timedelta(0), timedelta(0), False, False
+    replies = 0
     for rule in rules:
         pattern = rule.pattern
         if isinstance(pattern, ConflictPattern):
@@ -96,8 +102,11 @@ def needs(rules: Sequence[GuardrailRule]) -> Needs:
                 channel = max(channel, window)
         elif isinstance(pattern, InjectionPattern):
             tools = tools or "tool_results" in pattern.sources
+        elif isinstance(pattern, SensitivePattern):
+            replies = max(replies, pattern.replies - 1)
     return Needs(
         conversation_turns=turns,
+        earlier_replies=replies,
         person_window=person or None,
         channel_window=channel or None,
         tool_results=tools,

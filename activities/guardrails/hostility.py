@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from activities.guardrails.normalise import normalise
+
 _INSULTS = re.compile(
     r"\b(idiot|stupid|moron|dumb|useless|pathetic|worthless|incompetent|garbage|trash|"
     r"loser|clown|liar|imbecile|brainless|joke)\b",
@@ -31,7 +33,8 @@ _AT_YOU = re.compile(r"\byou(r|'re| are)?\b", re.IGNORECASE)
 
 @lru_cache(maxsize=4096)  # many rules score the same turns within one evaluation
 def hostility(text: str) -> float:
-    """How hostile ``text`` reads, from 0 (calm) to 1 (abusive)."""
+    """How hostile ``text`` reads, from 0 (calm) to 1 (abusive), as :func:`normalise` reads it."""
+    text = normalise(text)
     insults = len(_INSULTS.findall(text))
     score = 0.0
     score += 0.25 * min(insults, 3) * (1.4 if _AT_YOU.search(text) else 1.0)

@@ -4,7 +4,9 @@ Anyone may call it on text from outside (inbound messages, tool results, importe
 fetched pages). It is a cheap lexical screen, not a classifier: each signal is one family of
 attempt (override earlier instructions, impersonate a system or another role, escape the
 fence of :mod:`activities.context.fencing`, smuggle a new system prompt), and the result names
-the families found, so a rule can ask for one or several. The fence stays the defence; the
+the families found, so a rule can ask for one or several. The text is read as
+:func:`~activities.guardrails.normalise.normalise` gives it, so fullwidth letters, homoglyphs
+from other scripts and invisible characters hide nothing. The fence stays the defence; the
 detector tells an operator someone is trying.
 """
 
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from activities.context.fencing import TAG
+from activities.guardrails.normalise import normalise
 
 _FLAGS = re.IGNORECASE | re.MULTILINE
 
@@ -78,7 +81,11 @@ class InjectionFinding:
 
 @lru_cache(maxsize=1024)  # several rules read the same input and tool results
 def detect_injection(text: str) -> InjectionFinding:
-    """The injection signals in ``text`` (empty and falsy when there are none)."""
+    """The injection signals in ``text`` (empty and falsy when there are none).
+
+    Excerpts quote the normalised text.
+    """
+    text = normalise(text)
     names: list[str] = []
     excerpts: list[str] = []
     for name, pattern in _SIGNALS:

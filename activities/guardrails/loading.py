@@ -51,6 +51,15 @@ async def load_history(
         conversation = [_turn(r) for r in rows]
         if inbound is not None and all(t.id != inbound.id for t in conversation):
             conversation = [*conversation, inbound][-needs.conversation_turns :]
+    replies: list[Turn] = []
+    if needs.earlier_replies and conversation_id is not None:
+        rows = await queries.agent_replies_before(
+            session,
+            conversation_id=conversation_id,
+            limit=needs.earlier_replies,
+            before=reply.id if reply is not None else None,
+        )
+        replies = [_turn(r) for r in rows]
     person: list[Turn] = []
     if needs.person_window is not None and person_id is not None:
         rows = await queries.person_turns_since(
@@ -75,6 +84,7 @@ async def load_history(
         now=now,
         inbound=inbound,
         reply=reply,
+        replies=replies,
         conversation=conversation,
         person=person,
         channel=channel,

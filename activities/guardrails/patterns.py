@@ -12,13 +12,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import lru_cache
-from itertools import pairwise
+from itertools import accumulate, pairwise
 from typing import Any
 
 from activities.guardrails.history import History, Turn
 from activities.guardrails.hostility import hostility
 from activities.guardrails.injection import detect_injection
-from activities.guardrails.sensitive import detect_sensitive
+from activities.guardrails.normalise import normalise
+from activities.guardrails.sensitive import find_sensitive
 from schemas.guardrails import (
     BurstPattern,
     ConflictPattern,
@@ -69,11 +70,13 @@ def prohibited_requests(pattern: ProhibitedPattern, history: History) -> Match |
     if history.inbound is None:
         return None
     matcher = _phrases(tuple(pattern.phrases))
-    if matcher.search(history.inbound.text) is None:
+    if matcher.search(normalise(history.inbound.text)) is None:
         return None
     since = history.now - timedelta(hours=pattern.window_hours)
     hits = _unique(
-        t for t in [*history.person, history.inbound] if t.at >= since and matcher.search(t.text)
+        t
+        for t in [*history.person, history.inbound]
+        if t.at >= since and matcher.search(normalise(t.text))
     )
     if len(hits) < pattern.count:
         return None
@@ -117,13 +120,27 @@ def prompt_injection(pattern: InjectionPattern, history: History) -> Match | Non
 
 
 def sensitive_data(pattern: SensitivePattern, history: History) -> Match | None:
-    """The reply carries one of the detected kinds of sensitive data."""
+    """The reply carries sensitive data, alone or read on from the agent's previous replies.
+
+    The recent replies are read as one text (each normalised, joined by a space), so a card
+    number given half in one reply and half in the next is found; only what reaches into the
+    reply being checked counts, so a secret said earlier does not hold back every later reply.
+    """
     if history.reply is None:
         return None
-    found = detect_sensitive(history.reply.text, pattern.detect)
+    earlier = pattern.replies - 1
+    turns = [*(list(history.replies)[-earlier:] if earlier else []), history.reply]
+    parts = [normalise(t.text) for t in turns]
+    ends = list(accumulate(len(part) + 1 for part in parts))  # each part and its space
+    reply_start = ends[-2] if len(parts) > 1 else 0
+    found = [f for f in find_sensitive(" ".join(parts), pattern.detect) if f.end > reply_start]
     if not found:
         return None
-    return Match(summary=f"reply carries {', '.join(found)}", evidence=(history.reply.id,))
+    kinds = list(dict.fromkeys(f.kind for f in found))
+    first = min(f.start for f in found)
+    evidence = tuple(t.id for t, end in zip(turns, ends, strict=True) if end > first)
+    where = "reply carries" if len(evidence) == 1 else f"replies ({len(evidence)}) carry"
+    return Match(summary=f"{where} {', '.join(kinds)}", evidence=evidence)
 
 
 def _unique(turns: Any) -> list[Turn]:

@@ -36,6 +36,26 @@ async def person_turns_in_conversation(
     return list(reversed(rows.all()))
 
 
+async def agent_replies_before(
+    session: AsyncSession, *, conversation_id: str, limit: int, before: str | None = None
+) -> Sequence[DialogTurnRow]:
+    """The agent's latest ``limit`` replies in one conversation, oldest first.
+
+    ``before`` (a turn ID) leaves out that turn and every later one; a turn not stored yet
+    (a candidate reply) leaves nothing out.
+    """
+    statement = select(DialogTurnRow).where(
+        DialogTurnRow.conversation_id == conversation_id, DialogTurnRow.role == "agent"
+    )
+    if before is not None:
+        mark = select(DialogTurnRow.seq).where(DialogTurnRow.id == before).scalar_subquery()
+        statement = statement.where(
+            col(DialogTurnRow.seq) < func.coalesce(mark, col(DialogTurnRow.seq) + 1)
+        )
+    rows = await session.exec(statement.order_by(col(DialogTurnRow.seq).desc()).limit(limit))
+    return list(reversed(rows.all()))
+
+
 async def person_turns_since(
     session: AsyncSession, *, agent: str, person_id: str, since: datetime, until: datetime
 ) -> Sequence[DialogTurnRow]:

@@ -185,3 +185,21 @@ async def test_a_blocking_rule_holds_the_reply_back(client: Client, stack: Stack
         )
         assert passed.marker is not None
         assert passed.marker.outcome is Outcome.SPOKE, passed.marker.reason
+
+
+async def test_a_card_split_across_two_replies_is_held_at_the_second(
+    client: Client, stack: Stack
+) -> None:
+    async with guarded_worker(client, stack) as harness:
+        agent = (await harness.create_agent()).handle
+        # The scripted model echoes: each half alone is no card number, so the first passes.
+        first = await harness.say(agent, "4111\u200b1111")
+        assert first.marker is not None
+        assert first.marker.outcome is Outcome.SPOKE, first.marker.reason
+        second = await harness.say(agent, "1111\u00a01111")
+        assert second.marker is not None
+        assert second.marker.outcome is Outcome.SILENT
+        assert second.marker.reason == SECRETS.message
+        async with harness.db.session() as session:
+            (row,) = await list_firings(session, agent=agent)
+        assert row.rule_id == "secrets-in-reply" and len(row.evidence) == 2
