@@ -14,20 +14,63 @@ from pydantic import (
     StringConstraints,
     WithJsonSchema,
     field_validator,
+    model_validator,
 )
+from pydantic_core import PydanticCustomError
 
+from schemas.channel_names import ChannelName
 from schemas.ids import AgentHandle, ConversationId, Ulid
-from schemas.text import MessageText
+from schemas.text import MessageText, Name, unstorable
 
-Name = Annotated[
-    str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True, pattern=r"\S")
-]
+__all__ = ["Name"]  # re-exported: models across schemas/ take it from here
+
+
+def _first_unstorable(value: object, path: str) -> tuple[str, str] | None:
+    """The first string inside ``value`` that cannot be stored: its path and the reason."""
+    # Iterative, so a hostile 10,000-deep payload cannot exhaust the stack.
+    stack: list[tuple[object, str]] = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            problem = unstorable(item)
+            if problem is not None:
+                return where, problem
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                name = f"{where}.{key}" if where else str(key)
+                if isinstance(key, str) and (problem := unstorable(key)) is not None:
+                    return f"{where or 'payload'} key {key!r}", problem
+                stack.append((inner, name))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(
+                (inner, f"{where}.{i}" if where else str(i)) for i, inner in enumerate(item)
+            )
+    return None
 
 
 class Wire(BaseModel):
-    """Base of every wire model: unknown fields are refused so typos surface at once."""
+    """Base of every wire model.
+
+    Unknown fields are refused so typos surface at once, and no string anywhere in the input
+    (a field, a dictionary key, an item of a list) may hold what PostgreSQL or JSON cannot
+    (``schemas.text.unstorable``): such a value is refused at the door, naming its field,
+    instead of failing every attempt of the step that stores it.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _storable(cls, data: object) -> object:
+        found = _first_unstorable(data, "")
+        if found is not None:
+            where, problem = found
+            raise PydanticCustomError(
+                "unstorable_text",
+                "{where} {problem}",
+                {"where": where or "text", "problem": problem},
+            )
+        return data
 
 
 class Modality(StrEnum):
@@ -61,7 +104,7 @@ class ChannelRef(Wire):
     """
 
     service: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
-    channel: Name
+    channel: ChannelName
 
     @property
     def key(self) -> str:

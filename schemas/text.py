@@ -1,9 +1,15 @@
-"""Validation of free text arriving from outside: messages, personas, imported dialog.
+"""Validation of text arriving from outside: messages, personas, names, every wire string.
 
-Text crosses three hostile boundaries (a terminal, a JSON payload, a file), so one function
-decides what is acceptable everywhere: non-empty after trimming, within a size cap, no NUL
-(PostgreSQL cannot store it), no lone surrogates (invalid UTF-8 in disguise), and no control
-characters other than tab and newline.
+Text crosses three hostile boundaries (a terminal, a JSON payload, a file). Three rules, each
+decided once here:
+
+* every string on the wire (:func:`unstorable`, applied by ``schemas.events.Wire`` to every
+  field, key and nested value): no NUL (PostgreSQL refuses it in text and JSON) and no lone
+  surrogate (it has no UTF-8 form, so neither PostgreSQL nor a JSON encoder can hold it);
+* free text (:func:`clean_text`): also non-empty after trimming, within a size cap, and no
+  control characters other than tab and newline;
+* names and identifiers (:data:`Name`): also no control characters at all and no bidirectional
+  controls, which would make one name display as another.
 """
 
 from __future__ import annotations
@@ -21,9 +27,64 @@ MAX_PERSONA_CHARS = 16_000
 
 _ALLOWED_CONTROLS = {"\n", "\t", "\r"}
 
+BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+"""Bidirectional formatting characters: harmless in prose, a spoofing tool in a name."""
+
+MAX_NAME_CHARS = 200
+"""Longest name or identifier (a speaker, a channel, an agent's display name)."""
+
 
 class InvalidTextError(ValueError):
     """Text that cannot be accepted, with a message that says what to fix."""
+
+
+def unstorable(value: str) -> str | None:
+    """Why ``value`` cannot be stored or sent on (``None`` when it can).
+
+    PostgreSQL refuses NUL in ``text`` and ``jsonb``; a lone surrogate (U+D800-U+DFFF) has no
+    UTF-8 form, so no database, log or JSON encoder downstream can hold it. Either would pass a
+    ``str`` check at the door and fail every attempt of the step that stores it.
+    """
+    if "\x00" in value:
+        return "contains a NUL character (U+0000), which cannot be stored: remove it"
+    for ch in value:
+        if "\ud800" <= ch <= "\udfff":
+            return (
+                f"is not valid UTF-8 (it holds the lone surrogate U+{ord(ch):04X}): "
+                "re-encode it as UTF-8"
+            )
+    return None
+
+
+def clean_name(value: str, *, what: str = "name") -> str:
+    """Validate a name or identifier: printable, no bidirectional controls, trimmed.
+
+    Raises:
+        InvalidTextError: The name is empty, too long or holds a character it cannot.
+    """
+    problem = unstorable(value)
+    if problem is not None:
+        raise InvalidTextError(f"{what} {problem}")
+    text = value.strip()
+    if not text:
+        raise InvalidTextError(f"{what} is empty: give at least one visible character")
+    if len(text) > MAX_NAME_CHARS:
+        raise InvalidTextError(
+            f"{what} is {len(text):,} characters; the limit is {MAX_NAME_CHARS}: shorten it"
+        )
+    for ch in text:
+        if unicodedata.category(ch) == "Cc":
+            raise InvalidTextError(
+                f"{what} contains the control character U+{ord(ch):04X}: remove it"
+            )
+        if ch in BIDI_CONTROLS:
+            raise InvalidTextError(
+                f"{what} contains the bidirectional control U+{ord(ch):04X}, which can make "
+                "one name look like another: remove it"
+            )
+    return text
 
 
 def clean_text(value: str, *, what: str = "message", max_chars: int = MAX_MESSAGE_CHARS) -> str:
@@ -41,14 +102,9 @@ def clean_text(value: str, *, what: str = "message", max_chars: int = MAX_MESSAG
     """
     if not isinstance(value, str):
         raise InvalidTextError(f"{what} must be text")
-    if "\x00" in value:
-        raise InvalidTextError(f"{what} contains a NUL character: remove it and send again")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidTextError(
-            f"{what} is not valid UTF-8 (it holds a lone surrogate): re-encode it as UTF-8"
-        ) from None
+    problem = unstorable(value)
+    if problem is not None:
+        raise InvalidTextError(f"{what} {problem}")
     text = unicodedata.normalize("NFC", value.replace("\r\n", "\n").replace("\r", "\n")).strip()
     if not text:
         raise InvalidTextError(f"{what} is empty: type something to say")
@@ -104,6 +160,37 @@ PersonaText = Annotated[
     text_json_schema(what="persona", max_chars=MAX_PERSONA_CHARS),
 ]
 """A seed persona, validated by :func:`clean_text`."""
+
+
+NAME_PATTERN = (
+    "^[^\\u0000-\\u001F\\u007F-\\u009F\\u061C\\u200E\\u200F\\u202A-\\u202E\\u2066-\\u2069]*"
+    "\\S[^\\u0000-\\u001F\\u007F-\\u009F\\u061C\\u200E\\u200F\\u202A-\\u202E\\u2066-\\u2069]*$"
+)
+"""JSON Schema pattern (ECMA-262) of a :data:`Name`: a visible character, no control characters
+and no bidirectional controls."""
+
+
+def _name(value: str) -> str:
+    return clean_name(value)
+
+
+Name = Annotated[
+    str,
+    AfterValidator(_name),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_NAME_CHARS,
+            "pattern": NAME_PATTERN,
+            "description": f"1-{MAX_NAME_CHARS} characters after trimming surrounding "
+            "whitespace, at least one visible; valid UTF-8; no control characters and no "
+            "bidirectional controls.",
+        }
+    ),
+]
+"""A name or identifier on the wire (speaker, channel, display name), checked by
+:func:`clean_name`."""
 
 
 def estimate_tokens(text: str) -> int:

@@ -42,15 +42,34 @@ def describe(err: ValidationError) -> str:
     """One line naming each bad field and what is wrong with it (``event.text: ...``)."""
     parts = []
     for error in err.errors(include_url=False):
-        where = ".".join(str(part) for part in error["loc"]) or "payload"
-        parts.append(f"{where}: {error['msg']}")
+        where = ".".join(str(part) for part in error["loc"])
+        if error["type"] == "unstorable_text":
+            # Its message already names the field inside the model that refused it.
+            parts.append(f"{where}.{error['msg']}" if where else error["msg"])
+            continue
+        parts.append(f"{where or 'payload'}: {error['msg']}")
     return "; ".join(parts)
+
+
+MAX_REASON_CHARS = 1000
+"""Longest refusal reason: a hostile payload must not make the refusal itself huge."""
+
+
+def printable(text: str) -> str:
+    """``text`` on one line, every non-printable character escaped as Python writes it.
+
+    A refusal echoes field names a client chose, and must stay one line that can be stored.
+    """
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 def invalid(handler: str, reason: str) -> ApplicationError:
     """The non-retryable error for bad input to ``handler``: retrying the same input cannot help."""
+    shown = printable(reason)
+    if len(shown) > MAX_REASON_CHARS:
+        shown = shown[: MAX_REASON_CHARS - 3] + "..."
     return ApplicationError(
-        f"invalid {handler} input: {reason}", type=INVALID_INPUT, non_retryable=True
+        f"invalid {handler} input: {shown}", type=INVALID_INPUT, non_retryable=True
     )
 
 
