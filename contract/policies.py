@@ -157,6 +157,35 @@ DATABASE: LocalActivityConfig = {
 }
 """A short PostgreSQL step, run as a local activity; retried until the database is back."""
 
+PERMANENT_ERRORS = frozenset({"UnknownAgent", "PromptMissing", "DataError", "InvalidInput"})
+"""Failures the same input always causes: no retry of a message-path step can help.
+
+``DataError`` is what SQLAlchemy calls PostgreSQL refusing a value (a character it cannot hold,
+a number out of range); the rest are Persyn's own refusals."""
+
+MESSAGE_STEP_LIMIT = timedelta(minutes=2)
+"""The longest one database step on the message path retries (``workflows.steps``).
+
+A restarted PostgreSQL is back within seconds (the soak's worst recovery was 13.4 s), so two
+minutes rides out any restart; past it the event ends with a ``failed`` marker naming the step,
+and the agent goes on to the next event."""
+
+MESSAGE_STEP: LocalActivityConfig = {
+    "start_to_close_timeout": timedelta(seconds=15),
+    "retry_policy": RetryPolicy(maximum_attempts=1),
+}
+"""One attempt of a database step on the message path; ``workflows.steps.bounded`` retries it,
+counting attempts where the agent's ``status`` and the Web UI can see them."""
+
+MESSAGE_PATH_DATABASE: LocalActivityConfig = {
+    "start_to_close_timeout": timedelta(seconds=15),
+    "schedule_to_close_timeout": MESSAGE_STEP_LIMIT,
+    "retry_policy": replace(DATABASE_RETRY, non_retryable_error_types=sorted(PERMANENT_ERRORS)),
+}
+"""A database step inside an activation: retried for at most :data:`MESSAGE_STEP_LIMIT`, never
+for a value PostgreSQL refused. The activation then fails, and its conversation releases the
+agent with a ``failed`` marker naming the step."""
+
 DATABASE_ACTIVITY: ActivityConfig = {
     "start_to_close_timeout": timedelta(seconds=15),
     "schedule_to_close_timeout": timedelta(minutes=30),

@@ -91,6 +91,11 @@ class AgentState(Wire):
     )
     handled: int = 0
     since_continued: int = 0
+    received: dict[str, AwareDatetime] = Field(
+        default_factory=dict,
+        description="When each queued or in-flight event was taken, by event ID (for the age "
+        "of the oldest waiting event).",
+    )
 
 
 class AgentWorkflowInput(Wire):
@@ -116,6 +121,23 @@ class AgentStatusQuery(Wire):
     """Input of the ``status`` query; optional (send no input, or ``{}``)."""
 
 
+class InFlightStatus(Wire):
+    """The event in an agent's critical section, as the ``status`` query reports it."""
+
+    event_id: Ulid
+    received_at: AwareDatetime | None = Field(default=None, description="When it was taken.")
+    step: str = Field(description="Where it is: a step of the agent's own, or its activation.")
+    attempt: int = Field(default=1, ge=1, description="The step's attempt running now.")
+    step_since: AwareDatetime | None = Field(
+        default=None, description="When the step's first attempt began."
+    )
+    last_error: str | None = Field(
+        default=None, description="Why the step's previous attempt failed, if one did."
+    )
+    conversation_id: Ulid | None = None
+    activation_id: Ulid | None = None
+
+
 class AgentStatus(Wire):
     """Result of the ``status`` query."""
 
@@ -126,4 +148,12 @@ class AgentStatus(Wire):
     handled: int
     starting_conversations: int = Field(
         default=0, ge=0, description="Conversations the agent is still starting (normally 0)."
+    )
+    in_flight: InFlightStatus | None = Field(
+        default=None, description="The event in the critical section: its step and attempt."
+    )
+    oldest_waiting_since: AwareDatetime | None = Field(
+        default=None,
+        description="When the oldest event still waiting for its marker (queued or in flight) "
+        "was taken; its age is how long the inbox has been held.",
     )

@@ -30,7 +30,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.workflow import ParentClosePolicy
 
 from contract import attribution, names
-from contract.policies import DATABASE, summarized_local
+from contract.policies import DATABASE, MESSAGE_STEP, MESSAGE_STEP_LIMIT, summarized_local
 from schemas.activation import ActivationFinished
 from schemas.agents import (
     AgentState,
@@ -38,6 +38,7 @@ from schemas.agents import (
     AgentStatusQuery,
     AgentWorkflowInput,
     InFlight,
+    InFlightStatus,
     OpenConversation,
 )
 from schemas.autonomy import SELF_SERVICE, impulse_event
@@ -59,14 +60,24 @@ from schemas.markers import failed_marker
 from schemas.peers import AGENT_SERVICE, PeerMessageInput, peer_event
 from schemas.records import AgentLookupInput, AgentProfile, ResolveSpeakerInput
 from schemas.runs import HISTORY_LIMIT
-from workflows import handlers, run_length
+from workflows import handlers, inbox_metrics, run_length
 from workflows.conversation import ConversationWorkflow
+from workflows.steps import Progress, StepFailedError, bounded
 
 with workflow.unsafe.imports_passed_through():
     from activities.store import StoreActivities
 
 ACTIVATION_DEADLINE = timedelta(minutes=20)
 """Longest the lock waits for one activation before recording it as failed."""
+
+RESOLVE_STEP = "resolve the speaker"
+"""The agent's own step on an event's path (``workflows.steps.bounded``)."""
+
+INBOX_HOLD_LIMIT = MESSAGE_STEP_LIMIT + ACTIVATION_DEADLINE
+"""The longest one event can hold an agent's inbox, whatever the cause: its speaker step
+(bounded by ``MESSAGE_STEP_LIMIT``), then its activation (bounded by
+:data:`ACTIVATION_DEADLINE`); the routing between them is a signal or a child start, which
+does not wait. Past it the event has a ``failed`` marker and the next event is taken."""
 
 MAX_MARKERS = 2000
 
@@ -106,6 +117,9 @@ class AgentWorkflow:
         self._closed: list[str] = []
         # Set once the run has loaded its agent (behind a patch): see ``_time_to_continue``.
         self._history_limit: int | None = None
+        # The event taken from the queue, and the bounded step it is at (for ``status``).
+        self._current: InboundEvent | None = None
+        self._progress: Progress | None = None
 
     # -- messages -----------------------------------------------------------------------------
     # Every handler takes its payloads raw and validates them itself (workflows/handlers.py):
@@ -266,6 +280,7 @@ class AgentWorkflow:
     def status(self, _: AgentStatusQuery) -> AgentStatus:
         """Queue length, the event in the critical section and open conversations."""
         flight = self._state.in_flight
+        received = self._state.received.values()
         return AgentStatus(
             handle=self._state.handle,
             queued=len(self._state.queue),
@@ -273,6 +288,38 @@ class AgentWorkflow:
             open_conversations=list(self._state.open.values()),
             handled=self._state.handled,
             starting_conversations=len(self._starting),
+            in_flight=self._in_flight_status(),
+            oldest_waiting_since=min(received) if received else None,
+        )
+
+    def _in_flight_status(self) -> InFlightStatus | None:
+        event = self._current
+        if event is None:
+            return None
+        received_at = self._state.received.get(event.event_id)
+        flight = self._state.in_flight
+        if flight is not None and flight.event.event_id == event.event_id:
+            who = f"activation {flight.activation_id}" if flight.activation_id else "activation"
+            return InFlightStatus(
+                event_id=event.event_id,
+                received_at=received_at,
+                step=f"answering: {who} in conversation {flight.conversation_id}",
+                step_since=flight.dispatched_at,
+                conversation_id=flight.conversation_id,
+                activation_id=flight.activation_id,
+            )
+        progress = self._progress
+        if progress is None:
+            return InFlightStatus(
+                event_id=event.event_id, received_at=received_at, step="routing to a conversation"
+            )
+        return InFlightStatus(
+            event_id=event.event_id,
+            received_at=received_at,
+            step=progress.step,
+            attempt=progress.attempt,
+            step_since=progress.started_at,
+            last_error=progress.last_error,
         )
 
     # -- helpers ------------------------------------------------------------------------------
@@ -350,7 +397,9 @@ class AgentWorkflow:
             return  # a duplicate: the first submission's marker answers it
         self._state.refused.pop(event.event_id, None)
         self._state.digests[event.event_id] = event_digest(event)
+        self._state.received[event.event_id] = workflow.now()
         self._state.queue.append(event)
+        self._publish_waiting()
 
     def _receipt(self, event_id: str) -> Receipt:
         return Receipt(
@@ -367,6 +416,11 @@ class AgentWorkflow:
         answers a waiting ``submit``.
         """
         self._state.markers[marker.event_id] = marker
+        self._state.received.pop(marker.event_id, None)
+
+    def _publish_waiting(self) -> None:
+        received = self._state.received.values()
+        inbox_metrics.oldest_waiting(self._state.handle, min(received) if received else None)
 
     def _fail(self, event: InboundEvent, reason: str, conversation: str | None = None) -> None:
         """Release the lock with a ``failed`` marker for an event no activation answered."""
@@ -386,6 +440,8 @@ class AgentWorkflow:
         for key in [k for k in self._state.digests if k not in self._state.markers]:
             if not self._known(key):
                 del self._state.digests[key]
+        for key in [k for k in self._state.received if not self._known(k)]:
+            del self._state.received[key]
 
     def _time_to_continue(self, data: AgentWorkflowInput) -> bool:
         if workflow.info().is_continue_as_new_suggested():
@@ -472,22 +528,39 @@ class AgentWorkflow:
             self._fail(event, f"could not open a conversation: {err}", conversation_id)
 
     async def _process(self, event: InboundEvent) -> None:
+        self._current = event
         try:
             await self._dispatch(event)
         finally:
             self._dispatching = None
+            self._current = None
+            self._publish_waiting()
+
+    def _report(self, progress: Progress | None) -> None:
+        self._progress = progress
 
     async def _dispatch(self, event: InboundEvent) -> None:
-        resolved = await workflow.execute_local_activity_method(
-            StoreActivities.resolve_speaker,
-            ResolveSpeakerInput(
-                agent=self._state.handle,
-                channel=event.channel,
-                speaker=event.speaker,
-                seen_at=workflow.now(),
-            ),
-            **summarized_local(DATABASE, "resolve the speaker"),
+        speaker = ResolveSpeakerInput(
+            agent=self._state.handle,
+            channel=event.channel,
+            speaker=event.speaker,
+            seen_at=workflow.now(),
         )
+        try:
+            resolved = await bounded(
+                lambda: workflow.execute_local_activity_method(
+                    StoreActivities.resolve_speaker,
+                    speaker,
+                    **summarized_local(MESSAGE_STEP, RESOLVE_STEP),
+                ),
+                step=RESOLVE_STEP,
+                doing=f"inbox of agent {self._state.handle}, event {event.event_id}",
+                report=self._report,
+            )
+        except StepFailedError as err:
+            # The event ends here, saying why; the events behind it are not held.
+            self._fail(event, str(err))
+            return
         # The agent names the activation, so it can tell its completion from any other.
         activation_id = self._new_id() if workflow.patched(PATCH_ACTIVATION_ID) else None
         self._dispatching = (event.event_id, activation_id)

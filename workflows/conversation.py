@@ -15,10 +15,15 @@ import asyncio
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.exceptions import ChildWorkflowError, TerminatedError
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    ChildWorkflowError,
+    TerminatedError,
+)
 
 from contract import attribution, names
-from contract.policies import ACTIVATION_TASK_TIMEOUT, DATABASE, summarized_local
+from contract.policies import ACTIVATION_TASK_TIMEOUT, DATABASE, MESSAGE_STEP, summarized_local
 from schemas.activation import ActivationInput, ActivationResult
 from schemas.contacts import PersonFolded
 from schemas.conversation import (
@@ -31,7 +36,7 @@ from schemas.conversation import (
 )
 from schemas.dialog import DialogTurn, Role
 from schemas.erasure import ForgetTurns
-from schemas.events import person_text
+from schemas.events import CompletionMarker, person_text
 from schemas.guardrails import EndConversationRequest
 from schemas.ids import ulid_from_parts
 from schemas.markers import failed_marker
@@ -40,6 +45,7 @@ from workflows import conversation_hooks, guardrail_hooks, handlers, run_length
 from workflows.activation import ActivationWorkflow
 from workflows.lock import release
 from workflows.pipeline import termination
+from workflows.steps import StepFailedError, bounded, one_line
 
 with workflow.unsafe.imports_passed_through():
     from activities.store import StoreActivities
@@ -47,6 +53,10 @@ with workflow.unsafe.imports_passed_through():
 PATCH_ACTIVATION_TASK_TIMEOUT = "activation-task-timeout"
 """Activations start with ``contract.policies.ACTIVATION_TASK_TIMEOUT``; runs recorded before
 replay with the default."""
+
+OPEN_STEP = "record the conversation"
+WRITE_STEP = "write the input through"
+"""The conversation's own steps on an event's path (``workflows.steps.bounded``)."""
 
 
 @workflow.defn(name=names.CONVERSATION_WORKFLOW)
@@ -138,16 +148,24 @@ class ConversationWorkflow:
             agent=data.agent, channel=data.channel.key, conversation=data.conversation_id
         )
         if not self._state.opened:
-            await workflow.execute_local_activity_method(
-                StoreActivities.open_conversation,
-                OpenConversationInput(
-                    conversation_id=data.conversation_id,
-                    agent=data.agent,
-                    channel=data.channel,
-                    opened_at=workflow.now(),
-                ),
-                **summarized_local(DATABASE, "record the conversation"),
+            opening = OpenConversationInput(
+                conversation_id=data.conversation_id,
+                agent=data.agent,
+                channel=data.channel,
+                opened_at=workflow.now(),
             )
+            try:
+                await bounded(
+                    lambda: workflow.execute_local_activity_method(
+                        StoreActivities.open_conversation,
+                        opening,
+                        **summarized_local(MESSAGE_STEP, OPEN_STEP),
+                    ),
+                    step=OPEN_STEP,
+                    doing=f"{data.agent} opening a conversation on {data.channel.key}",
+                )
+            except StepFailedError as err:
+                return await self._abandon(str(err))
             self._state.opened = True
         # Continue as new at the run's history limit, not only at Temporal's suggestion
         # (thousands of events): a restarted worker replays every open conversation first.
@@ -200,11 +218,21 @@ class ConversationWorkflow:
             text=person_text(event),
             at=workflow.now(),
         )
-        await workflow.execute_local_activity_method(
-            StoreActivities.record_turn,
-            RecordTurnInput(agent=data.agent, channel=data.channel, turn=person_turn),
-            **summarized_local(DATABASE, "write the input through"),
-        )
+        writing = RecordTurnInput(agent=data.agent, channel=data.channel, turn=person_turn)
+        try:
+            await bounded(
+                lambda: workflow.execute_local_activity_method(
+                    StoreActivities.record_turn,
+                    writing,
+                    **summarized_local(MESSAGE_STEP, WRITE_STEP),
+                ),
+                step=WRITE_STEP,
+                doing=f"{data.agent} on {data.channel.key}, event {event.event_id}",
+            )
+        except StepFailedError as err:
+            # Nothing of the event was stored: it ends here, and the next input is taken.
+            await release(data.agent, self._failed(turn, str(err)))
+            return
         self._remember(person_turn)
         if turn.person_id not in self._state.participants:
             self._state.participants.append(turn.person_id)
@@ -245,12 +273,13 @@ class ConversationWorkflow:
                 ),
             )
         except ChildWorkflowError as err:
-            # The pipeline degrades rather than fails, so this is a bug or an operator's
-            # termination: release the agent's lock with a failed marker.
+            # The pipeline degrades rather than fails, so this is a step that gave up (the
+            # database), a bug or an operator's termination: release the agent's lock with a
+            # failed marker naming the step and the reason.
             workflow.logger.error("activation %s failed: %s", activation_id, err.cause or err)
             marker = failed_marker(
                 event.event_id,
-                f"the activation failed: {err.cause or err}"[:500],
+                activation_failure(err)[:500],
                 at=workflow.now(),
                 activation_id=activation_id,
                 conversation_id=data.conversation_id,
@@ -268,6 +297,34 @@ class ConversationWorkflow:
         attribution.bind(activation=activation_id)
         await conversation_hooks.after_turn(data, self._state)
         self._guarding = await guardrail_hooks.start(data, turn, activation_id, result.reply)
+
+    def _failed(self, turn: InboundTurn, reason: str) -> CompletionMarker:
+        """The ``failed`` marker of an input that never reached an activation."""
+        return failed_marker(
+            turn.event.event_id,
+            reason,
+            at=workflow.now(),
+            activation_id=turn.activation_id,
+            conversation_id=self._input.conversation_id,
+        )
+
+    async def _abandon(self, reason: str) -> ConversationClosed:
+        """End a conversation that could not be recorded: each input it holds fails, saying why."""
+        data = self._input
+        self._closing = True
+        for turn in self._state.pending:
+            await release(data.agent, self._failed(turn, reason))
+        self._state.pending.clear()
+        closed = ConversationClosed(
+            conversation_id=data.conversation_id,
+            channel_key=data.channel.key,
+            closed_at=workflow.now(),
+            reason=reason[:500],
+        )
+        await workflow.get_external_workflow_handle(names.agent_workflow_id(data.agent)).signal(
+            names.CONVERSATION_CLOSED, closed
+        )
+        return closed
 
     async def _close(self, *, reason: str) -> ConversationClosed:
         data = self._input
@@ -301,3 +358,13 @@ class ConversationWorkflow:
         await conversation_hooks.on_close(data, self._state)
         await guardrail_hooks.settle(self._guarding)
         return closed
+
+
+def activation_failure(err: ChildWorkflowError) -> str:
+    """Why an activation failed, naming the step that gave up when one did."""
+    cause = err.cause
+    if isinstance(cause, ActivityError):
+        return f"the activation failed at step '{cause.activity_type}': {one_line(cause)}"
+    if isinstance(cause, ApplicationError):
+        return f"the activation failed: {one_line(cause)}"
+    return f"the activation failed: {cause or err}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from temporalio import workflow
 
-from contract.policies import DATABASE, summarized_local
+from contract.policies import MESSAGE_PATH_DATABASE, summarized_local
 from schemas.activation import ActivationInput, AssembleContextInput, PromptRef
 from schemas.models import TaskType
 
@@ -28,5 +28,5 @@ async def assemble(data: ActivationInput, *, task: TaskType = TaskType.RESPOND) 
             now=workflow.now(),
             task=task,
         ),
-        **summarized_local(DATABASE, "assemble context"),
+        **summarized_local(MESSAGE_PATH_DATABASE, "assemble context"),
     )

@@ -17,7 +17,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 from contract import names
-from contract.policies import DATABASE, JUDGE_CALL, summarized, summarized_local
+from contract.policies import JUDGE_CALL, MESSAGE_PATH_DATABASE, summarized, summarized_local
 from schemas.activation import ActivationInput, Draft
 from schemas.deliberation import JudgeInput, Screening, ScreenInput, Verdict, fallback_verdict
 from schemas.emotion import MoodNote, WeighRequestInput
@@ -46,7 +46,7 @@ async def decide(data: ActivationInput, draft: Draft) -> Verdict:
             draft_id=draft.draft_id,
             degraded=draft.degraded,
         ),
-        **summarized_local(DATABASE, "screen the reply (rules, guardrails)"),
+        **summarized_local(MESSAGE_PATH_DATABASE, "screen the reply (rules, guardrails)"),
     )
     if screening.guardrail is not None and workflow.patched(GUARDRAIL_VETO_PATCH):
         # Findable in the Web UI: PersynGuardrails = 'secrets-in-reply' lists held replies.

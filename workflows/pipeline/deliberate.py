@@ -19,7 +19,7 @@ from temporalio.workflow import ParentClosePolicy
 
 from contract import names
 from contract.names import deliberation_workflow_id
-from contract.policies import BACKGROUND, DATABASE, summarized_local
+from contract.policies import BACKGROUND, MESSAGE_PATH_DATABASE, summarized_local
 from schemas.activation import ActivationInput, Draft, PromptRef, StreamTarget
 from schemas.agents import DeliberationMode
 from schemas.deliberation import (
@@ -58,7 +58,7 @@ async def deliberate(data: ActivationInput, prompt: PromptRef, draft: Draft) -> 
                 draft_id=draft.draft_id,
                 degraded=draft.degraded,
             ),
-            **summarized_local(DATABASE, "plan deliberation"),
+            **summarized_local(MESSAGE_PATH_DATABASE, "plan deliberation"),
         )
     except ActivityError as err:
         workflow.logger.warning("no deliberation plan; the reply goes out as is: %s", err)
@@ -123,7 +123,7 @@ async def after_transmit(
                 refined=turn.refined,
                 at=workflow.now(),
             ),
-            **summarized_local(DATABASE, "record the decision"),
+            **summarized_local(MESSAGE_PATH_DATABASE, "record the decision"),
         )
     except ActivityError as err:
         # The reply is out and the marker recorded: a bookkeeping failure must not fail the turn.

@@ -11,7 +11,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 from contract import names
-from contract.policies import DATABASE, READ_RUN, summarized_local
+from contract.policies import MESSAGE_PATH_DATABASE, READ_RUN, summarized_local
 from schemas.activation import RecordOutcomeInput
 from schemas.events import ChannelRef, CompletionMarker, Outcome, Trigger
 from schemas.runs import Termination, TerminationQuery
@@ -46,6 +46,6 @@ async def record(
     await workflow.execute_local_activity_method(
         StoreActivities.record_outcome,
         RecordOutcomeInput(agent=agent, trigger=trigger.value, marker=marker),
-        **summarized_local(DATABASE, "record the failed outcome"),
+        **summarized_local(MESSAGE_PATH_DATABASE, "record the failed outcome"),
     )
     return marker

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from temporalio import workflow
 
-from contract.policies import DATABASE, summarized_local
+from contract.policies import MESSAGE_PATH_DATABASE, summarized_local
 from contract.run_ids import task_stable_id
 from schemas.activation import (
     ActivationInput,
@@ -50,7 +50,7 @@ async def transmit(data: ActivationInput, draft: Draft) -> DialogTurn:
             draft_id=draft.draft_id,
             at=workflow.now(),
         ),
-        **summarized_local(DATABASE, "transmit the reply"),
+        **summarized_local(MESSAGE_PATH_DATABASE, "transmit the reply"),
     )
     return transmission.turn
 
@@ -77,6 +77,6 @@ async def record(
     await workflow.execute_local_activity_method(
         StoreActivities.record_outcome,
         RecordOutcomeInput(agent=data.agent, trigger=data.event.trigger.value, marker=marker),
-        **summarized_local(DATABASE, "record the outcome"),
+        **summarized_local(MESSAGE_PATH_DATABASE, "record the outcome"),
     )
     return marker

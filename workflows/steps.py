@@ -1,0 +1,132 @@
+"""Bounded steps: a database step on the message path that cannot hold an agent for long.
+
+An event holds its agent's inbox from the moment the agent takes it until its marker is
+recorded, and every event behind it waits. A step retried without limit (the SDK's local
+activity retries, which the workflow cannot see) turned one unstorable byte into a silent
+12-minute stall for everyone. So a step on the message path runs here instead:
+
+* each attempt is one local activity with a single try, so the workflow counts attempts and
+  the reason of the last failure, and reports them (``workflow.set_current_details`` and the
+  caller's ``report``: the agent's ``status`` query);
+* a failure the same input will always cause (``PERMANENT_ERRORS``, or one the activity marks
+  non-retryable) ends the step at once;
+* other failures (the database restarting) are retried with the database's backoff until
+  :data:`~contract.policies.MESSAGE_STEP_LIMIT` has passed since the first attempt;
+* then :class:`StepFailedError` names the step, the attempts and the last reason, and the caller
+  ends the event with a ``failed`` marker saying so.
+
+Deterministic: only ``workflow`` APIs (durable timers between attempts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TypeVar
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError
+
+from contract.policies import DATABASE_RETRY, MESSAGE_STEP_LIMIT, PERMANENT_ERRORS
+
+R = TypeVar("R")
+
+REASON_CHARS = 300
+"""How much of a failure's message a report and a marker keep (one line)."""
+
+
+class StepFailedError(Exception):
+    """A bounded step gave up; the event it served ends with a ``failed`` marker."""
+
+    def __init__(self, step: str, attempts: int, reason: str) -> None:
+        self.step = step
+        self.attempts = attempts
+        self.reason = reason
+        tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+        super().__init__(f"step '{step}' failed after {tries}: {reason}")
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a bounded step stands, for the caller's status and the Web UI."""
+
+    step: str
+    attempt: int
+    started_at: datetime
+    last_error: str | None
+
+
+def one_line(err: BaseException) -> str:
+    """The failure's own message on one line, without the SDK's wrapping."""
+    cause = err.cause if isinstance(err, ActivityError) and err.cause is not None else err
+    message = cause.message if isinstance(cause, ApplicationError) else str(cause)
+    kind = cause.type if isinstance(cause, ApplicationError) and cause.type else ""
+    text = " ".join((message or kind or type(cause).__name__).split())
+    if kind and kind not in text:
+        text = f"{kind}: {text}"
+    return text[:REASON_CHARS]
+
+
+def is_permanent(err: ActivityError | ApplicationError) -> bool:
+    """Whether the same input will fail the same way (no retry can help)."""
+    cause = err.cause if isinstance(err, ActivityError) else err
+    if not isinstance(cause, ApplicationError):
+        return False
+    return cause.non_retryable or (cause.type or "") in PERMANENT_ERRORS
+
+
+def _backoff(attempt: int) -> timedelta:
+    first = DATABASE_RETRY.initial_interval
+    ceiling = DATABASE_RETRY.maximum_interval or first
+    # The exponent is capped: past it the ceiling applies anyway, and a large power overflows.
+    factor = DATABASE_RETRY.backoff_coefficient ** min(attempt - 1, 16)
+    return min(first * factor, ceiling)
+
+
+async def bounded(
+    attempt: Callable[[], Awaitable[R]],
+    *,
+    step: str,
+    doing: str,
+    report: Callable[[Progress | None], None] | None = None,
+    limit: timedelta = MESSAGE_STEP_LIMIT,
+) -> R:
+    """Run ``attempt`` (one local activity with a single try) until it succeeds, or give up.
+
+    Args:
+        attempt: Makes one attempt: ``lambda: workflow.execute_local_activity_method(...)``
+            with a one-try policy (``contract.policies.MESSAGE_STEP``).
+        step: The step's name, as the marker and ``persyn status`` show it.
+        doing: What the run is doing, for the Web UI's current details.
+        report: Told before every attempt (with the last failure's reason), and ``None``
+            once the step is over.
+        limit: The longest the step retries, from its first attempt.
+
+    Raises:
+        StepFailedError: The failure is permanent, or ``limit`` passed.
+    """
+    started = workflow.now()
+    tries = 0
+    last: str | None = None
+    try:
+        while True:
+            tries += 1
+            if report is not None:
+                report(Progress(step, tries, started, last))
+            try:
+                return await attempt()
+            # A local activity's failure arrives as its ApplicationError, not wrapped.
+            except (ActivityError, ApplicationError) as err:
+                reason = last = one_line(err)
+                wait = _backoff(tries)
+                if is_permanent(err) or workflow.now() + wait - started > limit:
+                    workflow.set_current_details(f"{doing}: step '{step}' failed: {reason}")
+                    raise StepFailedError(step, tries, reason) from None
+                workflow.set_current_details(
+                    f"{doing}: step '{step}' is retrying (attempt {tries} failed: {reason})"
+                )
+                await workflow.sleep(wait, summary=f"retry '{step}' after attempt {tries}")
+    finally:
+        if report is not None:
+            report(None)
