@@ -4,7 +4,9 @@ One ``DeliveryWorkflow`` per outbox row carries the message to its channel's ada
 channels (by default those between agents) it first asks for pacing: the channel's rolling
 token budget (the primary defence against two agents talking forever), a turn limit, the
 minimum interval, a listening period and a backoff when exchanges accelerate; the workflow adds
-a random delay (``workflow.random``) and waits on a durable timer.
+a random delay (``workflow.random``) and waits on a durable timer. The budget counts model
+tokens from the usage ledger, and an activation on a paced channel asks it before generating
+(``channels.afford_reply``), so no reply is generated once the budget is spent.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from schemas.events import ChannelRef, Wire
 from schemas.ids import AgentHandle, Ulid
+
+BUDGET_EXHAUSTED = "token budget exhausted"
+"""How every refusal for a spent token budget begins (a follower tells it from silence)."""
 
 
 class DeliveryStatus(StrEnum):
@@ -42,10 +47,11 @@ class PacingSettings(BaseModel):
         description="Services whose messages are paced (default: agent-to-agent only).",
     )
     budget_tokens: int = Field(
-        default=4000,
+        default=40000,
         ge=0,
-        description="Tokens of messages the agent may send on one channel per window; a "
-        "message that would pass it is blocked, never sent.",
+        description="Model tokens (input and output of every call, from the usage ledger) the "
+        "agent may spend on one channel per window; once spent, no reply is generated and no "
+        "message sent there.",
     )
     window_seconds: float = Field(
         default=3600.0, gt=0, allow_inf_nan=False, description="The budget's rolling window."
@@ -123,6 +129,20 @@ class PaceInput(Wire):
     """Input of ``channels.pace``."""
 
     message_id: Ulid
+
+
+class AffordReplyInput(Wire):
+    """Input of ``channels.afford_reply``: may this activation generate a reply on its channel?"""
+
+    agent: AgentHandle
+    channel: ChannelRef
+    activation_id: Ulid
+
+
+class Affordance(Wire):
+    """Whether a reply may be generated; ``withheld`` says why not (the budget is spent)."""
+
+    withheld: str | None = None
 
 
 class PaceDecision(Wire):

@@ -22,7 +22,7 @@ from typing import TypeVar
 from temporalio.client import Client
 
 from activities.channels.starting import start_delivery
-from schemas.delivery import DeliveryStatus
+from schemas.delivery import BUDGET_EXHAUSTED, DeliveryStatus
 from schemas.events import CompletionMarker, Outcome
 from schemas.ids import new_ulid
 from schemas.peers import agent_channel, peer_event_id
@@ -46,7 +46,8 @@ class StopReason(StrEnum):
     SILENCE = "silence"
     """An agent chose not to answer (its reply added nothing, or it judged it so)."""
     BLOCKED = "blocked"
-    """Pacing refused a message: the channel's token budget or turn limit was spent."""
+    """Pacing stopped it: a reply the token budget could not afford was never generated, or a
+    message was refused (budget or turn limit spent)."""
     FAILED = "failed"
     """A delivery or an activation failed."""
     TIMEOUT = "timeout"
@@ -174,9 +175,10 @@ async def follow_conversation(
                 yield _timed_out(row.id)
                 return
             if marker.outcome is Outcome.SILENT:
-                yield ExchangeEvent(
-                    recipient, sender, row.id, stopped=StopReason.SILENCE, reason=marker.reason
-                )
+                # A reply the budget could not afford was never generated: pacing stopped it.
+                spent = (marker.reason or "").startswith(BUDGET_EXHAUSTED)
+                kind = StopReason.BLOCKED if spent else StopReason.SILENCE
+                yield ExchangeEvent(recipient, sender, row.id, stopped=kind, reason=marker.reason)
                 return
             reply = await _reply(db, marker.activation_id)
             if reply is None:

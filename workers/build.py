@@ -14,6 +14,7 @@ from activities.autonomy.wiring import build_autonomy
 from activities.channels.adapters.base import ChannelAdapter
 from activities.channels.adapters.registry import build_registry
 from activities.channels.delivery import DeliveryActivities
+from activities.channels.pacing import PacingActivities
 from activities.channels.transmit import ChannelActivities
 from activities.context.activities import ContextActivities
 from activities.context.assembler import ContextAssembler
@@ -240,6 +241,8 @@ def activities(
         ),
         deps.settings.pacing,
     )
+    # The token budget asked before a reply on a paced channel is generated.
+    pacing = PacingActivities(deps.db, deps.settings.pacing)
     formation = ConsolidationActivities(deps.db, deps.gateway, deps.encoder, deps.settings.memory)
     graph = GraphActivities(deps.db, deps.gateway, deps.settings.graph)
     retention = RetentionActivities(
@@ -293,6 +296,7 @@ def activities(
         critique.critique,
         refine.refine,
         channels.transmit,
+        pacing.afford_reply,
         delivery.pace,
         delivery.deliver,
         delivery.settle,

@@ -1,12 +1,13 @@
 """``ActivationWorkflow``: one run of the response pipeline (spec §4).
 
 Lifecycle: started by a ``ConversationWorkflow`` as ``activation/{ulid}`` (a fresh ULID, never
-reused) for one input; runs assemble context -> respond -> deliberate -> decide -> transmit ->
-record -> take stock of its emotional state (each step a module of ``workflows.pipeline``);
-signals ``activation_finished`` to its agent, releasing the agent's lock, and returns the reply
-turn to its conversation. It never continues as new. The run owns its turn state
-(``TurnState``): each step returns what it learned and the workflow hands that to the steps
-after it.
+reused) for one input; on a paced channel whose token budget is spent it ends silent at once,
+before any model call; otherwise it runs assemble context -> respond -> deliberate -> decide ->
+transmit -> record -> take stock of its emotional state (each step a module of
+``workflows.pipeline``); signals ``activation_finished`` to its agent, releasing the agent's
+lock, and returns the reply turn to its conversation. It never continues as new. The run owns
+its turn state (``TurnState``): each step returns what it learned and the workflow hands that
+to the steps after it.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from __future__ import annotations
 from temporalio import workflow
 
 from contract import attribution, names
-from schemas.activation import ActivationInput, ActivationResult, Decision
+from schemas.activation import ActivationInput, ActivationResult, Decision, Draft
 from schemas.dialog import DialogTurn
-from schemas.events import Outcome
+from schemas.events import CompletionMarker, Outcome
 from schemas.turn import TurnState
 from workflows.lock import release
 from workflows.pipeline import metrics
+from workflows.pipeline.afford import afford
 from workflows.pipeline.context import assemble
 from workflows.pipeline.decide import decide
 from workflows.pipeline.deliberate import after_transmit, deliberate
@@ -67,7 +69,23 @@ class ActivationWorkflow:
             f"{doing} for {data.person_name} on {data.channel.key} (event {data.event.event_id})"
         )
 
+    async def _finish(self, data: ActivationInput, marker: CompletionMarker) -> None:
+        self._step(data, f"Done: {marker.outcome.value}")
+        workflow.upsert_search_attributes([names.OUTCOME.value_set(marker.outcome.value)])
+        self._count(data, marker.outcome)
+        await release(data.agent, marker)
+
+    async def _withheld(self, data: ActivationInput, reason: str) -> ActivationResult:
+        """End silent without generating: the channel's token budget is spent."""
+        self._step(data, "Staying silent (budget spent)")
+        marker = await record(data, Draft(text=""), Decision(speak=False, reason=reason), None)
+        await self._finish(data, marker)
+        return ActivationResult(marker=marker, reply=None)
+
     async def _pipeline(self, data: ActivationInput) -> ActivationResult:
+        withheld = await afford(data)
+        if withheld is not None:
+            return await self._withheld(data, withheld)
         self._step(data, "Assembling context")
         prompt = await assemble(data)
         self._step(data, "Generating a reply")
@@ -81,11 +99,7 @@ class ActivationWorkflow:
         self._step(data, "Transmitting" if decision.speak else "Staying silent")
         reply: DialogTurn | None = await transmit(data, final) if decision.speak else None
         marker = await record(data, final, decision, reply)
-        self._step(data, f"Done: {marker.outcome.value}")
-
-        workflow.upsert_search_attributes([names.OUTCOME.value_set(marker.outcome.value)])
-        self._count(data, marker.outcome)
-        await release(data.agent, marker)
+        await self._finish(data, marker)
         await after_transmit(data, prompt, draft, self._turn, transmitted=reply is not None)
         await take_stock(data, reply)
         return ActivationResult(marker=marker, reply=reply)

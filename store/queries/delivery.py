@@ -16,9 +16,9 @@ from sqlalchemy import func, or_, text
 from sqlmodel import col, select, update
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from schemas.delivery import DeliveryStatus, PacingSettings
+from schemas.delivery import BUDGET_EXHAUSTED, DeliveryStatus, PacingSettings
 from schemas.text import estimate_tokens
-from store.tables import OutboxRow
+from store.tables import OutboxRow, UsageRow
 from store.tables.delivery import EVERY_CHANNEL, PacingOverrideRow
 
 _SETTLED = (DeliveryStatus.DELIVERED, DeliveryStatus.FAILED, DeliveryStatus.BLOCKED)
@@ -231,15 +231,79 @@ def _acceleration(times: list[datetime]) -> int:
     return steps
 
 
+async def model_tokens_spent(
+    session: AsyncSession,
+    *,
+    agent: str,
+    channel_key: str,
+    since: datetime,
+    excluding_activation: str | None = None,
+) -> int:
+    """Model tokens (input and output of every call) the agent spent on a channel since ``since``.
+
+    Read from the usage ledger, where every model call is attributed to the channel of the run
+    that made it: replies, decisions, deliberation and emotion alike. ``excluding_activation``
+    leaves out one activation's own calls (its reply was afforded before it was generated).
+    """
+    query = select(
+        func.coalesce(func.sum(UsageRow.input_tokens + UsageRow.output_tokens), 0)
+    ).where(
+        UsageRow.agent == agent,
+        UsageRow.channel == channel_key,
+        col(UsageRow.occurred_at) > since,
+    )
+    if excluding_activation is not None:
+        query = query.where(
+            or_(
+                col(UsageRow.activation).is_(None), col(UsageRow.activation) != excluding_activation
+            )
+        )
+    return int((await session.exec(query)).one())
+
+
+def budget_refusal(*, spent: int, settings: PacingSettings, channel_key: str) -> str | None:
+    """Why nothing more may be spent on the channel, or ``None`` while the budget lasts."""
+    if spent < settings.budget_tokens:
+        return None
+    return (
+        f"{BUDGET_EXHAUSTED}: {spent} of {settings.budget_tokens} model tokens spent on "
+        f"{channel_key} in the last {settings.window_seconds:g} s"
+    )
+
+
+async def budget_withheld(
+    session: AsyncSession,
+    *,
+    agent: str,
+    channel_key: str,
+    settings: PacingSettings,
+    now: datetime,
+    excluding_activation: str | None = None,
+) -> str | None:
+    """Why the agent may spend no more on the channel (its budget is spent), or ``None``."""
+    spent = await model_tokens_spent(
+        session,
+        agent=agent,
+        channel_key=channel_key,
+        since=now - timedelta(seconds=settings.window_seconds),
+        excluding_activation=excluding_activation,
+    )
+    return budget_refusal(spent=spent, settings=settings, channel_key=channel_key)
+
+
 async def pace(
     session: AsyncSession, *, message_id: str, settings: PacingSettings, now: datetime
 ) -> Pace:
     """Let a message through its channel's pacing, or block it; decided once per row.
 
-    The budget counts, for the row's agent and channel, the tokens of messages let through in
-    the rolling window (durably: it is the outbox itself). Concurrent messages on one channel
-    are decided one at a time (a transaction-scoped advisory lock), so two cannot both spend
-    the last of a budget. A row already decided answers the same (a retried activity).
+    The budget counts the model tokens the row's agent spent on the channel in the rolling
+    window, from the usage ledger (durable: no restart refills it), without the calls of the
+    activation that wrote the row: a reply was afforded before it was generated
+    (``budget_withheld``, asked by the activation), so it is not refused for its own cost. A
+    message the agent sends on its own (an opening, ``message_contact``) is refused once the
+    budget is spent. Concurrent messages on one channel are decided one at a time (a
+    transaction-scoped advisory lock), so two cannot both pass the turn limit. A row already
+    decided answers the same (a retried activity).
     """
     row = await session.get(OutboxRow, message_id, with_for_update=True)
     if row is None:
@@ -269,19 +333,20 @@ async def pace(
             .order_by(col(OutboxRow.paced_until))
         )
     )
-    cost = estimate_tokens(row.text)
-    used = sum(r.tokens or 0 for r in earlier)
     reason = None
     if settings.max_messages is not None and len(earlier) + 1 > settings.max_messages:
         reason = (
             f"turn limit: {len(earlier)} messages on {row.channel_key} in the last "
             f"{settings.window_seconds:g} s (at most {settings.max_messages})"
         )
-    elif used + cost > settings.budget_tokens:
-        reason = (
-            f"token budget exhausted: {used} of {settings.budget_tokens} tokens spent on "
-            f"{row.channel_key} in the last {settings.window_seconds:g} s; this message needs "
-            f"{cost}"
+    else:
+        reason = await budget_withheld(
+            session,
+            agent=row.agent,
+            channel_key=row.channel_key,
+            settings=settings,
+            now=now,
+            excluding_activation=row.activation_id,
         )
     if reason is not None:
         row.status = DeliveryStatus.BLOCKED
@@ -296,7 +361,7 @@ async def pace(
         last = earlier[-1].paced_until or now
         earliest = max(earliest, last + timedelta(seconds=settings.min_interval_seconds * factor))
     wait = min(settings.max_wait_seconds, max(0.0, (earliest - now).total_seconds()))
-    row.tokens = cost
+    row.tokens = estimate_tokens(row.text)
     row.paced_until = now + timedelta(seconds=wait)
     session.add(row)
     await session.commit()

@@ -105,6 +105,6 @@ class OutboxRow(SQLModel, table=True):
     delivered_at: datetime | None = Field(default=None, sa_column=tstz(nullable=True))
     external_id: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
     tokens: int | None = Field(default=None, sa_column=Column(Integer, nullable=True))
-    """What the message counted against its channel's budget once it was let through."""
+    """The message's estimated size, set once pacing let it through (the turn limit counts it)."""
     paced_until: datetime | None = Field(default=None, sa_column=tstz(nullable=True))
     """The earliest time pacing let it out (the next message on the channel waits from here)."""

@@ -1,4 +1,5 @@
-"""Pacing decisions on the real PostgreSQL: budget, turn limit, waits, per-agent overrides."""
+"""Pacing decisions on the real PostgreSQL: budget (from the usage ledger), turn limit, waits,
+per-agent overrides."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from typer.testing import CliRunner
 from cli.pacing import app
 from schemas.delivery import PacingSettings
 from schemas.ids import new_ulid, ulid_from_parts
+from schemas.models import UsageRecord
 from schemas.settings import get_settings
 from store.queries.delivery import pace, pacing_for, set_pacing
+from store.queries.ledger import add_usage
 from store.queries.runtime import add_outbox
 from tests.harness import Harness, Stack
 
@@ -42,16 +45,38 @@ async def _message(harness: Harness, agent: str, text: str, at: datetime) -> str
     return message_id
 
 
+async def _spend(harness: Harness, agent: str, tokens: int, activation: str, at: datetime) -> None:
+    """A model call of ``activation`` on ``agent:bo``, as the gateway's ledger records it."""
+    async with harness.db.session() as session:
+        await add_usage(
+            session,
+            usage=UsageRecord(
+                record_id=new_ulid(),
+                stage="respond",
+                provider="scripted",
+                model="scripted",
+                input_tokens=tokens - 5,
+                output_tokens=5,
+                agent=agent,
+                channel="agent:bo",
+                activation=activation,
+                occurred_at=at,
+            ),
+        )
+
+
 async def test_waits_grow_as_an_exchange_speeds_up_and_the_budget_blocks(
     harness: Harness,
 ) -> None:
     agent = (await harness.create_agent()).handle
     now = datetime.now(UTC)
     decided = []
-    # Generated 60 s then 5 s apart: the exchange is speeding up; the last is too long.
-    texts = ((0, "one two three"), (60, "four five six"), (65, "seven"), (70, "word " * 20))
+    # Generated 60 s then 5 s apart: the exchange is speeding up. Each message's generation
+    # cost 10 model tokens: its own cost never refuses it, but by the last the budget is spent.
+    texts = ((0, "one two three"), (60, "four five six"), (65, "seven"), (70, "eight"))
     for offset, text in texts:
         message = await _message(harness, agent, text, now + timedelta(seconds=offset))
+        await _spend(harness, agent, 10, message, now + timedelta(seconds=offset - 1))
         async with harness.db.session() as session:
             decided.append(
                 await pace(
@@ -73,7 +98,9 @@ async def test_waits_grow_as_an_exchange_speeds_up_and_the_budget_blocks(
     assert decided[1].wait_seconds == pytest.approx(1)  # the interval has long passed
     # Its gap shrank from 60 s to 5 s: twice the interval after the previous one went (at 61).
     assert decided[2].wait_seconds == pytest.approx(61 + 2 * 10 - 65)
-    assert decided[3].blocked is not None and "token budget exhausted" in decided[3].blocked
+    assert (
+        decided[3].blocked is not None and "token budget exhausted: 30 of 30" in decided[3].blocked
+    )
 
 
 async def test_overrides_per_agent_and_channel_and_the_command(

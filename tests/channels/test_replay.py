@@ -6,6 +6,7 @@ rewritten: a change to workflow code must replay them (``workflow.patched``).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,8 @@ from activities.channels.adapters.base import DeliveryError
 from contract import names
 from schemas.delivery import DeliveryResult, DeliveryStatus
 from schemas.events import ChannelRef
+from schemas.peers import agent_channel, peer_event_id
+from store.queries.runtime import get_marker
 from store.tables import OutboxRow
 from tests.channels.helpers import CueAdapter, channel_worker, queue_unprompted
 from tests.channels.test_converse import FAST_PACING, FOREVER
@@ -30,6 +33,7 @@ NAMES = [
     "delivery_paced",
     "delivery_blocked",
     "agent_peer_inbox",
+    "activation_withheld",
 ]
 
 
@@ -46,8 +50,8 @@ async def _history(client: Client, workflow_id: str) -> WorkflowHistory:
 
 
 async def _scenario(harness: Harness) -> dict[str, WorkflowHistory]:
-    """A reply delivered on a push channel, a delivery that fails, and two agents until the
-    budget blocks one."""
+    """A reply delivered on a push channel, a delivery that fails, two agents until the budget
+    withholds a reply, and a message of the agent that spent it, blocked by pacing."""
     client = harness.client
     agent = await harness.create_agent()
     receipt = await harness.say(
@@ -82,7 +86,17 @@ async def _scenario(harness: Harness) -> dict[str, WorkflowHistory]:
             settings=harness.deps.settings, opening_id=opening, timeout=120
         )
     ]
-    assert events[-1].stopped is StopReason.BLOCKED
+    end = events[-1]
+    assert end.stopped is StopReason.BLOCKED
+    async with harness.db.session() as session:
+        withheld = await get_marker(
+            session, event_id=peer_event_id(end.message_id), now=datetime.now(UTC)
+        )
+    assert withheld is not None and withheld.activation_id is not None
+    blocked = await queue_unprompted(
+        harness, end.sender, agent_channel(end.recipient), "One more thought about the moon."
+    )
+    assert (await _result(client, blocked)).status is DeliveryStatus.BLOCKED
     async with harness.db.session() as session:
         paced = (
             await session.exec(
@@ -96,10 +110,11 @@ async def _scenario(harness: Harness) -> dict[str, WorkflowHistory]:
         "delivery_reply": await _history(client, names.delivery_workflow_id(reply.id)),
         "delivery_failed": await _history(client, names.delivery_workflow_id(failed)),
         "delivery_paced": await _history(client, names.delivery_workflow_id(paced.id)),
-        "delivery_blocked": await _history(
-            client, names.delivery_workflow_id(events[-1].message_id)
-        ),
+        "delivery_blocked": await _history(client, names.delivery_workflow_id(blocked)),
         "agent_peer_inbox": await _history(client, names.agent_workflow_id(second.handle)),
+        "activation_withheld": await _history(
+            client, names.activation_workflow_id(withheld.activation_id)
+        ),
     }
 
 
