@@ -42,6 +42,7 @@ def serve(
     import uvicorn
 
     from webchannel.app import create_app
+    from webchannel.server import server_config
 
     settings = get_settings()
     if run(_preflight(settings)) == 0:
@@ -55,4 +56,7 @@ def serve(
     echo_err(f"web channel on http://{host}:{port}/ (API docs at /docs)")
     # Event streams stay open for as long as their readers: on Ctrl-C, end them after a moment
     # instead of waiting for every browser to leave (a reader reconnects with Last-Event-ID).
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
+    config = server_config(
+        app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3
+    )
+    uvicorn.Server(config).run()

@@ -13,6 +13,7 @@ from schemas.settings import get_settings
 from workers.process import start_supervisor
 
 if TYPE_CHECKING:
+    from usecases.inboxes import InboxView
     from workers.stack import ComponentStatus
 
 
@@ -35,6 +36,55 @@ def _sandbox_line() -> str:
 
     availability = run(sandbox_availability(get_settings().sandbox))
     return "Sandbox: " + ("available" if availability.available else availability.reason)
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.0f}s" if value < 120 else f"{value / 60:.1f}min"
+
+
+def inbox_lines(views: list[InboxView]) -> list[str]:
+    """The agents' inboxes, one line each, and the event in flight beneath a busy one."""
+    lines = []
+    for view in views:
+        if not view.reachable:
+            lines.append(f"  {view.agent}: inbox not answering ({view.problem})")
+            continue
+        waited = _seconds(view.oldest_waiting_seconds)
+        lines.append(f"  {view.agent}: {view.queued} queued, oldest waiting {waited}")
+        flight = view.in_flight
+        if flight is None:
+            continue
+        attempt = f", attempt {flight.attempt}" if flight.attempt > 1 else ""
+        lines.append(
+            f"    in flight: event {flight.event_id} for {_seconds(view.in_flight_seconds)}; "
+            f"step '{flight.step}'{attempt} for {_seconds(view.step_seconds)}"
+        )
+        if flight.last_error:
+            lines.append(f"    last error: {flight.last_error}")
+        lines += [f"    {detail}" for detail in view.run_details]
+    return lines
+
+
+def _inboxes(agent: str | None) -> list[InboxView] | None:
+    """Every agent's inbox (or one's), or ``None`` when Temporal or the store cannot say."""
+    from cli.common import run
+    from temporal.client import connect
+    from usecases.agents import list_agents
+    from usecases.inboxes import inbox_views
+
+    settings = get_settings()
+
+    async def read() -> list[InboxView]:
+        handles = [agent] if agent else [a.handle for a in await list_agents(settings=settings)]
+        client = await connect(settings, ready_within=2)
+        return await inbox_views(client, handles)
+
+    try:
+        return run(read())
+    except Exception:  # status reports what it can; the components above say what is down
+        return None
 
 
 @friendly_errors
@@ -70,18 +120,34 @@ def down() -> None:
 @friendly_errors
 def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Show only this agent's inbox.")
+    ] = None,
 ) -> None:
-    """Each component's health, address and PID, and the Web UI URL."""
+    """Each component's health, address and PID, the Web UI URL, and every agent's inbox.
+
+    An inbox shows how many events are queued and how long the oldest has waited; a busy one
+    shows the event in flight, its step, attempt and last error, and what its runs are doing.
+    """
     from workers.stack import EmbeddedStack
 
     settings = get_settings()
     components = EmbeddedStack(settings).status()
+    views = _inboxes(agent) if all(c.healthy for c in components) or agent else None
     if as_json:
-        typer.echo(json.dumps([c.model_dump() for c in components], indent=2))
+        shown: dict[str, object] = {
+            "components": [c.model_dump() for c in components],
+            "inboxes": [v.model_dump(mode="json") for v in views or []],
+        }
+        typer.echo(json.dumps(shown, indent=2))
     else:
         typer.echo(_table(components))
         if settings.embedded:
             typer.echo(f"Temporal Web UI: {settings.ui_url}")
         typer.echo(_sandbox_line())
+        if views is not None:
+            typer.echo("Inboxes:" if views else "Inboxes: no agents yet")
+            for line in inbox_lines(views):
+                typer.echo(line)
     if not all(c.healthy for c in components):
         raise typer.Exit(1)

@@ -162,10 +162,9 @@ PersonaText = Annotated[
 """A seed persona, validated by :func:`clean_text`."""
 
 
-NAME_PATTERN = (
-    "^[^\\u0000-\\u001F\\u007F-\\u009F\\u061C\\u200E\\u200F\\u202A-\\u202E\\u2066-\\u2069]*"
-    "\\S[^\\u0000-\\u001F\\u007F-\\u009F\\u061C\\u200E\\u200F\\u202A-\\u202E\\u2066-\\u2069]*$"
-)
+_NAME_REFUSED = "\\u0000-\\u001F\\u007F-\\u009F\\u061C\\u200E\\u200F\\u202A-\\u202E\\u2066-\\u2069"
+
+NAME_PATTERN = f"^[^{_NAME_REFUSED}]*[^\\s{_NAME_REFUSED}][^{_NAME_REFUSED}]*$"
 """JSON Schema pattern (ECMA-262) of a :data:`Name`: a visible character, no control characters
 and no bidirectional controls."""
 

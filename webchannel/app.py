@@ -9,12 +9,13 @@ from pathlib import Path
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
+from starlette.exceptions import HTTPException
 from temporalio.client import Client
 
 from schemas.settings import Settings
 from usecases import delivery
 from usecases.store import open_store
-from webchannel.body import DEFAULT_MAX_BODY_BYTES, BodyError
+from webchannel.body import DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_BODY_BYTES, BodyError
 from webchannel.limits import DEFAULT_BURST, DEFAULT_PER_MINUTE, MessageLimits
 from webchannel.routes import body_error, router
 from webchannel.state import WebState
@@ -34,6 +35,7 @@ def create_app(
     *,
     client: Client | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT_S,
     messages_per_minute: int = DEFAULT_PER_MINUTE,
     burst: int = DEFAULT_BURST,
 ) -> FastAPI:
@@ -44,6 +46,7 @@ def create_app(
         client: A connected Temporal client to use (tests share theirs); by default the
             service connects when it starts.
         max_body_bytes: Request bodies past this size are refused with 413.
+        body_timeout: Seconds a client has to send a body once its headers are in (then 408).
         messages_per_minute: Messages each token may post a minute (0: no limit); past it,
             and past ``burst`` back to back, a message is refused with 429.
         burst: Messages a token may post back to back after a quiet spell.
@@ -60,6 +63,7 @@ def create_app(
                 client=connected,
                 max_body_bytes=max_body_bytes,
                 limits=limits,
+                body_timeout_s=body_timeout,
             )
             yield
 
@@ -72,6 +76,8 @@ def create_app(
     app.include_router(router)
     app.add_exception_handler(BodyError, body_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(Exception, _server_error)
 
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:
@@ -79,6 +85,31 @@ def create_app(
         return FileResponse(PAGE, media_type="text/html")
 
     return app
+
+
+def _http_error(request: Request, err: Exception) -> JSONResponse:
+    """Every ``HTTPException`` as JSON, Starlette's own (no such path, wrong method) included."""
+    assert isinstance(err, HTTPException)
+    detail = str(err.detail)
+    # Starlette's routing says only "Not Found" or "Method Not Allowed": say what to do.
+    if err.status_code == 404 and detail == "Not Found":
+        detail = f"there is no {request.url.path}: the API is described at /openapi.json"
+    elif err.status_code == 405 and detail == "Method Not Allowed":
+        allowed = (err.headers or {}).get("Allow", "")
+        detail = f"{request.method} is not allowed on {request.url.path}: use {allowed}"
+    return JSONResponse({"detail": detail}, err.status_code, headers=err.headers)
+
+
+def _server_error(_: Request, __: Exception) -> JSONResponse:
+    """A bug, answered as one line that names no internals.
+
+    Starlette raises the exception again once this answer is sent, so the server logs its
+    traceback.
+    """
+    return JSONResponse(
+        {"detail": "the service failed on this request: retry it, and report it if it persists"},
+        500,
+    )
 
 
 def _validation_error(_: Request, err: Exception) -> JSONResponse:

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated, Any
 
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+
+from schemas.channel_names import ChannelName
 from schemas.events import CompletionMarker, ReceiptStatus, Speaker
+from schemas.ids import ULID_PATTERN
+from schemas.text import MessageText
+
+EventId = Annotated[str, WithJsonSchema({"type": "string", "pattern": ULID_PATTERN})]
+"""An event ID as published; the route checks it, so a bad one is named as the event ID."""
 
 
 class WebMessage(BaseModel):
@@ -12,17 +20,17 @@ class WebMessage(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    event_id: str | None = Field(
+    event_id: EventId | None = Field(
         default=None,
         description="A ULID you generate once per message: the idempotency key. Omit it and "
         "the service generates one (then a retry is a new message).",
     )
-    channel: str = Field(
+    channel: ChannelName = Field(
         description="The room, thread or inbox on the web service (`web:<channel>`); memory is "
         "compartmentalised by channel."
     )
     speaker: Speaker = Field(description="Who said it, as your system knows them.")
-    text: str = Field(description="What was said: 1-32,000 characters, no NUL.")
+    text: MessageText = Field(description="What was said: 1-32,000 characters, no NUL.")
     addressed: bool = Field(
         default=True, description="False when the agent merely overheard it (group chats)."
     )
@@ -50,3 +58,29 @@ class Problem(BaseModel):
     """Every refusal: one line that names what to fix."""
 
     detail: str
+
+
+def inline_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """``model``'s JSON Schema with every ``$defs`` entry written in place.
+
+    A schema placed by hand in an OpenAPI document (a body the route reads itself) cannot
+    point at ``#/$defs/...``: that is not where the document keeps them. The models here nest
+    without cycles, so writing each definition where it is used always ends.
+    """
+    schema = model.model_json_schema()
+    defs: dict[str, Any] = schema.pop("$defs", {})
+    prefix = "#/$defs/"
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith(prefix):
+                rest = {k: v for k, v in node.items() if k != "$ref"}
+                return {**resolve(defs[ref.removeprefix(prefix)]), **resolve(rest)}
+            return {key: resolve(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [resolve(item) for item in node]
+        return node
+
+    resolved: dict[str, Any] = resolve(schema)
+    return resolved

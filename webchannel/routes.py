@@ -11,13 +11,14 @@ import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Request
+from fastapi import APIRouter, Depends, Header, HTTPException, Path, Request
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import ValidationError
+from pydantic import ValidationError, WithJsonSchema
 from temporalio.service import RPCError, RPCStatusCode
 
+from schemas.channel_names import CHANNEL_NAME_PATTERN
 from schemas.events import ChannelRef, CompletionMarker, InboundEvent, Receipt, ReceiptStatus
-from schemas.ids import InvalidIdError, check_handle, check_ulid
+from schemas.ids import HANDLE_PATTERN, ULID_PATTERN, InvalidIdError, check_handle, check_ulid
 from temporal.inbox import SubmitRejectedError
 from usecases import delivery
 from usecases.agents import agent_exists
@@ -27,7 +28,7 @@ from usecases.tokens import TokenPublic
 from webchannel.auth import allow, integrator
 from webchannel.body import BodyError, first_error, parse, read_capped
 from webchannel.limits import retry_after
-from webchannel.models import Problem, WebMessage, WebReceipt
+from webchannel.models import Problem, WebMessage, WebReceipt, inline_schema
 from webchannel.sse import with_keepalive
 from webchannel.state import WebState, web_state
 
@@ -40,6 +41,27 @@ _PREFER_WAIT = re.compile(r"\bwait=(\d+(?:\.\d+)?)")
 
 Token = Annotated[TokenPublic, Depends(integrator)]
 State = Annotated[WebState, Depends(web_state)]
+# The patterns are published for clients; the routes check the values themselves, so a bad one
+# is refused (400) with a line that names it rather than with the pattern.
+Handle = Annotated[
+    str, Path(description="The agent's handle.", json_schema_extra={"pattern": HANDLE_PATTERN})
+]
+EventIdPath = Annotated[
+    str, Path(description="The event's ULID.", json_schema_extra={"pattern": ULID_PATTERN})
+]
+ChannelPath = Annotated[
+    str,
+    Path(
+        description="The channel's name on the web service.",
+        json_schema_extra={"pattern": CHANNEL_NAME_PATTERN},
+    ),
+]
+
+# A header is absent or a string: published as a string, not as "string or null".
+_HEADER = WithJsonSchema({"type": "string"})
+
+RETRY_BUSY_S = 5
+"""``Retry-After`` when the agent already has as many messages in flight as Temporal allows."""
 
 _REFUSALS: dict[int | str, dict[str, Any]] = {
     status: {"model": Problem, "description": description}
@@ -48,6 +70,8 @@ _REFUSALS: dict[int | str, dict[str, Any]] = {
         401: "The bearer token is missing, unknown or revoked.",
         403: "The token is not for this agent.",
         404: "No such agent (or, for a marker, not known yet).",
+        422: "A parameter breaks a rule; the parameter is named.",
+        500: "A bug in the service: retry, and report it if it persists.",
     }.items()
 }
 
@@ -126,26 +150,32 @@ def _receipt(receipt: Receipt, event: InboundEvent) -> WebReceipt:
     responses={
         **_REFUSALS,
         200: {"model": WebReceipt, "description": "Completed within `Prefer: wait=N`."},
+        408: {"model": Problem, "description": "The body did not arrive in time."},
         409: {"model": Problem, "description": "The event ID was used for a different event."},
         413: {"model": Problem, "description": "The body is over the service's size cap."},
         422: {"model": Problem, "description": "A field breaks a rule; the field is named."},
         429: {"model": Problem, "description": "The token posted over its rate; see Retry-After."},
-        503: {"model": Problem, "description": "No worker serves, or Temporal is unreachable."},
+        503: {
+            "model": Problem,
+            "description": "No worker serves, Temporal is unreachable, or the agent has as many "
+            "messages in flight as Temporal allows (10): resend after Retry-After.",
+        },
     },
     openapi_extra={
         "requestBody": {
             "required": True,
-            "content": {"application/json": {"schema": WebMessage.model_json_schema()}},
+            "content": {"application/json": {"schema": inline_schema(WebMessage)}},
         }
     },
 )
 async def post_message(
-    handle: str,
+    handle: Handle,
     request: Request,
     token: Token,
     state: State,
     prefer: Annotated[
         str | None,
+        _HEADER,
         Header(description="`wait=N`: wait up to N seconds (at most 60) for the reply."),
     ] = None,
 ) -> Any:
@@ -158,7 +188,8 @@ async def post_message(
     """
     handle = await _agent(state, token, handle)
     _within_rate(state, token)
-    message = parse(await read_capped(request, limit=state.max_body_bytes), WebMessage)
+    raw = await read_capped(request, limit=state.max_body_bytes, timeout=state.body_timeout_s)
+    message = parse(raw, WebMessage)
     event = _event(handle, message)
     try:
         if event.stream:
@@ -192,6 +223,17 @@ async def post_message(
     except SubmitRejectedError as err:
         status = 409 if "already used" in str(err) else 422
         raise HTTPException(status, str(err).splitlines()[0]) from None
+    except RPCError as err:
+        if err.status is not RPCStatusCode.RESOURCE_EXHAUSTED:
+            raise
+        # Temporal holds at most 10 updates in flight per workflow (each message is one until
+        # the agent answers it): past that the agent is busy, not broken.
+        raise HTTPException(
+            503,
+            f"agent {handle!r} has as many messages in flight as it may hold: resend in "
+            f"{RETRY_BUSY_S} s with the same event_id {event.event_id}",
+            {"Retry-After": str(RETRY_BUSY_S)},
+        ) from None
     # How long the agent's inbox took (the shared use case): the rest is the web channel's own.
     agent_ms = (time.perf_counter() - submitting) * 1000
     body = _receipt(receipt, event).model_dump(mode="json")
@@ -206,9 +248,14 @@ async def post_message(
 @router.get(
     "/agents/{handle}/markers/{event_id}",
     response_model=CompletionMarker,
-    responses=_REFUSALS,
+    responses={
+        **_REFUSALS,
+        503: {"model": Problem, "description": "The agent could not be asked just now."},
+    },
 )
-async def get_marker(handle: str, event_id: str, token: Token, state: State) -> CompletionMarker:
+async def get_marker(
+    handle: Handle, event_id: EventIdPath, token: Token, state: State
+) -> CompletionMarker:
     """The completion marker of an event: how the agent answered it (404 until it has).
 
     Markers are kept for about an hour after completion.
@@ -238,18 +285,24 @@ async def get_marker(handle: str, event_id: str, token: Token, state: State) -> 
         200: {
             "content": {"text/event-stream": {}},
             "description": "Server-sent events: `delta` (a piece of a reply being written, no "
-            "ID), `reply` and `unprompted` (each with its message ID as the event ID). Send "
+            "ID), `reply` and `unprompted` (each with its message ID as the event ID; a "
+            "`reply` and a `delta` name the posted event they answer in `event_id`). Send "
             "`Last-Event-ID` when reconnecting to get what was sent since, once.",
         },
     },
 )
 async def stream_channel(
-    handle: str,
-    channel: str,
+    handle: Handle,
+    channel: ChannelPath,
     token: Token,
     state: State,
     last_event_id: Annotated[
-        str | None, Header(description="The last message ID seen: resume after it.")
+        str | None,
+        WithJsonSchema({"type": "string", "pattern": ULID_PATTERN}),
+        Header(
+            description="The last message ID seen: resume after it. Or the `event_id` of a "
+            "message you posted: resume from its reply."
+        ),
     ] = None,
 ) -> StreamingResponse:
     """Follow web channel ``channel`` of agent ``handle``: deltas, replies, unprompted messages."""
@@ -258,7 +311,8 @@ async def stream_channel(
         where = ChannelRef(service="web", channel=channel)
     except ValidationError as err:
         raise HTTPException(400, f"channel {channel!r}: {first_error(err)}") from None
-    after = _ulid(last_event_id, "Last-Event-ID") if last_event_id else None
+    # An empty header is no ID either: refused, not read as "from the start".
+    after = _ulid(last_event_id, "Last-Event-ID") if last_event_id is not None else None
 
     async def events() -> AsyncIterator[str]:
         async with channel_feed(
@@ -280,4 +334,7 @@ async def stream_channel(
 def body_error(_: Request, err: Exception) -> JSONResponse:
     """A refused body as ``{"detail": ...}`` with its status (an exception handler)."""
     assert isinstance(err, BodyError)
-    return JSONResponse({"detail": err.detail}, status_code=err.status)
+    # A body refused before it was read whole leaves the rest in flight: end the connection.
+    unread = err.status in (408, 413)
+    headers = {"Connection": "close"} if unread else None
+    return JSONResponse({"detail": err.detail}, status_code=err.status, headers=headers)

@@ -9,6 +9,7 @@ from temporalio.client import Client
 
 from schemas.settings import Settings
 from store.db import Database
+from webchannel.body import DEFAULT_BODY_TIMEOUT_S
 from webchannel.limits import MessageLimits
 
 
@@ -21,6 +22,8 @@ class WebState:
     client: Client
     max_body_bytes: int
     limits: MessageLimits
+    body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S
+    """Seconds a client has to send a request's body once its headers are in (then 408)."""
 
 
 def web_state(request: Request) -> WebState:

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from temporalio import workflow
 
-OLDEST_WAITING = "persyn_inbox_oldest_waiting_timestamp"
+OLDEST_WAITING = "persyn_inbox_oldest_waiting_timestamp_seconds"
 """Gauge per agent: Unix time the oldest event still waiting for its marker (queued or in
 flight) was taken; 0 when the inbox is empty."""
 

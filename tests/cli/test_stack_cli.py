@@ -68,7 +68,7 @@ def test_up_status_talk_down_up(home: dict[str, str]) -> None:
 
     status = persyn(home, "status", "--json")
     assert status.returncode == 0, status.stderr
-    components = {c["name"]: c for c in json.loads(status.stdout)}
+    components = {c["name"]: c for c in json.loads(status.stdout)["components"]}
     assert set(components) == {"temporal", "web-ui", "postgres", "worker"}
     assert all(c["healthy"] for c in components.values())
     assert "pgvector" in components["postgres"]["detail"]

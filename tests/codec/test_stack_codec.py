@@ -87,7 +87,7 @@ def test_up_runs_the_codec_endpoint_and_shred_makes_history_unreadable(
     assert (Path(home["PERSYN_HOME"]) / "codec-master.key").stat().st_mode & 0o077 == 0
     status = run(home, *PERSYN, "status", "--json")
     assert status.returncode == 0, status.stdout + status.stderr
-    [codec_endpoint] = [c for c in json.loads(status.stdout) if c["name"] == "codec"]
+    [codec_endpoint] = [c for c in json.loads(status.stdout)["components"] if c["name"] == "codec"]
     assert codec_endpoint["healthy"] and codec_endpoint["pid"] is not None
 
     created = run(home, *PERSYN, "agent", "create", "ada", "--name", "Ada", "--persona", "Kind.")

@@ -31,6 +31,8 @@ from temporal.client import interceptors
 from tests.harness import Stack, running_worker
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+OLDEST_WAITING_SERIES = "persyn_inbox_oldest_waiting_timestamp_seconds"
+"""The inbox gauge as Prometheus names it (``workflows.inbox_metrics``, unit seconds)."""
 _SUFFIXES = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count"), "gauge": ("",)}
 
 
@@ -122,3 +124,10 @@ def test_the_alert_rules_use_only_exported_metrics(scrape: Scrape) -> None:
     names = referenced(expressions)
     assert "persyn_turn_latency_seconds_bucket" in names
     assert names - scrape.declared == set()
+
+
+def test_the_inbox_publishes_since_when_its_oldest_event_waits(scrape: Scrape) -> None:
+    # Both messages were answered, so nothing waits: the gauge says 0 for the agent.
+    samples = [s for s in scrape.samples if s.name == OLDEST_WAITING_SERIES]
+    assert samples and all(s.value == 0 for s in samples)
+    assert all(s.labels.get("agent") for s in samples)

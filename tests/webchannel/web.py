@@ -19,7 +19,9 @@ from temporal.devserver import free_port
 from tests.harness import until
 from usecases.tokens import create_token
 from webchannel.app import create_app
+from webchannel.body import DEFAULT_BODY_TIMEOUT_S
 from webchannel.limits import DEFAULT_BURST, DEFAULT_PER_MINUTE
+from webchannel.server import DEFAULT_HEADER_TIMEOUT_S, server_config
 
 
 @dataclass
@@ -44,6 +46,8 @@ async def serving(
     max_body_bytes: int = 65_536,
     messages_per_minute: int = DEFAULT_PER_MINUTE,
     burst: int = DEFAULT_BURST,
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT_S,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT_S,
 ) -> AsyncIterator[Served]:
     """``persyn serve`` as a task of this loop, with a fresh token for every agent."""
     port = free_port()
@@ -53,10 +57,17 @@ async def serving(
         max_body_bytes=max_body_bytes,
         messages_per_minute=messages_per_minute,
         burst=burst,
+        body_timeout=body_timeout,
     )
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    config = server_config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        header_timeout=header_timeout,
+        log_level="warning",
+        lifespan="on",
     )
+    server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     await until(lambda: server.started, timeout=20)
     _, token = await create_token(settings=settings, name="tests")

@@ -124,7 +124,7 @@ def test_status_shows_the_model_server_as_a_component(home: dict[str, str]) -> N
     settings = settings_of(home)
     status = persyn(home, "status", "--json")
     assert status.returncode == 0, status.stderr
-    server = next(c for c in json.loads(status.stdout) if c["name"] == "model-server")
+    server = next(c for c in json.loads(status.stdout)["components"] if c["name"] == "model-server")
     assert server["healthy"] is True
     assert server["address"] == base_url(settings)
     assert server["pid"] == live(settings, MODEL_SERVER)

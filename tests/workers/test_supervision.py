@@ -83,7 +83,7 @@ def settings_of(env: dict[str, str]) -> Settings:
 
 def worker_status(env: dict[str, str]) -> dict[str, object]:
     status = persyn(env, "status", "--json")
-    return next(c for c in json.loads(status.stdout) if c["name"] == "worker")
+    return next(c for c in json.loads(status.stdout)["components"] if c["name"] == "worker")
 
 
 def pid_of(env: dict[str, str], name: str) -> int:

@@ -25,6 +25,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
 from activities.gateway.providers.scripted import ScriptedProvider
+from cli.stack import inbox_lines
 from contract import names
 from schemas.agents import AgentStatus
 from schemas.events import ChannelRef, CompletionMarker, Outcome
@@ -34,7 +35,7 @@ from store.db import Database
 from temporal import inbox
 from tests.harness import Harness, Stack, close_dependencies, dependencies, event, unique, until
 from tests.schemas.test_hostile_text import STRING_FIELDS, hostile_text
-from usecases.inboxes import current_details
+from usecases.inboxes import current_details, inbox_view
 from workers.build import build_worker
 from workflows.agent import RESOLVE_STEP
 
@@ -221,6 +222,13 @@ async def test_a_step_that_keeps_failing_is_visible_then_ends_within_its_bound(
         assert flight.step == RESOLVE_STEP and "connection lost" in (flight.last_error or "")
         details = await current_details(agent)
         assert details is not None and f"step '{RESOLVE_STEP}' is retrying" in details
+        # persyn status shows the same, with ages.
+        view = await inbox_view(skipping.client, handle)
+        assert view.queued == 1 and view.oldest_waiting_seconds is not None
+        assert view.in_flight is not None and view.in_flight.step == RESOLVE_STEP
+        shown = "\n".join(inbox_lines([view]))
+        assert f"in flight: event {stuck.event_id}" in shown
+        assert f"step '{RESOLVE_STEP}', attempt" in shown and "connection lost" in shown
 
         # Past the step's bound the event fails, naming the step, and the next is answered.
         await skipping.sleep(timedelta(minutes=3))
