@@ -56,10 +56,16 @@ def render(handle: str, status: HeartbeatStatus) -> str:
         )
     if record.state is HeartbeatState.DELETED:
         when = f"{record.deleted_at:%Y-%m-%d %H:%M} UTC" if record.deleted_at else "earlier"
-        return (
+        asleep = (
             f"{handle} is asleep: its heartbeat was deleted {when}. It wakes only for inbound "
             f"messages; `persyn heartbeat restore --agent {handle}` restores it."
         )
+        if status.held_reminders:
+            asleep += (
+                f"\n{status.held_reminders} reminder(s) came due while it slept; they are "
+                "delivered when it is restored."
+            )
+        return asleep
     lines = [f"{handle}'s heartbeat is active: every {record.interval_minutes:g} minutes"]
     if status.next_fire_at:
         lines.append(f"next beat:   {status.next_fire_at:%Y-%m-%d %H:%M:%S} UTC")

@@ -80,11 +80,18 @@ class ReminderKind(StrEnum):
 
 
 class ReminderStatus(StrEnum):
-    """Where a reminder stands. Only ``active`` ones have a schedule."""
+    """Where a reminder stands. Only ``active`` ones have a schedule that fires again."""
 
     ACTIVE = "active"
     DONE = "done"
     CANCELLED = "cancelled"
+    DUE_WHILE_DORMANT = "due_while_dormant"
+    """A one-shot reminder that came due while the agent slept (its heartbeat deleted): held,
+    undelivered, until the agent wakes (``persyn heartbeat restore``); then delivered and done."""
+
+
+DORMANT_REASON = "due while dormant: held until the agent wakes (persyn heartbeat restore)"
+"""Why a reminder's firing was not delivered while the agent slept; it is delivered on waking."""
 
 
 class Recurrence(Wire):
@@ -138,6 +145,9 @@ class HeartbeatStatus(Wire):
     paused: bool = False
     next_fire_at: AwareDatetime | None = None
     recent_fires: list[AwareDatetime] = Field(default_factory=list)
+    held_reminders: int = Field(
+        default=0, ge=0, description="Reminders that came due while asleep, held until it wakes."
+    )
 
 
 class GoalStatus(StrEnum):

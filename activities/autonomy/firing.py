@@ -1,21 +1,27 @@
 """Turning a schedule's firing into an impulse in the agent's inbox.
 
 ``claim`` decides (once per firing, by the impulse's event ID) whether the firing is delivered:
-a reminder that was cancelled meanwhile, or an agent whose heartbeat was deleted (asleep), is
-logged and skipped. ``deliver`` puts the impulse in ``agent/{handle}`` through the internal
-``impulse`` signal (signal-with-start, idempotent by event ID); the agent builds the event on
-its own channel, so the trigger is never a field a client could set. ``retire`` removes a
-fired one-shot reminder's schedule.
+a reminder that was cancelled meanwhile is logged and skipped, and so is a heartbeat while the
+agent sleeps (its heartbeat deleted). A reminder that comes due while the agent sleeps is held,
+not lost: its firing is logged with :data:`DORMANT_REASON`, a one-shot reminder is kept as
+``due_while_dormant`` instead of being retired, and the reminder is delivered when the agent
+wakes (``activities.autonomy.held``), its impulse saying when it came due. ``deliver`` puts the
+impulse in ``agent/{handle}`` through the internal ``impulse`` signal (signal-with-start,
+idempotent by event ID); the agent builds the event on its own channel, so the trigger is never
+a field a client could set. ``retire`` removes a fired one-shot reminder's schedule.
 """
 
 from __future__ import annotations
 
 import logging
+from datetime import UTC
 
+from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio import activity
 from temporalio.client import Client
 
 from schemas.autonomy import (
+    DORMANT_REASON,
     ClaimFiringInput,
     DeliverImpulseInput,
     Firing,
@@ -29,7 +35,15 @@ from schemas.autonomy import (
 from schemas.events import ChannelRef, ImpulseInput, Trigger
 from schemas.records import Done
 from store.db import Database
-from store.queries.autonomy import claim_firing, get_heartbeat, get_reminder, save_reminder
+from store.queries.autonomy import (
+    claim_firing,
+    get_heartbeat,
+    get_reminder,
+    held_firings,
+    hold_reminder,
+    save_reminder,
+)
+from store.tables.autonomy import ReminderRow
 from store.tables.columns import utcnow
 from temporal import inbox, schedules_autonomy
 
@@ -40,6 +54,24 @@ HEARTBEAT_TEXT = (
     "then act on it with your tools: update or retire goals, pursue an open goal, set a "
     "reminder, or message someone. If nothing needs doing, say so in a sentence."
 )
+
+
+_WANTED = (ReminderStatus.ACTIVE.value, ReminderStatus.DUE_WHILE_DORMANT.value)
+"""Reminder states whose firing is still delivered: active, or held while the agent slept."""
+
+
+async def _reminder_text(session: AsyncSession, reminder: ReminderRow) -> str:
+    """The impulse's words: the objective, and when it came due if the agent slept through it."""
+    held = (await held_firings(session, agent=reminder.agent, reminder_id=reminder.id)).get(
+        reminder.id
+    )
+    if held is None:
+        return f"Reminder you set for yourself: {reminder.objective}"
+    when = held.fired_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return (
+        f"Reminder you set for yourself (it came due at {when} while you were dormant): "
+        f"{reminder.objective}"
+    )
 
 
 def trigger_of(kind: FiringKind) -> Trigger:
@@ -61,7 +93,11 @@ class FiringActivities:
 
     @activity.defn(name="autonomy.claim_firing")
     async def claim_firing(self, data: ClaimFiringInput) -> Firing:
-        """Log the firing and say whether to deliver it (a retry claims the same firing)."""
+        """Log the firing and say whether to deliver it (a retry claims the same firing).
+
+        A reminder due while the agent sleeps is held (never retired undelivered); a one-shot
+        held so is ``due_while_dormant`` until the agent wakes and it is delivered.
+        """
         async with self._db.session() as session:
             heartbeat = await get_heartbeat(session, agent=data.agent)
             asleep = heartbeat is not None and heartbeat.state == HeartbeatState.DELETED.value
@@ -72,12 +108,14 @@ class FiringActivities:
                     if data.reminder_id
                     else None
                 )
-                if reminder is None or reminder.status != ReminderStatus.ACTIVE.value:
+                if reminder is None or reminder.status not in _WANTED:
                     reason = "the reminder is no longer active"
+                elif asleep:
+                    reason, objective = DORMANT_REASON, reminder.objective
                 else:
                     objective = reminder.objective
                     one_shot = reminder.kind == ReminderKind.ONE_SHOT.value
-                    text = f"Reminder you set for yourself: {reminder.objective}"
+                    text = await _reminder_text(session, reminder)
             if reason is None and asleep:
                 reason = "asleep: the heartbeat is deleted, so no autonomous activity"
             await claim_firing(
@@ -91,6 +129,8 @@ class FiringActivities:
                 reason=reason,
                 at=data.fired_at,
             )
+            if reason == DORMANT_REASON and data.reminder_id is not None:
+                await hold_reminder(session, reminder_id=data.reminder_id, at=data.fired_at)
         return Firing(
             deliver=reason is None,
             event_id=data.event_id,
@@ -123,7 +163,7 @@ class FiringActivities:
         """A one-shot reminder fired: mark it done, then delete its schedule."""
         async with self._db.session() as session:
             row = await get_reminder(session, reminder_id=data.reminder_id, agent=data.agent)
-            if row is not None and row.status == ReminderStatus.ACTIVE.value:
+            if row is not None and row.status in _WANTED:
                 row.status, row.updated_at = ReminderStatus.DONE.value, utcnow()
                 await save_reminder(session, row)
         await schedules_autonomy.remove(

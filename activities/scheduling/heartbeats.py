@@ -5,7 +5,9 @@ inserts the row only if the agent never had one, so a second ``agent create``, a
 redeploy can never bring back a heartbeat the operator deleted. :meth:`Heartbeats.reconcile`
 (run by every worker at start) makes the schedules match the rows: active rows get their
 schedule back (say, after a Temporal server lost its state), deleted rows lose theirs, and
-agents created before heartbeats existed are bootstrapped, once.
+agents created before heartbeats existed are bootstrapped, once. Waking (a restore, or a worker
+start finding the agent awake) delivers the reminders that came due while it slept
+(``activities.autonomy.held``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from datetime import datetime
 
 from temporalio.client import Client, Schedule
 
+from activities.autonomy.held import HeldReminders
 from contract import names
 from schemas.autonomy import AutonomySettings, HeartbeatState, HeartbeatStatus
 from schemas.settings import Settings
@@ -46,6 +49,8 @@ class Reconciled:
     created: int = 0
     removed: int = 0
     bootstrapped: int = 0
+    woken: int = 0
+    """Reminders held while their agent slept, delivered now."""
 
 
 class Heartbeats:
@@ -55,6 +60,7 @@ class Heartbeats:
         self._db = db
         self._client = client
         self._settings = settings
+        self._held = HeldReminders(db, client)
 
     def _schedule(self, row: HeartbeatRow) -> Schedule:
         return schedules.heartbeat_schedule(
@@ -99,7 +105,10 @@ class Heartbeats:
         return await self.status(agent=agent)
 
     async def restore(self, *, agent: str, task_queue: str, now: datetime) -> HeartbeatStatus:
-        """Wake the agent's idle cognition again (also starts a never-bootstrapped one)."""
+        """Wake the agent's idle cognition again (also starts a never-bootstrapped one).
+
+        The reminders that came due while it slept are delivered now, once each.
+        """
         async with self._db.session() as session:
             await bootstrap_heartbeat(
                 session,
@@ -115,6 +124,7 @@ class Heartbeats:
         await schedules.replace(
             self._client, names.heartbeat_schedule_id(agent), self._schedule(row)
         )
+        await self._held.deliver(agent=agent)
         return await self.status(agent=agent)
 
     async def trigger(self, *, agent: str) -> None:
@@ -148,11 +158,12 @@ class Heartbeats:
             recent_fires=[a.scheduled_at for a in description.info.recent_actions]
             if description
             else [],
+            held_reminders=await self._held.count(agent=agent),
         )
 
     async def reconcile(self, *, task_queue: str, now: datetime) -> Reconciled:
         """Make every schedule match its row; bootstrap agents that never had a heartbeat."""
-        created = removed = bootstrapped = 0
+        created = removed = bootstrapped = woken = 0
         async with self._db.session() as session:
             missing = await agents_without_heartbeat(session)
         for agent in missing:
@@ -168,16 +179,20 @@ class Heartbeats:
                 async with self._db.session() as session:
                     again = await get_heartbeat(session, agent=row.agent)
                 if again is None or again.state != HeartbeatState.DELETED.value:
+                    # Awake: deliver what a restore cut short, or a firing held as it woke.
+                    woken += len(await self._held.deliver(agent=row.agent))
                     continue  # still active; a delete that raced us is undone just below
             removed += int(await schedules.remove(self._client, schedule_id))
-        if created or removed or bootstrapped:
+        if created or removed or bootstrapped or woken:
             log.info(
-                "heartbeats reconciled: %d bootstrapped, %d schedules restored, %d removed",
+                "heartbeats reconciled: %d bootstrapped, %d schedules restored, %d removed, "
+                "%d held reminders delivered",
                 bootstrapped,
                 created,
                 removed,
+                woken,
             )
-        return Reconciled(created=created, removed=removed, bootstrapped=bootstrapped)
+        return Reconciled(created=created, removed=removed, bootstrapped=bootstrapped, woken=woken)
 
 
 async def reconcile_heartbeats(client: Client, settings: Settings) -> Reconciled | None:

@@ -237,7 +237,8 @@ class Reminders:
             ReminderError: No such reminder (of this agent).
         """
         row = await self._row(reminder_id, agent)
-        if row.status == ReminderStatus.ACTIVE.value:
+        # A reminder held while the agent slept is still wanted, so it can be cancelled too.
+        if row.status in (ReminderStatus.ACTIVE.value, ReminderStatus.DUE_WHILE_DORMANT.value):
             row.status, row.updated_at = ReminderStatus.CANCELLED.value, now
             async with self._db.session() as session:
                 row = await save_reminder(session, row)
@@ -255,8 +256,9 @@ class Reminders:
     async def list(
         self, *, agent: str | None, include_finished: bool = False
     ) -> list[ReminderPublic]:
-        """The reminders (active ones unless ``include_finished``), oldest first."""
-        statuses = () if include_finished else (ReminderStatus.ACTIVE,)
+        """The reminders (active or held ones unless ``include_finished``), oldest first."""
+        pending = (ReminderStatus.ACTIVE, ReminderStatus.DUE_WHILE_DORMANT)
+        statuses = () if include_finished else pending
         async with self._db.session() as session:
             rows = await list_reminders(session, agent=agent, statuses=statuses)
         return [await self._public(row) for row in rows]

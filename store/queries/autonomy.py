@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import func, update
+from sqlalchemy import func, or_, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.autonomy import (
+    DORMANT_REASON,
     AutonomyEntry,
     FiringKind,
     HeartbeatRecord,
@@ -204,6 +205,54 @@ async def claim_firing(
         )
     await session.commit()
     return fresh
+
+
+async def hold_reminder(session: AsyncSession, *, reminder_id: str, at: datetime) -> None:
+    """A one-shot reminder came due while its agent slept: keep it, undelivered, until it wakes."""
+    await session.exec(
+        update(ReminderRow)
+        .where(
+            col(ReminderRow.id) == reminder_id,
+            col(ReminderRow.status) == ReminderStatus.ACTIVE.value,
+        )
+        .values(status=ReminderStatus.DUE_WHILE_DORMANT.value, updated_at=at)
+    )
+    await session.commit()
+
+
+async def held_firings(
+    session: AsyncSession, *, agent: str, reminder_id: str | None = None
+) -> dict[str, AutonomyLogRow]:
+    """Reminders that came due while the agent slept and were not delivered since.
+
+    Returns:
+        Each such reminder's ID with its earliest held firing. A reminder is held while it is
+        still wanted (active, or a one-shot held as ``due_while_dormant``) and has a firing
+        logged with :data:`DORMANT_REASON` after its last delivered one.
+    """
+    query = (
+        select(AutonomyLogRow, ReminderRow)
+        .join(ReminderRow, col(ReminderRow.id) == col(AutonomyLogRow.reminder_id))
+        .where(
+            AutonomyLogRow.agent == agent,
+            col(AutonomyLogRow.delivered).is_(False),
+            AutonomyLogRow.reason == DORMANT_REASON,
+            col(ReminderRow.status).in_(
+                [ReminderStatus.ACTIVE.value, ReminderStatus.DUE_WHILE_DORMANT.value]
+            ),
+            or_(
+                col(ReminderRow.last_fired_at).is_(None),
+                col(AutonomyLogRow.fired_at) > col(ReminderRow.last_fired_at),
+            ),
+        )
+        .order_by(col(AutonomyLogRow.fired_at))
+    )
+    if reminder_id is not None:
+        query = query.where(col(ReminderRow.id) == reminder_id)
+    held: dict[str, AutonomyLogRow] = {}
+    for firing, reminder in await session.exec(query):
+        held.setdefault(reminder.id, firing)
+    return held
 
 
 async def get_firing(session: AsyncSession, *, event_id: str) -> AutonomyLogRow | None:

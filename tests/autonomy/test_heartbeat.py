@@ -14,15 +14,17 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
+from activities.autonomy.held import wake_run_id
 from activities.gateway.providers.scripted import ScriptRule
 from activities.scheduling.heartbeats import Heartbeats, reconcile_heartbeats
 from activities.scheduling.reminders import Reminders
 from cli import heartbeat as heartbeat_cli
 from contract import names
-from schemas.autonomy import HeartbeatState
+from schemas.autonomy import DORMANT_REASON, FiringResult, HeartbeatState
 from schemas.events import Outcome
 from schemas.settings import Settings
 from store.embedded import EmbeddedPostgres
+from store.queries.autonomy import held_firings
 from temporal import schedules_autonomy as schedules
 from temporal import search_attributes
 from temporal.client import connect
@@ -109,7 +111,7 @@ async def test_a_deleted_heartbeat_stays_deleted_across_a_full_restart_and_resto
         assert not status.scheduled
         assert await schedules.describe(client, names.heartbeat_schedule_id(handle)) is None
 
-        # Asleep: its reminders do not wake it either...
+        # Asleep: its reminders do not wake it either, but they are held, not lost...
         reminders = Reminders(harness.db, client, settings.autonomy)
         reminder = await reminders.create(
             agent=handle,
@@ -122,11 +124,10 @@ async def test_a_deleted_heartbeat_stays_deleted_across_a_full_restart_and_resto
         await client.get_schedule_handle(reminder_schedule).trigger()
         await until(lambda: _fired(client, reminder_schedule))
         skipped = await fired_run(client, reminder_schedule)
-        assert not skipped.delivered and skipped.reason is not None
-        assert skipped.reason.startswith("asleep")
-        await reminders.cancel(
-            agent=handle, reminder_id=reminder.reminder_id, now=datetime.now(UTC)
-        )
+        assert not skipped.delivered and skipped.reason == DORMANT_REASON
+        assert (await heartbeats.status(agent=handle)).held_reminders == 1
+        async with harness.db.session() as session:
+            [held] = (await held_firings(session, agent=handle)).values()
 
         # ...but an inbound message wakes it for that exchange, and it stays asleep after.
         receipt = await harness.say(handle, "Are you there?")
@@ -138,6 +139,16 @@ async def test_a_deleted_heartbeat_stays_deleted_across_a_full_restart_and_resto
         status = await heartbeats.restore(agent=handle, task_queue=queue, now=datetime.now(UTC))
         assert status.scheduled and status.record is not None
         assert status.record.state is HeartbeatState.ACTIVE
+        # ...and the reminder held while it slept is delivered as it wakes.
+        woke: FiringResult = await client.get_workflow_handle(
+            wake_run_id(reminder.reminder_id, held.event_id), result_type=FiringResult
+        ).result()
+        assert woke.delivered and woke.event_id is not None
+        assert (await impulse_receipt(harness, handle, woke.event_id)).marker is not None
+        assert (await heartbeats.status(agent=handle)).held_reminders == 0
+        await reminders.cancel(
+            agent=handle, reminder_id=reminder.reminder_id, now=datetime.now(UTC)
+        )
         await heartbeats.trigger(agent=handle)
         schedule_id = names.heartbeat_schedule_id(handle)
         await until(lambda: _fired(client, schedule_id))
