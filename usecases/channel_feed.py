@@ -61,7 +61,7 @@ class FeedItem:
     message_id: str | None = None
     """The outbox ID (replies and unprompted messages): what a reader resumes after."""
     event_id: str | None = None
-    """The event a delta belongs to."""
+    """The inbound event a delta or a reply belongs to (none for an unprompted message)."""
     conversation_id: str | None = None
 
 
@@ -85,6 +85,7 @@ def _item(row: OutboxRow) -> FeedItem:
         kind=FeedKind.UNPROMPTED if row.unprompted else FeedKind.REPLY,
         text=row.text,
         message_id=row.id,
+        event_id=row.event_id,
         conversation_id=row.conversation_id,
     )
 
@@ -96,7 +97,8 @@ async def channel_feed(
     """Listen to ``channel`` of agent ``handle``; yields an iterator of :class:`FeedItem`.
 
     Listening has begun once the block is entered. With ``after`` (an outbox ID the reader
-    saw), the messages sent since come first.
+    saw, or the ID of an event it posted: then that event's reply is the first), the messages
+    sent since come first.
     """
     key = channel.key
     queue: asyncio.Queue[FeedItem] = asyncio.Queue()

@@ -1,7 +1,8 @@
 """Server-sent events: one feed item as one event, with the outbox ID as its event ID.
 
 Deltas carry no ID, so a browser's ``Last-Event-ID`` is always the last reply or unprompted
-message it saw, and a reconnect resumes after it.
+message it saw, and a reconnect resumes after it. A reply's and a delta's data name the event
+they answer (``event_id``), so a client matches each reply to the message it posted.
 """
 
 from __future__ import annotations

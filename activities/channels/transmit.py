@@ -55,6 +55,7 @@ class ChannelActivities:
                 text_=text,
                 created_at=data.at,
                 delivered=delivered,
+                event_id=data.event_id,
             )
         if self._client is not None and not delivered:
             # Also on a retry: the insert may have committed just before a crash, and the

@@ -142,12 +142,12 @@ _ADD_OUTBOX = text(
     """
     WITH queued AS (
         INSERT INTO outbox (id, activation_id, agent, channel_key, conversation_id, text,
-                            unprompted, created_at, status, delivered_at)
+                            unprompted, created_at, status, delivered_at, event_id)
         VALUES (CAST(:id AS varchar), CAST(:activation_id AS varchar), CAST(:agent AS varchar),
                 CAST(:channel_key AS varchar), CAST(:conversation_id AS varchar),
                 CAST(:text AS text), CAST(:unprompted AS boolean),
                 CAST(:created_at AS timestamptz), CAST(:status AS varchar),
-                CAST(:delivered_at AS timestamptz))
+                CAST(:delivered_at AS timestamptz), CAST(:event_id AS varchar))
         ON CONFLICT (activation_id) DO NOTHING
         RETURNING id
     )
@@ -168,11 +168,13 @@ async def add_outbox(
     created_at: datetime,
     unprompted: bool = False,
     delivered: bool = False,
+    event_id: str | None = None,
 ) -> bool:
     """Queue a transmitted message once per activation and announce it; ``False`` on a retry.
 
     ``delivered``: the message has reached its people already (a reply returned to a pull
-    channel's waiting client), so it needs no delivery run (docs/channels.md).
+    channel's waiting client), so it needs no delivery run (docs/channels.md). ``event_id``:
+    the inbound event a reply answers.
     """
     connection = await session.connection()
     result = await connection.execute(
@@ -188,6 +190,7 @@ async def add_outbox(
             "created_at": created_at,
             "status": "delivered" if delivered else "pending",
             "delivered_at": created_at if delivered else None,
+            "event_id": event_id,
             "notify_channel": OUTBOX_CHANNEL,
             "payload": json.dumps({"id": message_id, "agent": agent, "channel": channel_key}),
         },

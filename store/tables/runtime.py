@@ -86,12 +86,15 @@ class OutboxRow(SQLModel, table=True):
         Index("ix_outbox_agent_created", "agent", "created_at"),
         Index("ix_outbox_status", "status", "created_at"),
         Index("ix_outbox_channel", "agent", "channel_key", "created_at"),
+        Index("ix_outbox_event", "agent", "event_id"),
     )
 
     id: str = Field(sa_column=ulid_pk())
     activation_id: str = Field(sa_column=Column(String(26), unique=True, nullable=False))
     agent: str = Field(sa_column=Column(String(32), nullable=False))
     channel_key: str
+    event_id: str | None = Field(default=None, sa_column=ulid_col(nullable=True))
+    """The inbound event a reply answers (migration 0014); none for an unprompted message."""
     conversation_id: str | None = Field(default=None, sa_column=ulid_col(nullable=True))
     text: str = Field(sa_column=Column(Text, nullable=False))
     unprompted: bool = False

@@ -103,5 +103,15 @@ async def test_every_web_command_runs_as_written(
     assert receipt["status"] == "completed" and receipt["event_id"] == "01JD3MB1C2D3E4F5G6H7J8K9M0"
     assert json.loads(marker) == receipt["marker"]
     assert receipt["marker"]["outcome"] == "spoke"
-    # The stream resumed after the posted event's ID, which names no message: no backlog.
+    # Resuming from the posted event's ID replays its reply, which names the event.
     assert stream.startswith(": listening")
+    replies = [
+        json.loads(line.removeprefix("data: "))
+        for block in stream.split("\n\n")
+        if block.startswith("event: reply")
+        for line in block.splitlines()
+        if line.startswith("data: ")
+    ]
+    assert [(r["event_id"], r["text"]) for r in replies] == [
+        (receipt["event_id"], receipt["marker"]["text"])
+    ]
