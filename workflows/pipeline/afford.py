@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from temporalio import workflow
 
-from contract.policies import DATABASE, summarized_local
+from contract.policies import MESSAGE_PATH_DATABASE, summarized_local
 from schemas.activation import ActivationInput
 from schemas.autonomy import SELF_SERVICE
 from schemas.delivery import Affordance, AffordReplyInput
@@ -30,6 +30,6 @@ async def afford(data: ActivationInput) -> str | None:
     affordance: Affordance = await workflow.execute_local_activity_method(
         PacingActivities.afford_reply,
         AffordReplyInput(agent=data.agent, channel=data.channel, activation_id=data.activation_id),
-        **summarized_local(DATABASE, "check the channel's token budget"),
+        **summarized_local(MESSAGE_PATH_DATABASE, "check the channel's token budget"),
     )
     return affordance.withheld
