@@ -10,6 +10,7 @@ from cli.common import echo_err, friendly_errors, run
 from schemas.settings import Settings, get_settings
 from usecases import delivery, tokens
 from webchannel.limits import DEFAULT_BURST, DEFAULT_PER_MINUTE
+from webchannel.stream_caps import DEFAULT_MAX_STREAMS, DEFAULT_STREAMS_PER_TOKEN
 
 
 async def _preflight(settings: Settings) -> int:
@@ -37,6 +38,14 @@ def serve(
     burst: Annotated[
         int, typer.Option(help="Messages each token may post back to back.", min=1)
     ] = DEFAULT_BURST,
+    streams_per_token: Annotated[
+        int,
+        typer.Option(help="Event streams each token may hold open (429 past it).", min=1),
+    ] = DEFAULT_STREAMS_PER_TOKEN,
+    max_streams: Annotated[
+        int,
+        typer.Option(help="Event streams the service holds open in all (503 past it).", min=1),
+    ] = DEFAULT_MAX_STREAMS,
 ) -> None:
     """Serve the web channel: the /v1 API (OpenAPI at /openapi.json) and a chat page at /."""
     import uvicorn
@@ -52,6 +61,8 @@ def serve(
         max_body_bytes=max_body_bytes,
         messages_per_minute=messages_per_minute,
         burst=burst,
+        streams_per_token=streams_per_token,
+        max_streams=max_streams,
     )
     echo_err(f"web channel on http://{host}:{port}/ (API docs at /docs)")
     # Event streams stay open for as long as their readers: on Ctrl-C, end them after a moment

@@ -1,7 +1,8 @@
-"""``persyn tokens create|list|revoke``: bearer tokens of the web channel, one per integrator.
+"""``persyn tokens create|list|rotate|revoke``: bearer tokens of the web channel.
 
+One per integrator, each a tenant: its channels, speakers, streams and markers are its own.
 The plain token is printed once, at creation; only its SHA-256 is stored, so a lost token is
-revoked and replaced, never recovered.
+rotated (a replacement in the same tenant) and revoked, never recovered.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from schemas.settings import get_settings
 from usecases import tokens
 
 app = typer.Typer(
-    help="Bearer tokens for the web channel (`persyn serve`): create, list, revoke.",
+    help="Bearer tokens for the web channel (`persyn serve`): create, list, rotate, revoke.",
     no_args_is_help=True,
 )
 
@@ -57,7 +58,29 @@ def list_(as_json: JsonOpt = False) -> None:
     for token in found:
         scope = ",".join(token.agents) if token.agents else "*"
         state = f"revoked {token.revoked_at:%Y-%m-%d %H:%M}" if token.revoked_at else "active"
-        typer.echo(f"{token.token_id}  {token.name:<24} {scope:<24} {state}")
+        tenant = "" if token.tenant == token.token_id else f"  tenant {token.tenant}"
+        typer.echo(f"{token.token_id}  {token.name:<24} {scope:<24} {state}{tenant}")
+
+
+@app.command()
+@friendly_errors
+def rotate(
+    token_id: Annotated[str, typer.Argument(help="The token to replace (its ID, from `list`).")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Make a replacement token in the same tenant and print it once; revoke the old one later.
+
+    The replacement sees the same conversations, streams and markers as the token it replaces.
+    """
+    record, plain = run(tokens.rotate_token(settings=get_settings(), token_id=token_id))
+    if as_json:
+        typer.echo(json.dumps({**asdict(record), "token": plain}, indent=2, default=str))
+        return
+    echo_err(
+        f"token {record.token_id} for {record.name} replaces {token_id} (tenant "
+        f"{record.tenant}); revoke the old one once it is unused. It is shown only now:"
+    )
+    typer.echo(plain)
 
 
 @app.command()

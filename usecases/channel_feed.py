@@ -6,39 +6,24 @@ sent since, then the live ones, each once. A reader that names none first gets t
 messages kept for pickup on the channel (sent while nobody was connected); once it has shown
 one it says so with :func:`mark_shown`. Token deltas are presentation only (never
 replayed): a channel announces each event it submits with streaming on
-(:func:`announce_event`), and every feed of that channel then listens to that event's deltas.
+(:func:`announce_event`), and every feed of that channel then gets that event's deltas.
+Every feed of a process shares its one listener (``usecases.listener``).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 
-from activities.channels.stream import stream_channel
 from schemas.events import ChannelRef
-from schemas.settings import Settings
 from store.db import Database, execute_sql
 from store.queries.channel_feed import outbox_after, outbox_message
 from store.queries.delivery import kept_for_pickup, mark_picked_up
-from store.queries.runtime import OUTBOX_CHANNEL
 from store.tables import OutboxRow
-from usecases.store import open_store
-from usecases.streams import notifications
-
-EVENTS_CHANNEL = "persyn_channel_events"
-"""NOTIFY channel on which channels announce events submitted with streaming on."""
-
-FOLLOW_FOR_S = 600.0
-"""How long a feed follows one event's deltas at most (a reply queued behind others waits)."""
-
-MAX_FOLLOWED = 8
-"""Events whose deltas one feed follows at once; each holds a connection, and deltas are
-presentation only, so past this a burst of events is shown by its replies alone."""
+from usecases.listener import EVENTS_CHANNEL, ChannelListener, Delta
 
 
 class FeedKind(StrEnum):
@@ -92,56 +77,27 @@ def _item(row: OutboxRow) -> FeedItem:
 
 @asynccontextmanager
 async def channel_feed(
-    *, settings: Settings, handle: str, channel: ChannelRef, after: str | None = None
+    *,
+    db: Database,
+    listener: ChannelListener,
+    handle: str,
+    channel: ChannelRef,
+    after: str | None = None,
 ) -> AsyncIterator[AsyncIterator[FeedItem]]:
     """Listen to ``channel`` of agent ``handle``; yields an iterator of :class:`FeedItem`.
 
     Listening has begun once the block is entered. With ``after`` (an outbox ID the reader
     saw, or the ID of an event it posted: then that event's reply is the first), the messages
-    sent since come first.
+    sent since come first. The feed holds no database connection while it
+    waits: ``listener`` is the process's one, and ``db`` lends a connection per read. The
+    iterator ends when the listener closes the feed (it fell behind, or the connection was
+    lost): the reader resumes after the last message ID it saw.
+
+    Raises:
+        ListenerUnavailableError: The listener is reconnecting to the database.
     """
     key = channel.key
-    queue: asyncio.Queue[FeedItem] = asyncio.Queue()
-    followers: set[asyncio.Task[None]] = set()
-
-    async def follow(event_id: str) -> None:
-        # Until the draft's stream says it is done; a reply that never streams is let go.
-        with contextlib.suppress(TimeoutError):
-            async with (
-                asyncio.timeout(FOLLOW_FOR_S),
-                notifications(settings=settings, channels=[stream_channel(event_id)]) as deltas,
-            ):
-                async for _, payload in deltas:
-                    if not isinstance(payload, dict) or payload.get("done"):
-                        return
-                    text = str(payload.get("text", ""))
-                    if text:
-                        await queue.put(FeedItem(kind=FeedKind.DELTA, text=text, event_id=event_id))
-
-    async with (
-        open_store(settings, pool_size=1) as db,
-        notifications(settings=settings, channels=[OUTBOX_CHANNEL, EVENTS_CHANNEL]) as found,
-    ):
-
-        async def read() -> None:
-            async for source, payload in found:
-                if not isinstance(payload, dict) or payload.get("agent") != handle:
-                    continue
-                if payload.get("channel") != key:
-                    continue
-                if source == EVENTS_CHANNEL:
-                    if len(followers) >= MAX_FOLLOWED:
-                        continue
-                    task = asyncio.create_task(follow(str(payload.get("event_id"))))
-                    followers.add(task)
-                    task.add_done_callback(followers.discard)
-                    continue
-                async with db.session() as session:
-                    row = await outbox_message(session, message_id=str(payload.get("id")))
-                if row is not None:
-                    await queue.put(_item(row))
-
-        reader = asyncio.create_task(read())
+    with listener.subscribe(agent=handle, channel_key=key) as notices:
 
         async def items() -> AsyncIterator[FeedItem]:
             seen: set[str] = set()
@@ -155,23 +111,20 @@ async def channel_feed(
             for row in backlog:
                 seen.add(row.id)
                 yield _item(row)
-            while True:
-                item = await queue.get()
-                if item.message_id is not None:
-                    # A message both in the backlog and announced live is shown once.
-                    if item.message_id in seen:
-                        continue
-                    seen.add(item.message_id)
-                yield item
+            async for notice in notices:
+                if isinstance(notice, Delta):
+                    yield FeedItem(kind=FeedKind.DELTA, text=notice.text, event_id=notice.event_id)
+                    continue
+                # A message both in the backlog and announced live is shown once.
+                if notice.message_id in seen:
+                    continue
+                seen.add(notice.message_id)
+                async with db.session() as session:
+                    live = await outbox_message(session, message_id=notice.message_id)
+                if live is not None:
+                    yield _item(live)
 
-        try:
-            yield items()
-        finally:
-            for task in [reader, *followers]:
-                task.cancel()
-            for task in [reader, *followers]:
-                with contextlib.suppress(BaseException):
-                    await task
+        yield items()
 
 
 async def mark_shown(*, db: Database, message_ids: list[str]) -> None:

@@ -14,11 +14,13 @@ from temporalio.client import Client
 
 from schemas.settings import Settings
 from usecases import delivery
+from usecases.listener import ChannelListener
 from usecases.store import open_store
 from webchannel.body import DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_BODY_BYTES, BodyError
 from webchannel.limits import DEFAULT_BURST, DEFAULT_PER_MINUTE, MessageLimits
 from webchannel.routes import body_error, router
 from webchannel.state import WebState
+from webchannel.stream_caps import DEFAULT_MAX_STREAMS, DEFAULT_STREAMS_PER_TOKEN, StreamCaps
 
 PAGE = Path(__file__).parent / "static" / "index.html"
 
@@ -38,6 +40,8 @@ def create_app(
     body_timeout: float = DEFAULT_BODY_TIMEOUT_S,
     messages_per_minute: int = DEFAULT_PER_MINUTE,
     burst: int = DEFAULT_BURST,
+    streams_per_token: int = DEFAULT_STREAMS_PER_TOKEN,
+    max_streams: int = DEFAULT_MAX_STREAMS,
 ) -> FastAPI:
     """The web channel for the deployment ``settings`` name.
 
@@ -50,13 +54,17 @@ def create_app(
         messages_per_minute: Messages each token may post a minute (0: no limit); past it,
             and past ``burst`` back to back, a message is refused with 429.
         burst: Messages a token may post back to back after a quiet spell.
+        streams_per_token: Event streams one token may hold open; past it, 429.
+        max_streams: Event streams the service holds open across tokens; past it, 503.
     """
     limits = MessageLimits(per_minute=messages_per_minute, burst=burst)
+    streams = StreamCaps(per_token=streams_per_token, total=max_streams)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         connected = client or await delivery.connect_client(settings=settings)
-        async with open_store(settings) as db:
+        # One LISTEN connection for every stream of the process (usecases.listener).
+        async with open_store(settings) as db, ChannelListener.for_settings(settings) as listener:
             app.state.web = WebState(
                 settings=settings,
                 db=db,
@@ -64,6 +72,8 @@ def create_app(
                 max_body_bytes=max_body_bytes,
                 limits=limits,
                 body_timeout_s=body_timeout,
+                listener=listener,
+                streams=streams,
             )
             yield
 

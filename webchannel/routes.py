@@ -17,20 +17,28 @@ from pydantic import ValidationError, WithJsonSchema
 from temporalio.service import RPCError, RPCStatusCode
 
 from schemas.channel_names import CHANNEL_NAME_PATTERN
-from schemas.events import ChannelRef, CompletionMarker, InboundEvent, Receipt, ReceiptStatus
+from schemas.events import CompletionMarker, InboundEvent, Receipt, ReceiptStatus
 from schemas.ids import HANDLE_PATTERN, ULID_PATTERN, InvalidIdError, check_handle, check_ulid
 from temporal.inbox import SubmitRejectedError
 from usecases import delivery
 from usecases.agents import agent_exists
 from usecases.channel_feed import FeedKind, announce_event, channel_feed, mark_shown
 from usecases.errors import NoWorkerError, TemporalUnreachableError
-from usecases.tokens import TokenPublic
+from usecases.tokens import TokenPublic, claim_event, owns_event
 from webchannel.auth import allow, integrator
 from webchannel.body import BodyError, first_error, parse, read_capped
 from webchannel.limits import retry_after
 from webchannel.models import Problem, WebMessage, WebReceipt, inline_schema
 from webchannel.sse import with_keepalive
 from webchannel.state import WebState, web_state
+from webchannel.stream_caps import (
+    RETRY_AFTER_S,
+    CapHit,
+    SlotStreamingResponse,
+    StreamCapError,
+    StreamSlot,
+)
+from webchannel.tenancy import ChannelNameError, public_name, tenant_channel
 
 router = APIRouter(prefix="/v1", tags=["agents"])
 
@@ -111,11 +119,12 @@ def _within_rate(state: WebState, token: TokenPublic) -> None:
         )
 
 
-def _event(handle: str, message: WebMessage) -> InboundEvent:
+def _event(token: TokenPublic, message: WebMessage) -> InboundEvent:
     event_id = _ulid(message.event_id, "event id") if message.event_id else None
     try:
         return delivery.build_event(
-            channel=ChannelRef(service="web", channel=message.channel),
+            # The token's own namespace: its channels (and so its speakers) are no one else's.
+            channel=tenant_channel(token, message.channel),
             speaker=message.speaker,
             text=message.text,
             event_id=event_id,
@@ -124,6 +133,8 @@ def _event(handle: str, message: WebMessage) -> InboundEvent:
         )
     except ValidationError as err:
         raise HTTPException(422, first_error(err)) from None
+    except ChannelNameError as err:
+        raise HTTPException(422, f"channel: {err}") from None
 
 
 def _wait_for(prefer: str | None) -> float:
@@ -139,7 +150,7 @@ def _receipt(receipt: Receipt, event: InboundEvent) -> WebReceipt:
         status=receipt.status,
         marker=receipt.marker,
         marker_url=f"{base}/markers/{receipt.event_id}",
-        stream_url=f"{base}/channels/{event.channel.channel}/stream",
+        stream_url=f"{base}/channels/{public_name(event.channel)}/stream",
     )
 
 
@@ -190,7 +201,10 @@ async def post_message(
     _within_rate(state, token)
     raw = await read_capped(request, limit=state.max_body_bytes, timeout=state.body_timeout_s)
     message = parse(raw, WebMessage)
-    event = _event(handle, message)
+    event = _event(token, message)
+    if not await claim_event(db=state.db, token=token, handle=handle, event_id=event.event_id):
+        # Another tenant's event: refused as any reuse of an event ID is.
+        raise HTTPException(409, f"event_id {event.event_id} was already used: use a fresh ULID")
     try:
         if event.stream:
             await announce_event(
@@ -262,6 +276,10 @@ async def get_marker(
     """
     handle = await _agent(state, token, handle)
     event_id = _ulid(event_id, "event id")
+    unknown = f"no marker for event {event_id}: never received, or expired"
+    if not await owns_event(db=state.db, token=token, handle=handle, event_id=event_id):
+        # Another tenant's event reads as an unknown one: not even its existence is told.
+        raise HTTPException(404, unknown)
     try:
         answer = await delivery.read_marker(client=state.client, handle=handle, event_id=event_id)
     except RPCError as err:
@@ -274,7 +292,7 @@ async def get_marker(
         return answer.marker
     if answer.pending:
         raise HTTPException(404, f"event {event_id} is still being answered: ask again shortly")
-    raise HTTPException(404, f"no marker for event {event_id}: never received, or expired")
+    raise HTTPException(404, unknown)
 
 
 @router.get(
@@ -288,6 +306,12 @@ async def get_marker(
             "ID), `reply` and `unprompted` (each with its message ID as the event ID; a "
             "`reply` and a `delta` name the posted event they answer in `event_id`). Send "
             "`Last-Event-ID` when reconnecting to get what was sent since, once.",
+        },
+        429: {"model": Problem, "description": "The token holds its cap of open streams."},
+        503: {
+            "model": Problem,
+            "description": "The service holds its cap of open streams, or cannot follow live "
+            "events just now: reconnect after Retry-After.",
         },
     },
 )
@@ -305,18 +329,31 @@ async def stream_channel(
         ),
     ] = None,
 ) -> StreamingResponse:
-    """Follow web channel ``channel`` of agent ``handle``: deltas, replies, unprompted messages."""
+    """Follow web channel ``channel`` of agent ``handle``: deltas, replies, unprompted messages.
+
+    Only what the agent said on this token's own channel of that name is sent.
+    """
     handle = await _agent(state, token, handle)
     try:
-        where = ChannelRef(service="web", channel=channel)
+        where = tenant_channel(token, channel)
     except ValidationError as err:
         raise HTTPException(400, f"channel {channel!r}: {first_error(err)}") from None
+    except ChannelNameError as err:
+        raise HTTPException(400, f"channel: {err}") from None
     # An empty header is no ID either: refused, not read as "from the start".
     after = _ulid(last_event_id, "Last-Event-ID") if last_event_id is not None else None
+    if not state.listener.ready:
+        raise HTTPException(
+            503,
+            f"live events are unavailable while the database is away: reconnect in "
+            f"{RETRY_AFTER_S} s",
+            {"Retry-After": str(RETRY_AFTER_S)},
+        )
+    slot = _stream_slot(state, token)
 
     async def events() -> AsyncIterator[str]:
         async with channel_feed(
-            settings=state.settings, handle=handle, channel=where, after=after
+            db=state.db, listener=state.listener, handle=handle, channel=where, after=after
         ) as items:
             async for chunk, item in with_keepalive(items):
                 yield chunk
@@ -324,11 +361,32 @@ async def stream_channel(
                     # Written to the connection: no longer kept for the next reader.
                     await mark_shown(db=state.db, message_ids=[item.message_id])
 
-    return StreamingResponse(
+    return SlotStreamingResponse(
         events(),
+        slot=slot,
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+
+
+def _stream_slot(state: WebState, token: TokenPublic) -> StreamSlot:
+    """A place under the stream caps, or 429 (the token's cap) or 503 (the service's)."""
+    try:
+        return state.streams.take(token.token_id)
+    except StreamCapError as err:
+        retry = {"Retry-After": str(RETRY_AFTER_S)}
+        if err.cap is CapHit.TOKEN:
+            raise HTTPException(
+                429,
+                f"token {token.token_id} has {err.limit} streams open, its cap: close one, "
+                f"or reconnect in {RETRY_AFTER_S} s",
+                retry,
+            ) from None
+        raise HTTPException(
+            503,
+            f"the service has {err.limit} streams open, its cap: reconnect in {RETRY_AFTER_S} s",
+            retry,
+        ) from None
 
 
 def body_error(_: Request, err: Exception) -> JSONResponse:

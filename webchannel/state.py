@@ -1,16 +1,18 @@
-"""What every request of the web channel shares: settings, the store and a Temporal client."""
+"""What every request of the web channel shares: the store, Temporal, the listener, limits."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fastapi import Request
 from temporalio.client import Client
 
 from schemas.settings import Settings
 from store.db import Database
+from usecases.listener import ChannelListener
 from webchannel.body import DEFAULT_BODY_TIMEOUT_S
 from webchannel.limits import MessageLimits
+from webchannel.stream_caps import StreamCaps
 
 
 @dataclass
@@ -22,6 +24,10 @@ class WebState:
     client: Client
     max_body_bytes: int
     limits: MessageLimits
+    listener: ChannelListener
+    """The one LISTEN connection every stream of the process shares."""
+    streams: StreamCaps = field(default_factory=StreamCaps)
+    """Open streams, capped per token and in total."""
     body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S
     """Seconds a client has to send a request's body once its headers are in (then 408)."""
 

@@ -1,5 +1,4 @@
-"""The web channel's bearer tokens (one per integrator, stored only as a hash) and the
-tenant that posted each event."""
+"""The web channel's bearer tokens (one per integrator, stored as a hash) and event owners."""
 
 from __future__ import annotations
 

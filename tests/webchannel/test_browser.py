@@ -80,7 +80,7 @@ async def test_an_operator_talks_to_an_agent_from_the_page(
                         message_id=new_ulid(),
                         activation_id=new_ulid(),
                         agent=agent.handle,
-                        channel_key="web:browser",
+                        channel_key=web.channel_key("browser"),
                         conversation_id=None,
                         text_="time for the stand-up",
                         created_at=datetime.now(UTC),

@@ -97,7 +97,7 @@ async def test_deltas_replies_and_unprompted_messages_and_resuming(
                         message_id=new_ulid(),
                         activation_id=new_ulid(),
                         agent=agent.handle,
-                        channel_key="web:support",
+                        channel_key=web.channel_key("support"),
                         conversation_id=None,
                         text_="a reminder: stand-up at ten",
                         created_at=datetime.now(UTC),
@@ -202,30 +202,29 @@ async def test_a_message_kept_for_pickup_is_shown_on_connect_and_then_delivered(
     async with running_worker(client, stack) as worker:
         agent = await worker.create_agent()
         message_id = new_ulid()
-        async with worker.db.session() as session:
-            await add_outbox(
-                session,
-                message_id=message_id,
-                activation_id=new_ulid(),
-                agent=agent.handle,
-                channel_key="web:support",
-                conversation_id=None,
-                text_="while you were away: the build is green",
-                created_at=datetime.now(UTC),
-                unprompted=True,
-            )
-            # Its delivery found nobody connected: the pull adapter keeps it for pickup.
-            await record_delivered(
-                session,
-                message_id=message_id,
-                status=DeliveryStatus.AWAITING_PICKUP,
-                attempts=1,
-                external_id=None,
-                at=datetime.now(UTC),
-            )
-        async with serving(
-            stack.settings(home=tmp_path, task_queue=worker.task_queue), client
-        ) as web:
+        settings = stack.settings(home=tmp_path, task_queue=worker.task_queue)
+        async with serving(settings, client) as web:
+            async with worker.db.session() as session:
+                await add_outbox(
+                    session,
+                    message_id=message_id,
+                    activation_id=new_ulid(),
+                    agent=agent.handle,
+                    channel_key=web.channel_key("support"),
+                    conversation_id=None,
+                    text_="while you were away: the build is green",
+                    created_at=datetime.now(UTC),
+                    unprompted=True,
+                )
+                # Its delivery found nobody connected: the pull adapter keeps it for pickup.
+                await record_delivered(
+                    session,
+                    message_id=message_id,
+                    status=DeliveryStatus.AWAITING_PICKUP,
+                    attempts=1,
+                    external_id=None,
+                    at=datetime.now(UTC),
+                )
             async with following(web, agent.handle, "support") as events:
                 await until(lambda: kinds(events, "unprompted"))
 

@@ -65,3 +65,24 @@ async def test_create_list_revoke(stack: Stack, tmp_path: Path) -> None:
         assert code == 1 and err.startswith("error: token id 'not-a-ulid' is not a ULID")
     finally:
         await db.aclose()
+
+
+async def test_rotate_makes_a_replacement_in_the_same_tenant(stack: Stack, tmp_path: Path) -> None:
+    code, out, err = await persyn(stack, tmp_path, "tokens", "create", "helpdesk", "--json")
+    assert code == 0, err
+    old = json.loads(out)
+    code, out, err = await persyn(stack, tmp_path, "tokens", "rotate", old["token_id"], "--json")
+    assert code == 0, err
+    new = json.loads(out)
+    db = Database(stack.dsn, pool_size=1)
+    try:
+        still = await authenticate(db=db, token=old["token"])
+        replacement = await authenticate(db=db, token=new["token"])
+    finally:
+        await db.aclose()
+    assert new["token_id"] != old["token_id"] and new["name"] == "helpdesk"
+    assert replacement is not None and replacement.tenant == old["tenant"] == old["token_id"]
+    assert still is not None  # the old token works until it is revoked
+
+    code, _, err = await persyn(stack, tmp_path, "tokens", "rotate", "01JD3MB1C2D3E4F5G6H7J8K9M0")
+    assert code == 1 and "there is no token 01JD3MB1C2D3E4F5G6H7J8K9M0" in err

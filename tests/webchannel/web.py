@@ -17,11 +17,13 @@ from temporalio.client import Client
 from schemas.settings import Settings
 from temporal.devserver import free_port
 from tests.harness import until
-from usecases.tokens import create_token
+from usecases.tokens import TokenPublic, create_token
 from webchannel.app import create_app
 from webchannel.body import DEFAULT_BODY_TIMEOUT_S
 from webchannel.limits import DEFAULT_BURST, DEFAULT_PER_MINUTE
 from webchannel.server import DEFAULT_HEADER_TIMEOUT_S, server_config
+from webchannel.stream_caps import DEFAULT_MAX_STREAMS, DEFAULT_STREAMS_PER_TOKEN
+from webchannel.tenancy import tenant_channel
 
 
 @dataclass
@@ -30,6 +32,13 @@ class Served:
 
     base_url: str
     token: str
+    record: TokenPublic | None = None
+    """The token's record (for its tenant), when the test made it."""
+
+    def channel_key(self, name: str) -> str:
+        """The agent's key for this token's channel ``name`` (what the outbox rows carry)."""
+        assert self.record is not None
+        return tenant_channel(self.record, name).key
 
     def http(self, token: str | None = None) -> httpx.AsyncClient:
         """An HTTP client for the service, with the bearer token (or another one)."""
@@ -48,6 +57,8 @@ async def serving(
     burst: int = DEFAULT_BURST,
     header_timeout: float = DEFAULT_HEADER_TIMEOUT_S,
     body_timeout: float = DEFAULT_BODY_TIMEOUT_S,
+    streams_per_token: int = DEFAULT_STREAMS_PER_TOKEN,
+    max_streams: int = DEFAULT_MAX_STREAMS,
 ) -> AsyncIterator[Served]:
     """``persyn serve`` as a task of this loop, with a fresh token for every agent."""
     port = free_port()
@@ -58,6 +69,8 @@ async def serving(
         messages_per_minute=messages_per_minute,
         burst=burst,
         body_timeout=body_timeout,
+        streams_per_token=streams_per_token,
+        max_streams=max_streams,
     )
     config = server_config(
         app,
@@ -70,9 +83,9 @@ async def serving(
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     await until(lambda: server.started, timeout=20)
-    _, token = await create_token(settings=settings, name="tests")
+    record, token = await create_token(settings=settings, name="tests")
     try:
-        yield Served(base_url=f"http://127.0.0.1:{port}", token=token)
+        yield Served(base_url=f"http://127.0.0.1:{port}", token=token, record=record)
     finally:
         server.should_exit = True
         with contextlib.suppress(asyncio.CancelledError):
