@@ -53,6 +53,11 @@ class McpServerConfig(BaseModel):
     deny: list[str] = Field(
         default_factory=list, description="Tool names (or patterns) never registered; wins."
     )
+    allow_flagged_descriptions: bool = Field(
+        default=False,
+        description="Offer this server's tools even though the injection detector flagged what "
+        "it says about them (its words are still capped and fenced as its own).",
+    )
 
     @field_validator("name")
     @classmethod

@@ -108,8 +108,12 @@ async def _servers(settings: Settings) -> list[ToolAvailability]:
     out: list[ToolAvailability] = []
     for status in await servers.probe(settings.mcp):
         if status.available:
+            # A flagged server the operator allowed says so on each of its tools.
             out += [
-                ToolAvailability(name=n, source=status.source, available=True) for n in status.tools
+                ToolAvailability(
+                    name=n, source=status.source, available=True, reason=status.reason or ""
+                )
+                for n in status.tools
             ]
         else:
             out.append(

@@ -32,7 +32,9 @@ async def test_a_stdio_server_s_tools_are_registered_under_its_name_and_answer()
         }
         spec = tools["mcp__demo__add"].spec()
         assert spec.input_schema["required"] == ["a", "b"]  # the server's own schema
-        assert spec.description.startswith("[tool server demo] Add two whole numbers")
+        # The server's words, fenced as its own (tests/mcp/test_descriptions.py).
+        assert spec.description.startswith('<material source="tool_server" from="tool server demo')
+        assert "\nAdd two whole numbers.\n" in spec.description
         assert spec.output_schema is not None  # the server's, as it declared it
         assert await call(tools["mcp__demo__add"], a=2, b=40) == "42"
         [status] = servers.statuses

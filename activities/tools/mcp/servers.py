@@ -4,6 +4,12 @@ A server that is unreachable, refuses us or does not answer within the connect t
 logged in one line, reported with its reason, and contributes no tools: it never keeps the
 worker from starting. Servers connect concurrently, so start-up waits at most one timeout.
 
+What a server says about its tools is read by the injection detector
+(:mod:`activities.tools.mcp.descriptions`). A server whose descriptions are flagged is reported
+with what was found, and its tools are withheld (and not retried) unless its entry says
+``allow_flagged_descriptions = true``; allowed, its tools are offered with its words capped and
+fenced, like every server's.
+
 A worker (``connect(..., retry=True)``) keeps trying such a server in the background, waiting
 twice as long after each failure up to ``mcp.retry_max_seconds``; when it comes up its tools
 are handed to every subscriber (the worker's tool registry), so they appear in the next
@@ -18,7 +24,9 @@ import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from activities.tools.mcp.connection import ServerConnection, describe
+from activities.tools.mcp.connection import ServerConnection
+from activities.tools.mcp.connection import describe as describe_error
+from activities.tools.mcp.descriptions import describe
 from activities.tools.mcp.tools import McpTool, mcp_tool
 from activities.tools.registry import Tool
 from schemas.mcp import McpServerConfig, McpSettings
@@ -38,6 +46,8 @@ class ServerStatus:
     """Registry names of the tools it contributes."""
     skipped: tuple[str, ...] = ()
     """Its tools the allow and deny lists kept out."""
+    flagged: tuple[str, ...] = ()
+    """What the injection detector found in its descriptions, one line per description."""
 
     @property
     def source(self) -> str:
@@ -78,7 +88,7 @@ class ToolServers:
                 log.info("tool server %s: %d tools", config.name, len(status.tools))
             else:
                 log.warning("tool server %s unavailable: %s", config.name, status.reason)
-                if retry:
+                if retry and not status.flagged:
                     servers._retrying[config.name] = asyncio.create_task(
                         servers._retry(config, settings), name=f"mcp-retry:{config.name}"
                     )
@@ -111,6 +121,11 @@ class ToolServers:
             await asyncio.sleep(delay)
             attempts += 1
             connection, status, tools = await _open(config, settings)
+            if connection is None and status.flagged:
+                log.warning("tool server %s unavailable: %s", config.name, status.reason)
+                self._set_status(status)
+                self._retrying.pop(config.name, None)
+                return
             if connection is None:
                 log.debug("tool server %s still unavailable: %s", config.name, status.reason)
                 self._set_status(_retrying(status))
@@ -172,16 +187,35 @@ async def _open(
         remote = await connection.list_tools()
     except Exception as err:  # any failure of one server leaves it out, and says why
         await connection.aclose()
-        return None, ServerStatus(config.name, available=False, reason=describe(err)), []
+        return None, ServerStatus(config.name, available=False, reason=describe_error(err)), []
     admitted = [tool for tool in remote if config.admits(tool.name)]
-    tools = [mcp_tool(connection, tool) for tool in admitted]
+    described = [describe(config.name, tool) for tool in admitted]
+    flagged = tuple(flag for d in described for flag in d.flags)
+    skipped = tuple(tool.name for tool in remote if not config.admits(tool.name))
+    if flagged and not config.allow_flagged_descriptions:
+        await connection.aclose()
+        reason = (
+            f"descriptions flagged as prompt injection ({_summary(flagged)}); its tools are "
+            "withheld: set allow_flagged_descriptions = true in its persyn.toml entry to offer "
+            "them anyway"
+        )
+        status = ServerStatus(config.name, available=False, reason=reason, flagged=flagged)
+        return None, status, []
+    tools = [mcp_tool(connection, t, d) for t, d in zip(admitted, described, strict=True)]
     status = ServerStatus(
         config.name,
         available=True,
+        reason=f"descriptions flagged ({_summary(flagged)}); allowed" if flagged else None,
         tools=tuple(tool.name for tool in tools),
-        skipped=tuple(tool.name for tool in remote if not config.admits(tool.name)),
+        skipped=skipped,
+        flagged=flagged,
     )
     return connection, status, tools
+
+
+def _summary(flags: tuple[str, ...], shown: int = 3) -> str:
+    more = f"; and {len(flags) - shown} more" if len(flags) > shown else ""
+    return "; ".join(flags[:shown]) + more
 
 
 def backoff(initial: float, cap: float) -> Iterator[float]:

@@ -12,13 +12,14 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ConfigDict
 
 from activities.tools.mcp.connection import ServerConnection, ServerUnavailableError
+from activities.tools.mcp.descriptions import MAX_OFFERED, Described, describe
 from activities.tools.registry import Tool, ToolError, ToolInput, ToolRun
 from schemas.models import ToolSpec
 
 PREFIX = "mcp__"
 MAX_NAME = 64
 """Anthropic and OpenAI both cap tool names at 64 characters of ``[a-zA-Z0-9_-]``."""
-MAX_DESCRIPTION = 1024
+MAX_DESCRIPTION = MAX_OFFERED
 MAX_BUDGET_SECONDS = 540.0
 """Below the tool activity's 10-minute start-to-close timeout, so the tool's own limit ends it."""
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
@@ -56,7 +57,7 @@ class McpTool(Tool):
         self._connection = connection
 
     def spec(self) -> ToolSpec:
-        """The server's own input schema, so the model sees what the server expects."""
+        """The server's own schemas (their words capped), so the model sees what it expects."""
         return ToolSpec(
             name=self.name,
             description=self.description,
@@ -81,12 +82,16 @@ class McpTool(Tool):
         return text
 
 
-def mcp_tool(connection: ServerConnection, remote: mcp_types.Tool) -> McpTool:
-    """The registry tool for ``remote``, one of ``connection``'s server's tools."""
+def mcp_tool(
+    connection: ServerConnection, remote: mcp_types.Tool, described: Described | None = None
+) -> McpTool:
+    """The registry tool for ``remote``, one of ``connection``'s server's tools.
+
+    ``described`` is :func:`~activities.tools.mcp.descriptions.describe`'s view of it, when the
+    caller already has it: the description fenced as the server's words, schemas capped.
+    """
     server = connection.name
-    description = f"[tool server {server}] {remote.description or remote.name}"
-    schema = dict(remote.input_schema) or {"type": "object"}
-    schema.pop("title", None)
+    described = described or describe(server, remote)
     settings = connection.settings
     # Room for every attempt: the registry's timeout wraps the retries, not one try.
     attempts = settings.call_retries + 1
@@ -95,11 +100,11 @@ def mcp_tool(connection: ServerConnection, remote: mcp_types.Tool) -> McpTool:
     )
     attributes: dict[str, Any] = {
         "name": tool_name(server, remote.name),
-        "description": description[:MAX_DESCRIPTION],
+        "description": described.description,
         "remote_name": remote.name,
         "server": server,
-        "remote_schema": schema,
-        "remote_output_schema": remote.output_schema,
+        "remote_schema": described.input_schema,
+        "remote_output_schema": described.output_schema,
         "timeout_seconds": min(budget, MAX_BUDGET_SECONDS),
     }
     cls = type(f"McpTool_{server}_{remote.name}", (McpTool,), attributes)
