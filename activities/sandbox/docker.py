@@ -39,10 +39,13 @@ from activities.sandbox.provider import (
     SandboxPathError,
     SandboxUnavailableError,
 )
+from activities.sandbox.reaping import CommandGroups, command_argv, sweep_argv
 from schemas.sandbox import Availability, CommandResult, FileEntry, SandboxSettings
 
 SANDBOX_UID = "65534:65534"
 """``nobody``: commands never run as root, even inside the container."""
+_SANDBOX_USER = SANDBOX_UID.split(":")[0]
+"""Each command runs as this user with a group of its own (``activities/sandbox/reaping.py``)."""
 
 LABEL = "persyn.sandbox"
 _KEEPALIVE = ["sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"]
@@ -72,6 +75,7 @@ class DockerProvider(ExecutionProvider):
         self._client: docker.DockerClient | None = None
         self._locks: dict[str, asyncio.Lock] = {}
         self._validated = False
+        self._groups = CommandGroups()
 
     # -- engine ------------------------------------------------------------------------------
 
@@ -245,7 +249,11 @@ class DockerProvider(ExecutionProvider):
     async def run(
         self, agent: str, command: str, *, timeout_seconds: float | None = None
     ) -> CommandResult:
-        """Run ``command`` under ``timeout -s KILL`` inside; a runaway restarts the container."""
+        """Run ``command`` under ``timeout -s KILL`` inside; a runaway restarts the container.
+
+        When it ends, every process it started ends too, however it detached
+        (``activities/sandbox/reaping.py``).
+        """
         limit = timeout_seconds or self._settings.command_timeout_seconds
         started = time.monotonic()
         try:
@@ -316,13 +324,27 @@ class DockerProvider(ExecutionProvider):
     def _exec(
         self, container_id: str, command: str, limit: float, streams: list[Any]
     ) -> CommandResult:
+        group = self._groups.take()
+        try:
+            return self._exec_as(container_id, command, limit, streams, group)
+        finally:
+            self._groups.give_back(group)
+
+    def _exec_as(
+        self, container_id: str, command: str, limit: float, streams: list[Any], group: int
+    ) -> CommandResult:
         api = self._docker().api
         started = time.monotonic()
-        argv = ["sh", "-c", command]
-        if self._limit_inside:  # the command ends on time even if this worker dies
-            argv = ["timeout", "-s", "KILL", str(math.ceil(limit)), *argv]
+        # With the limit inside, the command ends on time even if this worker dies.
+        argv = command_argv(
+            command, group, limit_seconds=math.ceil(limit) if self._limit_inside else None
+        )
         exec_id = api.exec_create(
-            container_id, argv, user=SANDBOX_UID, workdir=WORK_DIR, environment=_ENVIRONMENT
+            container_id,
+            argv,
+            user=f"{_SANDBOX_USER}:{group}",
+            workdir=WORK_DIR,
+            environment=_ENVIRONMENT,
         )["Id"]
         cap = self._settings.output_max_bytes
         out, err = bytearray(), bytearray()
@@ -339,6 +361,10 @@ class DockerProvider(ExecutionProvider):
         exit_code = api.exec_inspect(exec_id).get("ExitCode")
         elapsed = time.monotonic() - started
         timed_out = exit_code in (124, 137) and elapsed >= limit
+        if not timed_out and (exit_code is None or exit_code >= 128):
+            # Killed by a signal: perhaps the wrapper itself, before its sweep (a timed-out
+            # command's container is restarted instead).
+            self._sweep(container_id, group)
         return CommandResult(
             exit_code=None if timed_out else exit_code,
             stdout=out.decode("utf-8", "replace"),
@@ -347,6 +373,19 @@ class DockerProvider(ExecutionProvider):
             truncated=truncated,
             duration_seconds=elapsed,
         )
+
+    def _sweep(self, container_id: str, group: int) -> None:
+        """End every process of ``group`` from a fresh exec; failing that, restart."""
+        api = self._docker().api
+        try:
+            exec_id = api.exec_create(
+                container_id, sweep_argv(group), user=SANDBOX_UID, workdir=WORK_DIR
+            )["Id"]
+            api.exec_start(exec_id)
+        except APIError:
+            # No exec starts (no pids left, say): only a restart still ends the group's work.
+            with contextlib.suppress(NotFound):
+                api.restart(container_id, timeout=0)
 
     # -- files -------------------------------------------------------------------------------
 
