@@ -170,6 +170,14 @@ A restarted PostgreSQL is back within seconds (the soak's worst recovery was 13.
 minutes rides out any restart; past it the event ends with a ``failed`` marker naming the step,
 and the agent goes on to the next event."""
 
+ACTIVATION_RUN_LIMIT = timedelta(minutes=18)
+"""The longest an activation may run (its run timeout, enforced by Temporal itself).
+
+Its conversation's own step before it (``MESSAGE_STEP_LIMIT``) and this fit inside the agent's
+20-minute activation deadline, so a turn that hangs for any reason (a provider that never
+answers, a worker that keeps dying) ends as ``failed`` before the agent gives up on it, and the
+conversation is free for the channel's next input."""
+
 MESSAGE_STEP: LocalActivityConfig = {
     "start_to_close_timeout": timedelta(seconds=15),
     "retry_policy": RetryPolicy(maximum_attempts=1),

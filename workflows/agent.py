@@ -74,10 +74,13 @@ RESOLVE_STEP = "resolve the speaker"
 """The agent's own step on an event's path (``workflows.steps.bounded``)."""
 
 INBOX_HOLD_LIMIT = MESSAGE_STEP_LIMIT + ACTIVATION_DEADLINE
-"""The longest one event can hold an agent's inbox, whatever the cause: its speaker step
-(bounded by ``MESSAGE_STEP_LIMIT``), then its activation (bounded by
-:data:`ACTIVATION_DEADLINE`); the routing between them is a signal or a child start, which
-does not wait. Past it the event has a ``failed`` marker and the next event is taken."""
+"""The longest one event can hold an agent's inbox, whatever the cause (22 minutes): its
+speaker step (bounded by ``MESSAGE_STEP_LIMIT``), then its turn, which the agent waits for at
+most :data:`ACTIVATION_DEADLINE`; the routing between them is a signal or a child start, which
+does not wait. Inside that deadline the conversation writes the input (``MESSAGE_STEP_LIMIT``)
+and Temporal ends the activation at ``ACTIVATION_RUN_LIMIT``, so a hung turn normally ends
+``failed`` before the deadline. Past it the event has a ``failed`` marker regardless, and the
+next event is taken."""
 
 MAX_MARKERS = 2000
 

@@ -23,7 +23,13 @@ from temporalio.exceptions import (
 )
 
 from contract import attribution, names
-from contract.policies import ACTIVATION_TASK_TIMEOUT, DATABASE, MESSAGE_STEP, summarized_local
+from contract.policies import (
+    ACTIVATION_RUN_LIMIT,
+    ACTIVATION_TASK_TIMEOUT,
+    DATABASE,
+    MESSAGE_STEP,
+    summarized_local,
+)
 from schemas.activation import ActivationInput, ActivationResult
 from schemas.contacts import PersonFolded
 from schemas.conversation import (
@@ -260,6 +266,8 @@ class ConversationWorkflow:
                     if workflow.patched(PATCH_ACTIVATION_TASK_TIMEOUT)
                     else None
                 ),
+                # Temporal ends a hung turn, whatever hangs it (not compared on replay).
+                run_timeout=ACTIVATION_RUN_LIMIT,
                 search_attributes=names.search_attributes(
                     agent=data.agent,
                     channel=data.channel.key,

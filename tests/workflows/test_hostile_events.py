@@ -27,6 +27,7 @@ from temporalio.testing import WorkflowEnvironment
 from activities.gateway.providers.scripted import ScriptedProvider
 from cli.stack import inbox_lines
 from contract import names
+from contract.policies import ACTIVATION_RUN_LIMIT
 from schemas.agents import AgentStatus
 from schemas.events import ChannelRef, CompletionMarker, Outcome
 from schemas.ids import new_ulid
@@ -38,6 +39,7 @@ from tests.schemas.test_hostile_text import STRING_FIELDS, hostile_text
 from usecases.inboxes import current_details, inbox_view
 from workers.build import build_worker
 from workflows.agent import RESOLVE_STEP
+from workflows.conversation import WRITE_STEP
 
 FAULTS = [
     """
@@ -57,10 +59,25 @@ FAULTS = [
     CREATE TRIGGER persyn_test_fault BEFORE INSERT OR UPDATE ON channels
       FOR EACH ROW EXECUTE FUNCTION persyn_test_fault()
     """,
+    """
+    CREATE OR REPLACE FUNCTION persyn_test_turn_fault() RETURNS trigger AS $$
+    BEGIN
+      IF NEW.text LIKE 'fault-down%%' THEN
+        RAISE EXCEPTION 'test fault: turn not written' USING ERRCODE = 'connection_failure';
+      END IF;
+      RETURN NEW;
+    END $$ LANGUAGE plpgsql
+    """,
+    "DROP TRIGGER IF EXISTS persyn_test_turn_fault ON dialog_turns",
+    """
+    CREATE TRIGGER persyn_test_turn_fault BEFORE INSERT ON dialog_turns
+      FOR EACH ROW EXECUTE FUNCTION persyn_test_turn_fault()
+    """,
 ]
 """Faults in the real database: a channel named ``fault-data-*`` is refused as PostgreSQL
 refuses a value it cannot hold (``data_exception``, what a NUL caused); ``fault-down-*`` fails
-as a lost connection does, on every attempt."""
+as a lost connection does, on every attempt; so does writing a turn whose text starts
+``fault-down``."""
 
 
 @pytest.fixture
@@ -73,8 +90,10 @@ async def faults(stack: Stack) -> AsyncIterator[None]:
         await session.commit()
     yield
     async with db.session() as session:
-        await (await session.connection()).exec_driver_sql(
-            "DROP TRIGGER IF EXISTS persyn_test_fault ON channels"
+        connection = await session.connection()
+        await connection.exec_driver_sql("DROP TRIGGER IF EXISTS persyn_test_fault ON channels")
+        await connection.exec_driver_sql(
+            "DROP TRIGGER IF EXISTS persyn_test_turn_fault ON dialog_turns"
         )
         await session.commit()
     await db.aclose()
@@ -246,4 +265,63 @@ async def test_a_step_that_keeps_failing_is_visible_then_ends_within_its_bound(
         await until(answered)
         after = await inbox.marker(skipping.client, handle=handle, event_id=behind.event_id)
         assert after.marker is not None and after.marker.outcome is Outcome.SPOKE
+    await close_dependencies(deps)
+
+
+async def test_a_conversation_step_that_keeps_failing_ends_its_event_and_frees_the_channel(
+    skipping: WorkflowEnvironment, stack: Stack, faults: None
+) -> None:
+    deps = dependencies(
+        stack.settings(), providers={ProviderName.SCRIPTED: ScriptedProvider()}, dsn=stack.dsn
+    )
+    queue = unique("tq")
+    async with build_worker(skipping.client, deps, task_queue=queue) as worker:
+        harness = Harness(skipping.client, queue, deps, ScriptedProvider(), worker, deps.db)
+        handle = (await harness.create_agent()).handle
+        channel = ChannelRef(service="web", channel="support")
+        stuck = event("fault-down: this turn cannot be written", channel=channel)
+        behind = event("and this one can", channel=channel)
+        await inbox.deliver(skipping.client, handle=handle, event=stuck, task_queue=queue)
+        await inbox.deliver(skipping.client, handle=handle, event=behind, task_queue=queue)
+        agent = agent_of(harness, handle)
+
+        async def retrying() -> bool:
+            for conversation in (await status_of(agent)).open_conversations:
+                conv = skipping.client.get_workflow_handle(
+                    names.conversation_workflow_id(conversation.conversation_id)
+                )
+                details = await current_details(conv)
+                if details and f"step '{WRITE_STEP}' is retrying" in details:
+                    return True
+            return False
+
+        await until(retrying)
+        await skipping.sleep(timedelta(minutes=3))
+
+        async def both_ended() -> bool:
+            markers = [
+                (await inbox.marker(skipping.client, handle=handle, event_id=e.event_id)).marker
+                for e in (stuck, behind)
+            ]
+            return all(markers)
+
+        await until(both_ended)
+        failed = (
+            await inbox.marker(skipping.client, handle=handle, event_id=stuck.event_id)
+        ).marker
+        answered = (
+            await inbox.marker(skipping.client, handle=handle, event_id=behind.event_id)
+        ).marker
+        assert failed is not None and failed.outcome is Outcome.FAILED
+        assert f"step '{WRITE_STEP}' failed after" in (failed.reason or "")
+        assert answered is not None and answered.outcome is Outcome.SPOKE
+        assert answered.conversation_id == failed.conversation_id  # the same, freed channel
+
+        # Temporal itself bounds the turn that ran: its run timeout is the activation's limit.
+        activation = skipping.client.get_workflow_handle(
+            names.activation_workflow_id(str(answered.activation_id))
+        )
+        started = (await activation.fetch_history()).events[0]
+        timeout = started.workflow_execution_started_event_attributes.workflow_run_timeout
+        assert timeout.ToTimedelta() == ACTIVATION_RUN_LIMIT
     await close_dependencies(deps)
