@@ -14,12 +14,15 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.autonomy.held import HeldReminders
 from activities.gateway.providers.scripted import ScriptRule
+from cli.heartbeat import render
 from contract.names import reminder_schedule_id
 from schemas.autonomy import (
     DORMANT_REASON,
     FiringInput,
     FiringResult,
+    HeartbeatRecord,
     HeartbeatState,
+    HeartbeatStatus,
     ReminderKind,
     ReminderStatus,
 )
@@ -116,3 +119,18 @@ async def test_a_one_shot_reminder_due_while_dormant_is_delivered_when_the_agent
         assert await _status(harness, reminder_id) == ReminderStatus.DONE.value
         assert await held.count(agent=handle) == 0
         assert await held.deliver(agent=handle) == []
+
+
+def test_the_operator_is_told_what_waits_for_the_agent_to_wake() -> None:
+    now = datetime.now(UTC)
+    asleep = HeartbeatRecord(
+        agent="ada",
+        state=HeartbeatState.DELETED,
+        interval_minutes=60,
+        bootstrapped_at=now,
+        deleted_at=now,
+    )
+    told = render("ada", HeartbeatStatus(record=asleep, held_reminders=2))
+    assert "ada is asleep" in told
+    assert "2 reminder(s) came due while it slept" in told
+    assert "came due" not in render("ada", HeartbeatStatus(record=asleep))
