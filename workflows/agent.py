@@ -390,9 +390,17 @@ class AgentWorkflow:
         return None
 
     def _known(self, event_id: str) -> bool:
+        """Whether the event is waiting: queued, taken from the queue, or in its activation.
+
+        Taken from the queue counts: while its speaker is resolved the event is in neither the
+        queue nor ``in_flight``, and a ``marker`` query then must not read as "never arrived".
+        """
         flight = self._state.in_flight
-        return (flight is not None and flight.event.event_id == event_id) or any(
-            e.event_id == event_id for e in self._state.queue
+        current = self._current
+        return (
+            (current is not None and current.event_id == event_id)
+            or (flight is not None and flight.event.event_id == event_id)
+            or any(e.event_id == event_id for e in self._state.queue)
         )
 
     def _enqueue(self, event: InboundEvent) -> None:

@@ -234,6 +234,9 @@ async def test_a_step_that_keeps_failing_is_visible_then_ends_within_its_bound(
             return flight is not None and flight.attempt >= 3
 
         await until(retrying)
+        # Taken from the queue but not yet in its activation, it is pending, not lost.
+        answer = await inbox.marker(skipping.client, handle=handle, event_id=stuck.event_id)
+        assert answer.marker is None and answer.pending
         status = await status_of(agent)
         assert status.queued == 1 and status.oldest_waiting_since is not None
         flight = status.in_flight
