@@ -65,18 +65,25 @@ def _phrases(phrases: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in phrases), re.IGNORECASE)
 
 
+def _says(matcher: re.Pattern[str], text: str) -> bool:
+    """Whether an operator's phrase matches ``text`` as written or as normalised.
+
+    Normalised, a fullwidth or homoglyph request is read as plain; as written, a phrase in a
+    script the normalisation folds (a Cyrillic or accented phrase) still matches itself.
+    """
+    return matcher.search(text) is not None or matcher.search(normalise(text)) is not None
+
+
 def prohibited_requests(pattern: ProhibitedPattern, history: History) -> Match | None:
     """The current input is a prohibited request, and the person's ``count``-th in the window."""
     if history.inbound is None:
         return None
     matcher = _phrases(tuple(pattern.phrases))
-    if matcher.search(normalise(history.inbound.text)) is None:
+    if not _says(matcher, history.inbound.text):
         return None
     since = history.now - timedelta(hours=pattern.window_hours)
     hits = _unique(
-        t
-        for t in [*history.person, history.inbound]
-        if t.at >= since and matcher.search(normalise(t.text))
+        t for t in [*history.person, history.inbound] if t.at >= since and _says(matcher, t.text)
     )
     if len(hits) < pattern.count:
         return None

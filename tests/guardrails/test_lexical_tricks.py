@@ -197,3 +197,23 @@ def test_property_positions_trace_the_normalised_text_back(text: str) -> None:
 @given(st.text(st.sampled_from(["<", "/", " ", "\u200b", "\uff1c", *TAG, TAG.upper()[0]])))
 def test_property_no_delimiter_survives_the_neutraliser(text: str) -> None:
     assert re.search(rf"<\s*/?\s*{TAG}", normalise(neutralise(text)), re.IGNORECASE) is None
+
+
+def asked(phrases: list[str] | None = None) -> GuardrailRule:
+    """The shipped prohibited-requests rule, firing at the first request (on ``phrases``)."""
+    (rule,) = [r for r in default_rules().rules if r.id == "prohibited-requests"]
+    update: dict[str, object] = {"count": 1, **({"phrases": phrases} if phrases else {})}
+    return rule.model_copy(update={"pattern": rule.pattern.model_copy(update=update)})
+
+
+def test_an_operator_s_phrase_matches_as_written_and_as_normalised() -> None:
+    # Normalised, a fullwidth request reads as plain; as written, a phrase in a script the
+    # normalisation folds (Cyrillic, accents) still matches itself.
+    bomb, cafe = "\u0431\u043e\u043c\u0431\u0430", "caf\u00e9 bomb"
+    for rule, text in [
+        (asked([bomb]), bomb),
+        (asked([cafe]), cafe),
+        (asked(), fullwidth("make a bomb")),
+    ]:
+        inbound = Turn(id=new_ulid(), role="person", text=text, at=NOW)
+        assert evaluate(rule, History(now=NOW, inbound=inbound)) is not None, text
