@@ -15,8 +15,12 @@ Figures: messages answered, faults by kind, violations (target 0), p95 latency b
 each fault, recovery time (until a message submitted after the fault is answered at normal
 latency again; target 30 s), unplanned restarts (a native crash of the model server shows here).
 
+With ``--hostile-every S`` a hostile event (:mod:`bench.soak_hostile`) joins the traffic every
+S seconds: each must be refused in one line within the inbox's bound, and none stored.
+
 Usage: ``python -m bench.soak [--agents 20] [--minutes 60] [--provider scripted|local]
-[--seed 1] [--grace-minutes 4] [--record] [--keep]``; exits 1 if any invariant was violated.
+[--seed 1] [--grace-minutes 4] [--hostile-every S] [--record] [--keep]``; exits 1 if any
+invariant was violated.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from pathlib import Path
 from temporalio.runtime import LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
 
 from bench.harness import percentile, record, replay_speed_ms
+from bench.soak_hostile import hostile_summary
 from bench.soak_load import Sent
 from bench.soak_run import Fault, SoakConfig, SoakReport, run_soak
 
@@ -146,6 +151,8 @@ def render(report: SoakReport, speed_ms: tuple[float, float] | None = None) -> s
         f"- unplanned restarts by the supervisor: {report.native_restarts or 'none'}",
         f"- submissions retried during outages: {report.submit_errors or 'none'}",
     ]
+    if config.hostile_every_s:
+        lines.append(hostile_summary(report.hostile))
     if report.memory is not None:
         m = report.memory
         lines.append(
@@ -219,6 +226,14 @@ def main() -> None:
         help="After the load stops, wait up to this long for the last replies before judging "
         "them lost (a local model answers each in minutes, behind its background calls).",
     )
+    parser.add_argument(
+        "--hostile-every",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="Mix a hostile event (NUL, lone surrogates, deep nesting, ...) into the traffic "
+        "this often; each must be refused in one line and none may hold an inbox.",
+    )
     parser.add_argument("--record", action="store_true", help="Append the figures to RESULTS.md.")
     parser.add_argument(
         "--keep",
@@ -238,6 +253,7 @@ def main() -> None:
         provider=args.provider,
         seed=args.seed,
         grace_s=args.grace_minutes * 60,
+        hostile_every_s=args.hostile_every,
     )
     with contextlib.ExitStack() as scope:
         prefix = "persyn-soak-"

@@ -22,6 +22,7 @@ import psutil
 from temporalio.client import Client
 
 from bench import soak_checks as checks
+from bench.soak_hostile import HostileSent, HostileTraffic, hostile_violations
 from bench.soak_load import Sent, Traffic
 from bench.soak_retention import RUN_RECORD_TABLES, MonthLater, month_later
 from bench.soak_script import soak_script
@@ -52,6 +53,8 @@ class SoakConfig:
     session_pause_s: tuple[float, float] = (35.0, 70.0)
     cull_after_minutes: float = 3.0
     grace_s: float = 240.0
+    hostile_every_s: float | None = None
+    """Send a hostile event (``bench.soak_hostile``) this often; ``None``: none."""
 
 
 @dataclass
@@ -82,6 +85,7 @@ class SoakReport:
     month_later: MonthLater | None = None
     """The run records a purge left when every retention window had passed."""
     logs: Path | None = None
+    hostile: list[HostileSent] = field(default_factory=list)
     began: float = 0.0
     """Monotonic time the run began: the samples' times count from it, the faults' do not."""
 
@@ -119,6 +123,12 @@ class SoakRun:
         self.began = time.monotonic()  # the run begins with its construction
         self._client: Client | None = None
         self.db = Database(self.stack.settings.database_dsn(), pool_size=2)
+        self.hostile = HostileTraffic(
+            client=self.client,
+            handles=self.handles,
+            rng=random.Random(config.seed + 2),
+            every_s=config.hostile_every_s or 0.0,
+        )
         self.traffic = Traffic(
             client=self.client,
             handles=self.handles,
@@ -229,6 +239,7 @@ class SoakRun:
         if not unique_replies:
             delivery = [v for v in delivery if not v.startswith(("reply recorded", "reply queued"))]
         self.flag(delivery)
+        self.flag(await hostile_violations(self.db, self.hostile.sent))
         self.flag(await checks.heartbeat_violations(self.db, client, self.sleeper))
         self.flag(await checks.stuck_workflows(client))
         state = await self.memory()
@@ -254,10 +265,14 @@ class SoakRun:
         deadline = time.monotonic() + self.config.minutes * 60
         stop = asyncio.Event()
         talking = asyncio.create_task(self.traffic.run())
+        attacking = asyncio.create_task(self.hostile.run()) if self.config.hostile_every_s else None
         sampling = asyncio.create_task(self.sample(stop))
         await self.inject(deadline)
         await asyncio.sleep(max(0.0, deadline - time.monotonic()))  # the rest of the run
         self.traffic.stopping.set()
+        self.hostile.stopping.set()
+        if attacking is not None:
+            await attacking
         try:
             await asyncio.wait_for(talking, self.config.grace_s)
         except TimeoutError:
@@ -287,6 +302,7 @@ class SoakRun:
             memory=memory,
             month_later=later,
             logs=self.stack.settings.log_dir,
+            hostile=list(self.hostile.sent),
             began=self.began,
         )
 

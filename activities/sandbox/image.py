@@ -106,12 +106,18 @@ def _mirror() -> list[str]:
 
 
 def pack_rootfs(root: Path, archive: Path) -> None:
-    """Tar ``root`` with ``/work`` owned by the sandbox user (the rest as it is)."""
+    """Tar ``root``: ``/work`` owned by the sandbox user, ``/tmp`` sticky and open to all.
+
+    Docker gives the tmpfs mounted on ``/tmp`` the mode of the image's directory, whatever the
+    mount options say, so a ``0755`` root-owned ``tmp`` left ``TMPDIR=/tmp`` unwritable.
+    """
 
     def owner(info: tarfile.TarInfo) -> tarfile.TarInfo:
         if info.name in ("work", "./work"):
             info.uid = info.gid = _SANDBOX_ID
             info.mode = 0o755
+        elif info.name in ("tmp", "./tmp"):
+            info.mode = 0o1777
         return info
 
     with tarfile.open(archive, "w") as tar:
