@@ -88,12 +88,19 @@ async def test_schemathesis_finds_nothing(
 ) -> None:
     agent = await worker.create_agent()
     settings = stack.settings(home=tmp_path, task_queue=worker.task_queue)
-    # The stream operation reads each event stream for its request timeout: keep that short.
+    # Every operation talks to the real agent, so valid requests reach the use cases. With the
+    # handle fixed, a stateful step (its other parameters taken from an earlier response) has
+    # nothing left to make invalid: its negative cases would be valid ones mislabelled, so the
+    # stateful phase runs positive cases only (the coverage and fuzzing phases run both). The
+    # stream operation reads each event stream for its request timeout: keep that short.
     config = tmp_path / "schemathesis.toml"
     config.write_text(
         f"""\
 [parameters]
 "path.handle" = "{agent.handle}"
+
+[phases.stateful.generation]
+mode = "positive"
 
 [[operations]]
 include-path-regex = "/stream$"
