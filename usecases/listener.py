@@ -50,6 +50,9 @@ MAX_FOLLOWED = 256
 """Events whose deltas the process follows at once; deltas are presentation only, so past
 this a burst of events is shown by its replies alone."""
 
+APPLICATION_NAME = "persyn-web-listener"
+"""How the listener's connection shows in ``pg_stat_activity``."""
+
 RECONNECT_S = (0.5, 1.0, 2.0, 5.0)
 """Waits between attempts to reach the database again (the last one repeats)."""
 
@@ -127,10 +130,13 @@ class ChannelListener:
     Args:
         dsn: The database, as a SQLAlchemy or libpq URL.
         queue_size: Notices a subscriber may fall behind before it is closed.
+        startup_wait_s: How long entering waits for the first connection (streams are
+            refused with 503 until it is up).
     """
 
     dsn: str
     queue_size: int = QUEUE_SIZE
+    startup_wait_s: float = 10.0
     _subscribers: dict[tuple[str, str], set[Subscription]] = field(default_factory=dict)
     _followed: dict[str, _Followed] = field(default_factory=dict)
     _changes: list[str] = field(default_factory=list)
@@ -146,7 +152,7 @@ class ChannelListener:
         self._task = asyncio.create_task(self._run(), name="channel-listener")
         # Streams opened before the first connection are refused (503), not left silent.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._ready.wait(), timeout=10)
+            await asyncio.wait_for(self._ready.wait(), timeout=self.startup_wait_s)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -190,7 +196,9 @@ class ChannelListener:
         attempt = 0
         while True:
             try:
-                async with await psycopg.AsyncConnection.connect(self.dsn, autocommit=True) as conn:
+                async with await psycopg.AsyncConnection.connect(
+                    self.dsn, autocommit=True, application_name=APPLICATION_NAME
+                ) as conn:
                     for channel in (OUTBOX_CHANNEL, EVENTS_CHANNEL):
                         await conn.execute(f'LISTEN "{channel}"')
                     self._ready.set()
