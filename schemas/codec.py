@@ -36,11 +36,14 @@ class CodecSettings(BaseSettings):
         default=8234, ge=1, le=65535, description="Port of the codec endpoint `persyn up` runs."
     )
     key_cache_seconds: float = Field(
-        default=60.0,
+        default=1.0,
         ge=0,
+        le=60,
         allow_inf_nan=False,
-        description="How long a process keeps a data key in memory: a shred reaches running "
-        "workers within this time.",
+        description="How long a process trusts a data key after PostgreSQL last said it was "
+        "not shredded; a shred waits this long before it returns, so when it returns no "
+        "process opens the agent's payloads any more. Give every process the same value. "
+        "0 asks on every use (about 80 queries per message); the codec endpoint always does.",
     )
 
 

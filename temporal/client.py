@@ -33,15 +33,20 @@ def interceptors(extra: Sequence[Interceptor] = ()) -> list[Interceptor]:
     return [AttributionInterceptor(), *extra]
 
 
-def keyring(settings: Settings) -> Keyring:
-    """This process's keyring for the deployment ``settings`` describe."""
+def keyring(settings: Settings, *, cache_seconds: float | None = None) -> Keyring:
+    """This process's keyring for the deployment ``settings`` describe.
+
+    Args:
+        settings: The deployment (its database holds the keys, its home the master key).
+        cache_seconds: Overrides ``PERSYN_CODEC_KEY_CACHE_SECONDS`` (the codec endpoint: 0).
+    """
     codec = get_codec_settings()
     configured = codec.master_key.get_secret_value() if codec.master_key else None
     path = codec.master_key_file or settings.home / MASTER_KEY_FILE
     return keyring_for(
         settings.database_dsn(),
         master_key(path, configured),
-        cache_seconds=codec.key_cache_seconds,
+        cache_seconds=codec.key_cache_seconds if cache_seconds is None else cache_seconds,
     )
 
 

@@ -42,12 +42,15 @@ ENCODING = b"binary/persyn-encrypted"
 """Metadata ``encoding`` of a sealed payload."""
 KEY_ID = "persyn-key"
 """Metadata naming the data key that sealed the payload."""
+AGENT_META = "persyn-agent"
+"""Metadata a client of the codec endpoint may set to name the agent a payload is for."""
 
 _NONCE = 12
 _HANDLE = r"[a-z][a-z0-9-]{0,30}[a-z0-9]"
 _OWN_ID = re.compile(rf"^(?:agent|heartbeat|maintenance)/({_HANDLE})(?:-\d{{4}}-\d\d-\d\dT.*)?$")
-# JSON escapes every quote inside a string, so this matches only a real key, never text.
-_AGENT_FIELD = re.compile(rf'"(?:agent|handle)":"({_HANDLE})"'.encode())
+AGENT_FIELD = re.compile(rf'"(?:agent|handle)":"({_HANDLE})"'.encode())
+"""The first ``"agent"``/``"handle"`` field of a JSON payload (JSON escapes every quote inside
+a string, so this matches only a real key, never text)."""
 
 
 class PayloadShreddedError(ValueError):
@@ -98,6 +101,11 @@ class AgentPayloadCodec(PayloadCodec, WithSerializationContext):
         self._workflow_id = workflow_id
         self._scopes = scopes if scopes is not None else _Scopes()
 
+    @property
+    def keyring(self) -> Keyring:
+        """Where this codec's keys come from."""
+        return self._keyring
+
     def with_context(self, context: SerializationContext) -> Self:
         """This codec for the payloads of the workflow ``context`` names."""
         workflow_id = getattr(context, "workflow_id", None)
@@ -112,7 +120,7 @@ class AgentPayloadCodec(PayloadCodec, WithSerializationContext):
             if agent is not None:
                 return agent
         for payload in payloads:
-            found = _AGENT_FIELD.search(payload.data)
+            found = AGENT_FIELD.search(payload.data)
             if found is not None:
                 agent = found.group(1).decode()
                 if workflow_id is not None:
@@ -133,18 +141,26 @@ class AgentPayloadCodec(PayloadCodec, WithSerializationContext):
         Raises:
             PayloadShreddedError: A payload's key was shredded.
         """
+        named: list[str] = []
+        for payload in payloads:
+            if payload.metadata.get("encoding") != ENCODING:
+                continue
+            key_id = payload.metadata.get(KEY_ID, b"").decode(errors="replace")
+            if not key_id:
+                raise ValueError(f"a sealed payload names no key ({KEY_ID} metadata missing)")
+            named.append(key_id)
+        if not named:
+            return list(payloads)
+        try:
+            keys = await self._keyring.open_keys(named)
+        except ShreddedKeyError as err:
+            raise PayloadShreddedError(str(err)) from None
         opened: list[Payload] = []
         for payload in payloads:
             if payload.metadata.get("encoding") != ENCODING:
                 opened.append(payload)
                 continue
-            key_id = payload.metadata.get(KEY_ID, b"").decode(errors="replace")
-            if not key_id:
-                raise ValueError(f"a sealed payload names no key ({KEY_ID} metadata missing)")
-            try:
-                key = await self._keyring.by_id(key_id)
-            except ShreddedKeyError as err:
-                raise PayloadShreddedError(str(err)) from None
+            key = keys[payload.metadata[KEY_ID].decode(errors="replace")]
             if key.agent is not None and self._workflow_id is not None:
                 self._scopes.learn(self._workflow_id, key.agent)
             opened.append(unseal(key, payload))

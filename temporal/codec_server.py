@@ -2,9 +2,12 @@
 
 It speaks Temporal's remote codec protocol: ``POST /decode`` and ``POST /encode`` with
 ``{"payloads": [...]}`` (payloads in protobuf JSON), answered the same way, with CORS for the
-UI's origin. ``persyn up`` runs it beside the embedded stack (:func:`command`) and points the
-dev server's UI at it. A payload whose key was shredded decodes to a short placeholder instead
-of failing the whole page.
+UI's origin. What a client seals is sealed with the key of the agent it names (the URL
+``/agents/{handle}/encode``, the ``X-Persyn-Agent`` header, each payload's ``persyn-agent``
+metadata or its JSON's ``agent`` field), so it goes when that agent is shredded or deleted.
+``persyn up`` runs it beside the embedded stack (:func:`command`) and points the dev server's
+UI at it. A payload whose key was shredded decodes to a short placeholder instead of failing
+the whole page.
 
 It listens on 127.0.0.1 only: whoever reaches it reads every agent's payloads, so expose it
 beyond the host only behind the same access control as the UI.
@@ -28,9 +31,18 @@ from google.protobuf import json_format
 from temporalio.api.common.v1 import Payload, Payloads
 
 from schemas.codec import get_codec_settings
+from schemas.ids import check_handle
 from schemas.settings import Settings, get_settings
 from temporal.client import keyring
-from temporal.codec import AgentPayloadCodec, PayloadShreddedError
+from temporal.codec import (
+    AGENT_FIELD,
+    AGENT_META,
+    ENCODING,
+    AgentPayloadCodec,
+    PayloadShreddedError,
+    seal,
+)
+from temporal.keyring import NoSuchAgentError
 
 log = logging.getLogger("persyn.codec")
 T = TypeVar("T")
@@ -66,6 +78,70 @@ async def decode_for_display(
         except ValueError as err:
             opened.append(placeholder(f"unreadable: {err}"))
     return opened
+
+
+AGENT_HEADER = "X-Persyn-Agent"
+"""Request header naming the agent the payloads to encode are for (``--codec-header``)."""
+
+
+class EncodeRefusedError(ValueError):
+    """What a client asked to seal names an agent that does not exist."""
+
+
+def _named_agent(payload: Payload, agent: str | None) -> str | None:
+    named = agent or payload.metadata.get(AGENT_META, b"").decode(errors="replace") or None
+    if named is None:
+        found = AGENT_FIELD.search(payload.data)
+        named = found.group(1).decode() if found else None
+    if named is None:
+        return None
+    try:
+        return check_handle(named)
+    except ValueError as err:
+        raise EncodeRefusedError(str(err)) from None
+
+
+async def encode_for_client(
+    codec: AgentPayloadCodec, payloads: Sequence[Payload], *, agent: str | None
+) -> list[Payload]:
+    """Seal what a client sends with the key of the agent it is for, whoever the client is.
+
+    The agent is ``agent`` (from the URL or the ``X-Persyn-Agent`` header), else each
+    payload's ``persyn-agent`` metadata (taken off before sealing), else the agent its JSON
+    names. A payload that names none is sealed with the deployment's shared key, which no
+    shred reaches: the protocol does not say which workflow a payload is for.
+
+    Raises:
+        EncodeRefusedError: A payload names an agent that does not exist.
+    """
+    sealed: list[Payload] = []
+    for payload in payloads:
+        if payload.metadata.get("encoding") == ENCODING:
+            sealed.append(payload)
+            continue
+        handle = _named_agent(payload, agent)
+        if handle is None:
+            log.info("sealing a payload that names no agent with the shared key")
+        try:
+            key = await codec.keyring.own_key(handle)
+        except NoSuchAgentError as err:
+            raise EncodeRefusedError(f"{err}: name an existing agent's handle") from None
+        bare = Payload()
+        bare.CopyFrom(payload)
+        if AGENT_META in bare.metadata:
+            del bare.metadata[AGENT_META]
+        sealed.append(seal(key, bare))
+    return sealed
+
+
+def _route(path: str) -> tuple[str, str | None] | None:
+    """``(operation, agent)`` of a request path: ``[...]/encode`` or ``[...]/agents/{h}/encode``."""
+    parts = [p for p in path.split("?", 1)[0].split("/") if p]
+    if not parts or parts[-1] not in ("encode", "decode"):
+        return None
+    if len(parts) >= 3 and parts[-3] == "agents":
+        return parts[-1], parts[-2]
+    return parts[-1], None
 
 
 class CodecServer:
@@ -136,17 +212,20 @@ def _handler(server: CodecServer) -> type[BaseHTTPRequestHandler]:
             self.send_response(HTTPStatus.NO_CONTENT)
             self._cors()
             self.send_header("Access-Control-Allow-Methods", "POST, OPTIONS")
-            self.send_header(
-                "Access-Control-Allow-Headers", "Content-Type, X-Namespace, Authorization"
-            )
+            allowed = f"Content-Type, X-Namespace, Authorization, {AGENT_HEADER}"
+            self.send_header("Access-Control-Allow-Headers", allowed)
             self.send_header("Access-Control-Max-Age", "600")
             self.end_headers()
 
         def do_POST(self) -> None:
-            path = self.path.split("?", 1)[0].rstrip("/")
-            if path not in ("/encode", "/decode"):
-                self._error(HTTPStatus.NOT_FOUND, "POST /encode or /decode")
+            route = _route(self.path)
+            if route is None:
+                self._error(
+                    HTTPStatus.NOT_FOUND, "POST /encode or /decode (or /agents/{handle}/encode)"
+                )
                 return
+            path, agent = route
+            agent = agent or self.headers.get(AGENT_HEADER) or None
             try:
                 length = int(self.headers.get("Content-Length") or 0)
             except ValueError:
@@ -163,10 +242,13 @@ def _handler(server: CodecServer) -> type[BaseHTTPRequestHandler]:
                 self._error(HTTPStatus.BAD_REQUEST, f'send {{"payloads": [...]}}: {err}')
                 return
             try:
-                if path == "/decode":
+                if path == "decode":
                     result = server.run(decode_for_display(server.codec, payloads))
                 else:
-                    result = server.run(server.codec.encode(payloads))
+                    result = server.run(encode_for_client(server.codec, payloads, agent=agent))
+            except EncodeRefusedError as err:
+                self._error(HTTPStatus.BAD_REQUEST, str(err))
+                return
             except Exception as err:  # a bug or the database: the UI shows the message
                 log.exception("codec %s failed", path)
                 self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"codec failed: {err}")
@@ -179,8 +261,10 @@ def _handler(server: CodecServer) -> type[BaseHTTPRequestHandler]:
 
 def build(settings: Settings, *, port: int | None = None) -> CodecServer:
     """The endpoint for the deployment ``settings`` describe (not started)."""
+    # Always asking PostgreSQL whether a key is live: a shred is refused here at once,
+    # whatever trust period the workers were given.
     return CodecServer(
-        AgentPayloadCodec(keyring(settings)),
+        AgentPayloadCodec(keyring(settings, cache_seconds=0)),
         port=get_codec_settings().port if port is None else port,
         origins=ui_origins(settings),
     )

@@ -1,21 +1,26 @@
-"""The payload codec's keys: the master key, and each agent's data key, cached in memory.
+"""The payload codec's keys: the master key, and each agent's data key, checked as it is used.
 
 Every agent has one active AES-256 data key in PostgreSQL (``codec_keys``), stored wrapped
 (AES-GCM) by the deployment's master key, which never enters the database. Payloads that
 belong to no known agent use the deployment's shared key (scope ``*``). Shredding destroys an
 agent's keys: whatever Temporal still holds under them can no longer be read by anyone.
 
-A process keeps keys in memory for ``key_cache_seconds``, so a shred made elsewhere reaches a
-running worker within that time; a shred made through :meth:`Keyring.shred` is immediate in
-this process.
+A process keeps the keys it unwrapped, and trusts one for ``key_cache_seconds`` (1) after
+PostgreSQL last said it was live; then it asks again before it seals or opens with it. A shred
+commits, then waits out that trust period before it returns: once ``persyn agent shred``
+(or ``delete``) has returned, no process opens a payload of that agent any more. Asking on
+every use instead would cost a query per payload batch, about 80 per message.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import secrets
 import time
+import weakref
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,12 +28,11 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
-from sqlalchemy.pool import NullPool
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_ulid
 from store.private_files import create_private
-from store.queries.codec_keys import active_key, add_key, get_key, shred_keys
+from store.queries.codec_keys import active_key, add_key, get_keys, shred_keys
 from store.tables.codec_keys import STACK_SCOPE, CodecKeyRow
 
 MASTER_KEY_FILE = "codec-master.key"
@@ -49,6 +53,10 @@ class ShreddedKeyError(LookupError):
         super().__init__(f"payload shredded: the key of {whose} was deleted (key {key_id})")
         self.key_id = key_id
         self.agent = agent
+
+
+class NoSuchAgentError(LookupError):
+    """A key was asked for an agent that does not exist (or was deleted)."""
 
 
 @dataclass(frozen=True)
@@ -108,25 +116,46 @@ def _decode_master(value: str, source: str) -> bytes:
 
 
 class Keyring:
-    """Data keys of one database, fetched on demand and cached for ``cache_seconds``."""
+    """Data keys of one database: unwrapped once, and checked against PostgreSQL on each use.
+
+    A key a process holds is trusted for ``cache_seconds`` after PostgreSQL last said it was
+    live (at 0, every seal and every open asks). A shred waits that long before it returns,
+    so the deployment's processes must share the setting (the codec endpoint trusts for 0).
+    A shredded key is remembered as such for good: keys never come back.
+    """
 
     def __init__(self, dsn: str, master: bytes, *, cache_seconds: float) -> None:
         self._dsn = dsn
         self._master = AESGCM(master)
         self._ttl = cache_seconds
-        self._engine: AsyncEngine | None = None
-        self._by_id: dict[str, tuple[DataKey | ShreddedKeyError, float]] = {}
-        self._by_scope: dict[str, tuple[str, float]] = {}
+        self._engines: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncEngine] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._keys: dict[str, DataKey] = {}
+        self._live_until: dict[str, float] = {}
+        self._shredded: dict[str, ShreddedKeyError] = {}
+        self._active: dict[str, str] = {}
 
     def _session(self) -> AsyncSession:
-        if self._engine is None:
-            # No pool: a process may run several event loops in turn (the CLI), and a pooled
-            # connection belongs to the loop that opened it. Cache misses are rare.
-            self._engine = create_async_engine(self._dsn, poolclass=NullPool)
-        return AsyncSession(self._engine, expire_on_commit=False)
+        # One small pool per event loop: a pooled connection belongs to the loop that opened
+        # it, and a process may run several loops in turn (the CLI). A loop's pool goes
+        # with the loop.
+        # Autocommit: every statement here is one read or one write, atomic on its own, and
+        # a check saves the BEGIN and ROLLBACK round trips around it.
+        loop = asyncio.get_running_loop()
+        engine = self._engines.get(loop)
+        if engine is None:
+            engine = create_async_engine(
+                self._dsn, pool_size=2, max_overflow=8, isolation_level="AUTOCOMMIT"
+            )
+            self._engines[loop] = engine
+        return AsyncSession(engine, expire_on_commit=False)
 
-    def _fresh(self, expires: float) -> bool:
-        return time.monotonic() < expires
+    def _trusted(self, key_id: str) -> DataKey | None:
+        key = self._keys.get(key_id)
+        if key is not None and time.monotonic() < self._live_until.get(key_id, 0.0):
+            return key
+        return None
 
     async def for_agent(self, agent: str | None) -> DataKey:
         """The active key of ``agent`` (created on first use), or the shared key for ``None``.
@@ -134,23 +163,32 @@ class Keyring:
         An agent that does not exist in the database gets the shared key: keys belong to
         agents and go when they go.
         """
+        try:
+            return await self.own_key(agent)
+        except NoSuchAgentError:
+            return await self.own_key(None)
+
+    async def own_key(self, agent: str | None) -> DataKey:
+        """The active key of ``agent`` (created on first use), or the shared key for ``None``.
+
+        Raises:
+            NoSuchAgentError: No agent has that handle (or it was deleted).
+        """
         scope = agent or STACK_SCOPE
-        cached = self._by_scope.get(scope)
-        if cached is not None and self._fresh(cached[1]):
-            found = self._by_id.get(cached[0])
-            if found is not None and isinstance(found[0], DataKey) and self._fresh(found[1]):
-                return found[0]
+        cached = self._active.get(scope)
+        if cached is not None and (key := self._trusted(cached)) is not None:
+            return key
         async with self._session() as session:
             row = await active_key(session, scope=scope)
             if row is None:
                 row = await self._create(session, scope=scope, agent=agent)
                 if row is None:
-                    return await self.for_agent(None)
-        key = self._remember(row)
-        if isinstance(key, ShreddedKeyError):  # shredded between the two reads: try again
-            return await self.for_agent(agent)
-        self._by_scope[scope] = (key.id, time.monotonic() + self._ttl)
-        return key
+                    raise NoSuchAgentError(f"there is no agent {agent!r}")
+        found = self._remember(row)
+        if isinstance(found, ShreddedKeyError):  # shredded between the two reads: try again
+            return await self.own_key(agent)
+        self._active[scope] = found.id
+        return found
 
     async def _create(
         self, session: AsyncSession, *, scope: str, agent: str | None
@@ -174,31 +212,51 @@ class Keyring:
             ShreddedKeyError: The key was shredded, or its agent deleted.
             KeyringError: The key was wrapped with another master key.
         """
-        cached = self._by_id.get(key_id)
-        if cached is None or not self._fresh(cached[1]):
-            async with self._session() as session:
-                row = await get_key(session, key_id=key_id)
-            if row is None:
-                self._by_id[key_id] = (ShreddedKeyError(key_id, None), self._expiry())
+        return (await self.open_keys([key_id]))[key_id]
+
+    async def open_keys(self, key_ids: Collection[str]) -> dict[str, DataKey]:
+        """The keys payloads name, each checked live (one query for those not trusted now).
+
+        Raises:
+            ShreddedKeyError: One of them was shredded, or its agent deleted.
+            KeyringError: One was wrapped with another master key.
+        """
+        found: dict[str, DataKey] = {}
+        ask: list[str] = []
+        for key_id in dict.fromkeys(key_ids):
+            if (gone := self._shredded.get(key_id)) is not None:
+                raise ShreddedKeyError(gone.key_id, gone.agent)
+            if (key := self._trusted(key_id)) is not None:
+                found[key_id] = key
             else:
-                self._remember(row)
-            cached = self._by_id[key_id]
-        found = cached[0]
-        if isinstance(found, ShreddedKeyError):
-            raise ShreddedKeyError(found.key_id, found.agent)
+                ask.append(key_id)
+        if ask:
+            async with self._session() as session:
+                rows = {row.id: row for row in await get_keys(session, key_ids=ask)}
+            for key_id in ask:
+                row = rows.get(key_id)
+                remembered = self._remember(row) if row is not None else self._gone(key_id, None)
+                if isinstance(remembered, ShreddedKeyError):
+                    raise ShreddedKeyError(remembered.key_id, remembered.agent)
+                found[key_id] = remembered
         return found
 
-    def _expiry(self) -> float:
-        return time.monotonic() + self._ttl
+    def _gone(self, key_id: str, agent: str | None) -> ShreddedKeyError:
+        gone = self._shredded[key_id] = ShreddedKeyError(key_id, agent)
+        self._keys.pop(key_id, None)
+        self._live_until.pop(key_id, None)
+        return gone
 
     def _remember(self, row: CodecKeyRow) -> DataKey | ShreddedKeyError:
-        found: DataKey | ShreddedKeyError
         if row.wrapped_key is None:
-            found = ShreddedKeyError(row.id, row.agent)
-        else:
-            found = DataKey(id=row.id, agent=row.agent, aead=AESGCM(self._unwrap(row)))
-        self._by_id[row.id] = (found, self._expiry())
-        return found
+            return self._gone(row.id, row.agent)
+        key = self._keys.get(row.id)
+        if key is None:
+            key = self._keys[row.id] = DataKey(
+                id=row.id, agent=row.agent, aead=AESGCM(self._unwrap(row))
+            )
+        self._live_until[row.id] = time.monotonic() + self._ttl
+        return key
 
     def _unwrap(self, row: CodecKeyRow) -> bytes:
         assert row.wrapped_key is not None
@@ -214,31 +272,38 @@ class Keyring:
     async def shred(self, agent: str) -> int:
         """Destroy every key of ``agent``; returns how many were destroyed now.
 
-        Payloads sealed with them become unreadable at once in this process, and in others
-        once their cache expires. The agent's next payload gets a fresh key.
+        When it returns, payloads sealed with them are unreadable in this process and in
+        every other of the deployment: each trusts a key for at most ``cache_seconds`` after
+        it last saw it live, and this waits that long after the commit. The agent's next
+        payload gets a fresh key.
         """
         async with self._session() as session:
             count = await shred_keys(session, agent=agent)
-        self._by_scope.pop(agent, None)
-        for key_id, (found, _) in list(self._by_id.items()):
-            if found.agent == agent:
-                self._by_id[key_id] = (ShreddedKeyError(key_id, agent), self._expiry())
+        self._active.pop(agent, None)
+        for key_id, key in list(self._keys.items()):
+            if key.agent == agent:
+                self._gone(key_id, agent)
+        # Not a guess at how long others take: the bound on how long any process may still
+        # trust a key it checked just before the commit.
+        await asyncio.sleep(self._ttl)
         return count
 
 
-_KEYRINGS: dict[tuple[str, bytes], Keyring] = {}
+_KEYRINGS: dict[tuple[str, bytes, float], Keyring] = {}
 
 
 def keyring_for(dsn: str, master: bytes, *, cache_seconds: float) -> Keyring:
-    """The process's keyring for one database and master key.
+    """The process's keyring for one database, master key and trust period.
 
-    Every client a process connects shares it, so keys are fetched once per process (and a
+    Every client a process connects shares it, so keys are unwrapped once per process (and a
     shred through it is seen by all of them).
     """
-    keyring = _KEYRINGS.get((dsn, master))
-    if keyring is None:
-        keyring = _KEYRINGS[(dsn, master)] = Keyring(dsn, master, cache_seconds=cache_seconds)
-    return keyring
+    found = _KEYRINGS.get((dsn, master, cache_seconds))
+    if found is None:
+        found = _KEYRINGS[(dsn, master, cache_seconds)] = Keyring(
+            dsn, master, cache_seconds=cache_seconds
+        )
+    return found
 
 
 def opened_keyrings() -> list[Keyring]:

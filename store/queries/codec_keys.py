@@ -1,6 +1,8 @@
-"""Data keys of the payload codec: the active key of a scope, a key by ID, shredding."""
+"""Data keys of the payload codec: the active key of a scope, keys by ID, shredding."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from sqlalchemy import update
 from sqlalchemy.dialects.postgresql import insert
@@ -45,9 +47,10 @@ async def add_key(
     return row
 
 
-async def get_key(session: AsyncSession, *, key_id: str) -> CodecKeyRow | None:
-    """A key by ID, shredded or not (``None`` once its agent was deleted)."""
-    return await session.get(CodecKeyRow, key_id)
+async def get_keys(session: AsyncSession, *, key_ids: Sequence[str]) -> list[CodecKeyRow]:
+    """The keys of ``key_ids`` that exist, shredded or not (a deleted agent's are gone)."""
+    rows = await session.exec(select(CodecKeyRow).where(col(CodecKeyRow.id).in_(key_ids)))
+    return list(rows.all())
 
 
 async def shred_keys(session: AsyncSession, *, agent: str) -> int:

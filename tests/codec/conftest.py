@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 
 from schemas.agents import AgentCreate
+from schemas.codec import get_codec_settings
 from store.db import Database
 from store.embedded import EmbeddedPostgres
 from store.queries.agents import create_agent
@@ -33,7 +34,7 @@ def master(stack: Stack) -> bytes:
 @pytest.fixture
 def keyring(postgres: EmbeddedPostgres, master: bytes) -> Keyring:
     """A keyring of its own (not the process's shared one), so caches start empty."""
-    return Keyring(postgres.dsn, master, cache_seconds=60)
+    return Keyring(postgres.dsn, master, cache_seconds=get_codec_settings().key_cache_seconds)
 
 
 @pytest.fixture

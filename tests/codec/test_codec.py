@@ -11,6 +11,7 @@ import pytest
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import ActivitySerializationContext, WorkflowSerializationContext
 
+from schemas.codec import get_codec_settings
 from store.embedded import EmbeddedPostgres
 from temporal.codec import ENCODING, KEY_ID, AgentPayloadCodec, PayloadShreddedError
 from temporal.keyring import MASTER_KEY_FILE, Keyring, KeyringError, master_key
@@ -70,16 +71,25 @@ async def test_a_shredded_agent_cannot_be_read_while_another_agent_still_can(
     assert await codec.decode([again]) == [plain('"new"')]
 
 
-async def test_a_shred_elsewhere_reaches_a_running_process_when_its_cache_expires(
+async def test_a_shred_in_one_process_is_refused_by_another_at_once(
     postgres: EmbeddedPostgres, master: bytes, new_agent: NewAgent
 ) -> None:
     agent = await new_agent()
-    worker = AgentPayloadCodec(Keyring(postgres.dsn, master, cache_seconds=0))
-    [sealed] = await of_workflow(worker, f"agent/{agent}").encode([plain('"x"')])
+    # A running process with the deployment's default settings, its key already in use.
+    cache = get_codec_settings().key_cache_seconds
+    worker = AgentPayloadCodec(Keyring(postgres.dsn, master, cache_seconds=cache))
+    scoped = of_workflow(worker, f"agent/{agent}")
+    [sealed] = await scoped.encode([plain('"x"')])
     assert await worker.decode([sealed]) == [plain('"x"')]
-    await Keyring(postgres.dsn, master, cache_seconds=60).shred(agent)
+
+    await Keyring(postgres.dsn, master, cache_seconds=cache).shred(agent)
+
     with pytest.raises(PayloadShreddedError):
         await worker.decode([sealed])
+    # What it seals next uses the agent's fresh key, never the shredded one.
+    [fresh] = await scoped.encode([plain('"y"')])
+    assert fresh.metadata[KEY_ID] != sealed.metadata[KEY_ID]
+    assert await worker.decode([fresh]) == [plain('"y"')]
 
 
 async def test_payloads_without_the_codec_encoding_pass_through(codec: AgentPayloadCodec) -> None:

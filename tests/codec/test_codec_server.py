@@ -15,12 +15,12 @@ from google.protobuf import json_format
 from temporalio.api.common.v1 import Payload, Payloads
 from temporalio.converter import WorkflowSerializationContext
 
-from temporal.codec import ENCODING, AgentPayloadCodec
-from temporal.codec_server import CodecServer
+from temporal.codec import AGENT_META, ENCODING, KEY_ID, AgentPayloadCodec, PayloadShreddedError
+from temporal.codec_server import AGENT_HEADER, CodecServer
 from temporal.devserver import DevServer, free_port
 from temporal.keyring import Keyring
 from tests.codec.conftest import NewAgent
-from tests.harness import until
+from tests.harness import unique, until
 
 UI = "http://127.0.0.1:8233"
 
@@ -72,15 +72,49 @@ async def test_the_ui_gets_sealed_payloads_decoded(
     assert json.loads(shredded.data).startswith(f"[payload shredded: the key of agent '{other}'")
 
 
-async def test_encode_seals_what_the_ui_sends(
-    server: CodecServer, codec: AgentPayloadCodec
+async def post_as(
+    server: CodecServer, path: str, content: str, headers: dict[str, str]
+) -> httpx.Response:
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.port}") as http:
+        return await http.post(
+            path, content=content, headers={"Content-Type": "application/json", **headers}
+        )
+
+
+async def test_encode_seals_with_the_key_of_the_agent_the_payload_is_for(
+    server: CodecServer, codec: AgentPayloadCodec, keyring: Keyring, new_agent: NewAgent
 ) -> None:
-    original = Payload(metadata={"encoding": b"json/plain"}, data=b'"a signal from the UI"')
-    response = await post(server, "/encode", body(original))
-    assert response.status_code == 200
-    [sealed] = payloads_of(response)
-    assert sealed.metadata["encoding"] == ENCODING and b"signal" not in sealed.data
-    assert await codec.decode([sealed]) == [original]
+    by_url, by_header, by_meta = await new_agent(), await new_agent(), await new_agent()
+    text = Payload(metadata={"encoding": b"json/plain"}, data=b'"a signal from the UI"')
+    tagged = Payload(
+        metadata={"encoding": b"json/plain", AGENT_META: by_meta.encode()}, data=b'"hi"'
+    )
+
+    [for_url] = payloads_of(await post(server, f"/agents/{by_url}/encode", body(text)))
+    header = {AGENT_HEADER: by_header}
+    [for_header] = payloads_of(await post_as(server, "/encode", body(text), header))
+    [for_meta] = payloads_of(await post(server, "/encode", body(tagged)))
+
+    assert for_url.metadata["encoding"] == ENCODING and b"signal" not in for_url.data
+    for sealed, agent in ((for_url, by_url), (for_header, by_header), (for_meta, by_meta)):
+        assert sealed.metadata[KEY_ID].decode() == (await keyring.own_key(agent)).id
+    opened = await codec.decode([for_url, for_header, for_meta])
+    assert opened[:2] == [text, text]
+    assert AGENT_META not in opened[2].metadata and opened[2].data == b'"hi"'
+    # Sealed by a client, it goes with its agent's key all the same.
+    await keyring.shred(by_url)
+    with pytest.raises(PayloadShreddedError):
+        await codec.decode([for_url])
+
+
+async def test_encode_refuses_an_agent_that_does_not_exist(server: CodecServer) -> None:
+    text = Payload(metadata={"encoding": b"json/plain"}, data=b'"a signal from the UI"')
+    nobody = unique("nobody")
+
+    response = await post(server, f"/agents/{nobody}/encode", body(text))
+
+    assert response.status_code == 400
+    assert response.json()["error"].startswith(f"there is no agent '{nobody}'")
 
 
 async def test_the_browser_preflight_is_allowed_for_the_ui_origin_only(
