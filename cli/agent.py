@@ -1,7 +1,8 @@
-"""``persyn agent create|list|show|shred``."""
+"""``persyn agent create|list|show|shred|delete``."""
 
 from __future__ import annotations
 
+import getpass
 import json
 from pathlib import Path
 from typing import Annotated
@@ -12,7 +13,9 @@ from cli.common import UserError, friendly_errors, run
 from schemas.agents import AgentConfig, AgentCreate, DeliberationMode
 from schemas.emotion import AgentEmotion
 from schemas.settings import get_settings
+from schemas.text import clean_text
 from usecases import agents, emotion
+from usecases.deletion import delete_agent
 from usecases.shred import shred_agent
 
 app = typer.Typer(help="Create and inspect agents.", no_args_is_help=True)
@@ -124,7 +127,7 @@ def shred(
     What Temporal's histories hold for it becomes unreadable; its sandbox container and volume
     and the skills it wrote are removed. For an agent being deleted or made to forget
     everything. Its running workflows cannot be replayed afterwards; its next payloads get a
-    fresh key. Workers forget a cached key within PERSYN_CODEC_KEY_CACHE_SECONDS.
+    fresh key. When it returns, no process opens its payloads any more.
     """
     if not yes and not typer.confirm(
         f"Make every payload Temporal holds for {handle!r} unreadable, for good?"
@@ -142,3 +145,48 @@ def shred(
         typer.echo(f"sandbox environment not removed: {report.sandbox_left}")
     if report.skills_removed:
         typer.echo("deleted its skill library")
+
+
+def _operator() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "operator"
+
+
+@app.command()
+@friendly_errors
+def delete(
+    handle: Annotated[str, typer.Argument(help="The agent's handle.")],
+    by: Annotated[
+        str | None, typer.Option("--by", help="Who deletes it, for the audit (default: you).")
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Delete the agent for good: its runs end, its keys are shredded, its rows erased.
+
+    Its schedules go and every running workflow of it is terminated; it is shredded (payload
+    keys, sandbox environment, skill library); then every row that belongs to it is deleted:
+    dialog, memories, people, channels, prompts, the outbox and the rest. Kept: its usage
+    totals per day, channel and model (for billing), and the audit entry of the deletion
+    (who, when, rows erased per table).
+    """
+    actor = clean_text(by, what="--by", max_chars=200) if by is not None else _operator()
+    if not yes and not typer.confirm(
+        f"Delete {handle!r} with everything it said, heard and remembered, for good?"
+    ):
+        raise UserError("nothing deleted")
+    report = run(delete_agent(settings=get_settings(), handle=handle, actor=actor))
+    rows = sum(report.erased.rows.values())
+    typer.echo(
+        f"deleted {handle}: {report.workflows} running workflow(s) terminated, "
+        f"{report.schedules} schedule(s) removed, {report.shred.keys} key(s) shredded, "
+        f"{rows} row(s) erased"
+    )
+    for table, count in sorted(report.erased.rows.items()):
+        typer.echo(f"  {table:<24} {count}")
+    if report.erased.usage_summed:
+        typer.echo(f"kept its usage totals ({report.erased.usage_summed} records summed by day)")
+    if report.shred.sandbox_left is not None:
+        typer.echo(f"sandbox environment not removed: {report.shred.sandbox_left}")
+    typer.echo(f"audit: deleted by {actor}")

@@ -47,7 +47,7 @@ _PROMPTS = (
     f"AND {_NOT_ANOTHER_AGENTS} ORDER BY p.created_at LIMIT :n"
 )
 
-_ROLL_UP = """
+ROLL_UP = """
 WITH moved AS (
     DELETE FROM usage_records WHERE record_id IN (
         SELECT record_id FROM usage_records
@@ -243,7 +243,7 @@ async def roll_up_usage(
     budget = done or RunPruning()
     total = 0
     while not budget.out_of_time:
-        row = (await execute(session, _ROLL_UP, {"a": agent, "before": before, "n": BATCH})).one()
+        row = (await execute(session, ROLL_UP, {"a": agent, "before": before, "n": BATCH})).one()
         await session.commit()
         total += int(row.moved)
         if row.moved < BATCH:

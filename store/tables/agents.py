@@ -119,3 +119,22 @@ class Channel(SQLModel, table=True):
     created_at: datetime = Field(sa_column=tstz())
     last_active_at: datetime = Field(sa_column=tstz())
     last_person_id: str | None = Field(default=None, sa_column=ulid_col(nullable=True))
+
+
+class AgentDeletionRow(SQLModel, table=True):
+    """The audit of one deleted agent: who deleted it, when, and how many rows went (0013).
+
+    No foreign key: the entry outlives the agent. It holds the handle, the operator and row
+    counts per table, never anything the agent said or was told.
+    """
+
+    __tablename__ = "agent_deletions"
+
+    id: str = Field(sa_column=ulid_pk())
+    agent: str = Field(sa_column=Column(String(32), nullable=False, index=True))
+    deleted_by: str = Field(sa_column=Column(String(200), nullable=False))
+    deleted_at: datetime = Field(sa_column=tstz())
+    erased: dict[str, Any] = Field(default_factory=dict, sa_column=jsonb())
+    """Rows deleted per table (usage records: summed into ``usage_daily`` first)."""
+    keys_shredded: int = 0
+    """Payload keys destroyed by the deletion (0 when a shred had destroyed them before)."""
