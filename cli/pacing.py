@@ -51,7 +51,7 @@ def show(agent: AgentOpt, channel: ChannelOpt = None, as_json: JsonOpt = False) 
 def set_(
     agent: AgentOpt,
     values: Annotated[
-        list[str], typer.Argument(help="name=value pairs, e.g. budget_tokens=2000 (none clears).")
+        list[str], typer.Argument(help="name=value pairs, e.g. budget_tokens=20000 (none clears).")
     ],
     channel: ChannelOpt = None,
     as_json: JsonOpt = False,
