@@ -19,14 +19,16 @@ from sqlmodel import col, select
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule
+from schemas.contacts import channel_key
 from schemas.delivery import DeliveryStatus
 from schemas.ids import new_ulid
 from store.queries.delivery import get_message, record_delivered
 from store.queries.runtime import add_outbox
-from store.tables import OutboxRow, PromptRow
+from store.tables import DialogTurnRow, OutboxRow, PromptRow
 from tests.harness import Harness, Stack, running_worker, until
 from tests.webchannel.test_stream import following, kinds
 from tests.webchannel.web import Served, SseEvent, serving
+from usecases.contacts import attach_identity
 from usecases.tokens import TokenPublic, create_token, rotate_token
 
 SECRET = "account 4471-0093, PIN 8812"
@@ -41,6 +43,7 @@ class Tenants:
     crm: Served
     helpdesk: Served
     crm_token: TokenPublic
+    helpdesk_token: TokenPublic
 
 
 @asynccontextmanager
@@ -53,7 +56,7 @@ async def two_tenants(client: Client, stack: Stack, tmp_path: Path) -> AsyncIter
             crm_token, crm = await create_token(
                 settings=settings, name="crm", agents=[agent.handle]
             )
-            _, helpdesk = await create_token(
+            helpdesk_token, helpdesk = await create_token(
                 settings=settings, name="helpdesk", agents=[agent.handle]
             )
             yield Tenants(
@@ -62,6 +65,7 @@ async def two_tenants(client: Client, stack: Stack, tmp_path: Path) -> AsyncIter
                 crm=Served(web.base_url, crm),
                 helpdesk=Served(web.base_url, helpdesk),
                 crm_token=crm_token,
+                helpdesk_token=helpdesk_token,
             )
 
 
@@ -248,3 +252,34 @@ async def test_a_rotated_token_keeps_its_tenants_history(
     assert replacement.tenant == crm.tenant and replacement.token_id != crm.token_id
     assert again["marker"]["conversation_id"] == told["marker"]["conversation_id"]
     assert marker.status_code == 200
+
+
+async def test_the_operator_may_join_two_tenants_speakers_deliberately(
+    client: Client, stack: Stack, tmp_path: Path
+) -> None:
+    async with two_tenants(client, stack, tmp_path) as t:
+        told = await say(t.crm, t.handle, "hello from the crm side")
+        crm_person = await person_of(t.worker, told["event_id"])
+        # helpdesk's u-17 is the same human: the operator says so, once, naming helpdesk's
+        # channel as `persyn channels list` shows it.
+        helpdesk_support = f"web:{t.helpdesk_token.tenant}:support"
+        settings = stack.settings(home=tmp_path, task_queue=t.worker.task_queue)
+        await attach_identity(
+            settings=settings,
+            agent=t.handle,
+            who=crm_person,
+            channel=channel_key(helpdesk_support),
+            speaker_id="u-17",
+        )
+        asked = await say(t.helpdesk, t.handle, "hello from the helpdesk side")
+        assert await person_of(t.worker, asked["event_id"]) == crm_person
+        # Still two channels: each integrator's conversation stays its own.
+        assert asked["marker"]["conversation_id"] != told["marker"]["conversation_id"]
+
+
+async def person_of(worker: Harness, event_id: str) -> str:
+    """The person the agent took the speaker of ``event_id`` to be."""
+    async with worker.db.session() as session:
+        turn = await session.get(DialogTurnRow, event_id)
+    assert turn is not None and turn.person_id is not None
+    return turn.person_id
