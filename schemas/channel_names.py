@@ -17,8 +17,18 @@ from pydantic import AfterValidator, WithJsonSchema
 MAX_CHANNEL_CHARS = 200
 """Longest channel name."""
 
-CHANNEL_NAME_PATTERN = r"^[A-Za-z0-9_:@+~-][A-Za-z0-9_.:@+~-]{0,199}$"
-"""The rule as a regular expression; the same in Python, pydantic and JSON Schema (ECMA-262)."""
+
+def channel_name_pattern(max_chars: int = MAX_CHANNEL_CHARS) -> str:
+    """The rule as a regular expression, for names of at most ``max_chars`` characters.
+
+    The same in Python and JSON Schema (ECMA-262). A channel adapter that prefixes the names
+    its clients send (the web channel's tenants) publishes the shorter limit it leaves them.
+    """
+    return rf"^[A-Za-z0-9_:@+~-][A-Za-z0-9_.:@+~-]{{0,{max_chars - 1}}}$"
+
+
+CHANNEL_NAME_PATTERN = channel_name_pattern()
+"""The rule as a regular expression."""
 
 _CHANNEL_NAME = re.compile(CHANNEL_NAME_PATTERN)
 
@@ -52,18 +62,19 @@ def check_channel_name(value: str) -> str:
     )
 
 
-ChannelName = Annotated[
-    str,
-    AfterValidator(check_channel_name),
-    WithJsonSchema(
+def channel_name_schema(max_chars: int = MAX_CHANNEL_CHARS) -> WithJsonSchema:
+    """The published JSON Schema of a channel name of at most ``max_chars`` characters."""
+    return WithJsonSchema(
         {
             "type": "string",
             "minLength": 1,
-            "maxLength": MAX_CHANNEL_CHARS,
-            "pattern": CHANNEL_NAME_PATTERN,
-            "description": f"1-{MAX_CHANNEL_CHARS} ASCII letters, digits and _ - . : @ + ~, "
+            "maxLength": max_chars,
+            "pattern": channel_name_pattern(max_chars),
+            "description": f"1-{max_chars} ASCII letters, digits and _ - . : @ + ~, "
             "not starting with a dot.",
         }
-    ),
-]
+    )
+
+
+ChannelName = Annotated[str, AfterValidator(check_channel_name), channel_name_schema()]
 """A channel's name, checked by :func:`check_channel_name`."""

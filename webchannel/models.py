@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
-from schemas.channel_names import ChannelName
+from schemas.channel_names import channel_name_schema, check_channel_name
 from schemas.events import CompletionMarker, ReceiptStatus, Speaker
 from schemas.ids import ULID_PATTERN
 from schemas.text import MessageText
+from webchannel.tenancy import MAX_NAME_CHARS
+
+WebChannelName = Annotated[
+    str, AfterValidator(check_channel_name), channel_name_schema(MAX_NAME_CHARS)
+]
+"""A channel name as an integrator sends it: the one rule, within what the tenant prefix leaves."""
 
 EventId = Annotated[str, WithJsonSchema({"type": "string", "pattern": ULID_PATTERN})]
 """An event ID as published; the route checks it, so a bad one is named as the event ID."""
@@ -25,7 +31,7 @@ class WebMessage(BaseModel):
         description="A ULID you generate once per message: the idempotency key. Omit it and "
         "the service generates one (then a retry is a new message).",
     )
-    channel: ChannelName = Field(
+    channel: WebChannelName = Field(
         description="The room, thread or inbox on the web service (`web:<channel>`); memory is "
         "compartmentalised by channel."
     )

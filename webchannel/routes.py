@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import ValidationError, WithJsonSchema
 from temporalio.service import RPCError, RPCStatusCode
 
-from schemas.channel_names import CHANNEL_NAME_PATTERN
+from schemas.channel_names import channel_name_pattern
 from schemas.events import CompletionMarker, InboundEvent, Receipt, ReceiptStatus
 from schemas.ids import HANDLE_PATTERN, ULID_PATTERN, InvalidIdError, check_handle, check_ulid
 from temporal.inbox import SubmitRejectedError
@@ -38,7 +38,7 @@ from webchannel.stream_caps import (
     StreamCapError,
     StreamSlot,
 )
-from webchannel.tenancy import ChannelNameError, public_name, tenant_channel
+from webchannel.tenancy import MAX_NAME_CHARS, ChannelNameError, public_name, tenant_channel
 
 router = APIRouter(prefix="/v1", tags=["agents"])
 
@@ -61,7 +61,7 @@ ChannelPath = Annotated[
     str,
     Path(
         description="The channel's name on the web service.",
-        json_schema_extra={"pattern": CHANNEL_NAME_PATTERN},
+        json_schema_extra={"pattern": channel_name_pattern(MAX_NAME_CHARS)},
     ),
 ]
 

@@ -18,11 +18,12 @@ import pytest
 from openapi_spec_validator import validate
 from temporalio.client import Client
 
-from schemas.channel_names import CHANNEL_NAME_PATTERN
+from schemas.channel_names import channel_name_pattern
 from schemas.ids import HANDLE_PATTERN, ULID_PATTERN
 from tests.harness import Harness, Stack, running_worker
 from tests.webchannel.web import serving
 from webchannel.app import create_app
+from webchannel.tenancy import MAX_NAME_CHARS
 
 MESSAGES = "/v1/agents/{handle}/messages"
 MARKER = "/v1/agents/{handle}/markers/{event_id}"
@@ -55,7 +56,10 @@ def test_the_body_and_every_path_parameter_carry_the_servers_rules(
     body = post["requestBody"]["content"]["application/json"]["schema"]
     assert body["additionalProperties"] is False
     assert body["properties"]["speaker"]["properties"]["speaker_id"]["type"] == "string"
-    assert body["properties"]["channel"]["pattern"] == CHANNEL_NAME_PATTERN
+    # The one channel-name rule, within what the tenant prefix leaves a web channel's name.
+    web_channel = channel_name_pattern(MAX_NAME_CHARS)
+    assert body["properties"]["channel"]["pattern"] == web_channel
+    assert body["properties"]["channel"]["maxLength"] == MAX_NAME_CHARS
     patterns = {
         (path, parameter["name"]): parameter["schema"].get("pattern")
         for path in (MESSAGES, MARKER, STREAM)
@@ -68,7 +72,7 @@ def test_the_body_and_every_path_parameter_carry_the_servers_rules(
         (MARKER, "handle"): HANDLE_PATTERN,
         (MARKER, "event_id"): ULID_PATTERN,
         (STREAM, "handle"): HANDLE_PATTERN,
-        (STREAM, "channel"): CHANNEL_NAME_PATTERN,
+        (STREAM, "channel"): web_channel,
     }
     assert "503" in document["paths"][MARKER]["get"]["responses"]
     for path in (MESSAGES, MARKER, STREAM):
