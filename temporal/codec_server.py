@@ -88,15 +88,14 @@ class EncodeRefusedError(ValueError):
     """What a client asked to seal names an agent that does not exist."""
 
 
-def _named_agent(payload: Payload, agent: str | None) -> str | None:
+def _named_agent(payload: Payload, agent: str | None) -> tuple[str | None, bool]:
+    """The agent a payload is for, and whether the client named it (rather than its JSON)."""
     named = agent or payload.metadata.get(AGENT_META, b"").decode(errors="replace") or None
     if named is None:
         found = AGENT_FIELD.search(payload.data)
-        named = found.group(1).decode() if found else None
-    if named is None:
-        return None
+        return (found.group(1).decode() if found else None), False
     try:
-        return check_handle(named)
+        return check_handle(named), True
     except ValueError as err:
         raise EncodeRefusedError(str(err)) from None
 
@@ -112,20 +111,23 @@ async def encode_for_client(
     shred reaches: the protocol does not say which workflow a payload is for.
 
     Raises:
-        EncodeRefusedError: A payload names an agent that does not exist.
+        EncodeRefusedError: The client named an agent that does not exist (an agent its
+            JSON names but that does not exist gets the shared key: the worker refuses it).
     """
     sealed: list[Payload] = []
     for payload in payloads:
         if payload.metadata.get("encoding") == ENCODING:
             sealed.append(payload)
             continue
-        handle = _named_agent(payload, agent)
+        handle, explicit = _named_agent(payload, agent)
         if handle is None:
             log.info("sealing a payload that names no agent with the shared key")
         try:
             key = await codec.keyring.own_key(handle)
         except NoSuchAgentError as err:
-            raise EncodeRefusedError(f"{err}: name an existing agent's handle") from None
+            if explicit:
+                raise EncodeRefusedError(f"{err}: name an existing agent's handle") from None
+            key = await codec.keyring.own_key(None)
         bare = Payload()
         bare.CopyFrom(payload)
         if AGENT_META in bare.metadata:

@@ -107,7 +107,7 @@ async def test_encode_seals_with_the_key_of_the_agent_the_payload_is_for(
         await codec.decode([for_url])
 
 
-async def test_encode_refuses_an_agent_that_does_not_exist(server: CodecServer) -> None:
+async def test_encode_refuses_an_agent_the_client_names_that_does_not_exist(server: CodecServer) -> None:
     text = Payload(metadata={"encoding": b"json/plain"}, data=b'"a signal from the UI"')
     nobody = unique("nobody")
 
@@ -115,6 +115,13 @@ async def test_encode_refuses_an_agent_that_does_not_exist(server: CodecServer) 
 
     assert response.status_code == 400
     assert response.json()["error"].startswith(f"there is no agent '{nobody}'")
+    # An agent only its JSON names is not the client's word: sealed, for the worker to refuse.
+    named_inside = Payload(
+        metadata={"encoding": b"json/plain"}, data=f'{{"handle":"{nobody}"}}'.encode()
+    )
+    inside = await post(server, "/encode", body(named_inside))
+    assert inside.status_code == 200
+    assert payloads_of(inside)[0].metadata["encoding"] == ENCODING
 
 
 async def test_the_browser_preflight_is_allowed_for_the_ui_origin_only(
