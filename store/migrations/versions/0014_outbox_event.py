@@ -6,13 +6,13 @@ an event it posted gets that event's reply and everything after it. Rows written
 revision keep no event ID.
 
 Revision ID: 0014_outbox_event
-Revises: 0012_web_tenants
+Revises: 0013_agent_deletions
 """
 
 from alembic import op
 
 revision = "0014_outbox_event"
-down_revision = "0012_web_tenants"
+down_revision = "0013_agent_deletions"
 branch_labels = None
 depends_on = None
 
