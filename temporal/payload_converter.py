@@ -16,6 +16,7 @@ still fail loudly, as before.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,9 +55,23 @@ class TolerantPayloadConverter(PydanticPayloadConverter):
             try:
                 values.extend(super().from_payloads([payload]))
             except Exception:
-                # Empty, or bytes that are not JSON: the receiver refuses them by name.
-                values.append(RawValue(payload))
+                values.append(_lenient(payload))
         return values
+
+
+def _lenient(payload: Payload) -> Any:
+    """A JSON value pydantic's strict parser refused, read by the standard library, or raw.
+
+    JSON may escape a lone surrogate (backslash, u, D800) and pydantic refuses the whole document
+    for it; the standard library reads it, so the handler can refuse the one field that holds
+    it, by name (and ``deliver`` can record a marker for the event's ID). Empty bytes, bytes
+    that are not JSON, or nesting past the interpreter's limit stay raw: the receiver refuses
+    them as a whole.
+    """
+    try:
+        return json.loads(payload.data)
+    except (ValueError, RecursionError):
+        return RawValue(payload)
 
 
 tolerant_data_converter = DataConverter(payload_converter_class=TolerantPayloadConverter)
