@@ -107,7 +107,9 @@ async def test_encode_seals_with_the_key_of_the_agent_the_payload_is_for(
         await codec.decode([for_url])
 
 
-async def test_encode_refuses_an_agent_the_client_names_that_does_not_exist(server: CodecServer) -> None:
+async def test_encode_refuses_an_agent_the_client_names_that_does_not_exist(
+    server: CodecServer,
+) -> None:
     text = Payload(metadata={"encoding": b"json/plain"}, data=b'"a signal from the UI"')
     nobody = unique("nobody")
 
