@@ -68,6 +68,7 @@ from schemas.memory_formation import (
 )
 from schemas.observations import ObserveInput, ObserveResult
 from schemas.peers import PeerMessageInput
+from schemas.pickup import PullOutboxInput, PullOutboxResult
 from schemas.sandbox_task import SandboxReport, SandboxTaskInput
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -247,6 +248,17 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         AgentStatus,
         "integrator",
         "Queue length, the event in the critical section and the open conversations.",
+    ),
+    HandlerSpec(
+        names.AGENT_WORKFLOW,
+        "update",
+        names.PULL_OUTBOX,
+        PullOutboxInput,
+        PullOutboxResult,
+        "integrator",
+        "Receive what the agent sent on its own to your service: acknowledge the message IDs "
+        "of your last pull (ack), get those still kept for pickup. A message comes back until "
+        "acknowledged, never after.",
     ),
     HandlerSpec(
         names.CONVERSATION_WORKFLOW,

@@ -15,6 +15,7 @@ from activities.channels.adapters.base import ChannelAdapter
 from activities.channels.adapters.registry import build_registry
 from activities.channels.delivery import DeliveryActivities
 from activities.channels.pacing import PacingActivities
+from activities.channels.pickup import PickupActivities
 from activities.channels.transmit import ChannelActivities
 from activities.context.activities import ContextActivities
 from activities.context.assembler import ContextAssembler
@@ -241,6 +242,8 @@ def activities(
         ),
         deps.settings.pacing,
     )
+    # What an integrator's pull acknowledges and takes from the outbox (docs/integration.md).
+    pickup = PickupActivities(deps.db)
     # The token budget asked before a reply on a paced channel is generated.
     pacing = PacingActivities(deps.db, deps.settings.pacing)
     formation = ConsolidationActivities(deps.db, deps.gateway, deps.encoder, deps.settings.memory)
@@ -300,6 +303,7 @@ def activities(
         delivery.pace,
         delivery.deliver,
         delivery.settle,
+        pickup.pull_outbox,
         formation.formation_settings,
         formation.claim,
         formation.predecessors,

@@ -58,6 +58,7 @@ from schemas.events import (
 from schemas.ids import is_ulid, ulid_from_parts
 from schemas.markers import failed_marker
 from schemas.peers import AGENT_SERVICE, PeerMessageInput, peer_event
+from schemas.pickup import PullOutboxInput, PullOutboxRequest, PullOutboxResult
 from schemas.records import AgentLookupInput, AgentProfile, ResolveSpeakerInput
 from schemas.runs import HISTORY_LIMIT
 from workflows import handlers, inbox_metrics, run_length
@@ -65,6 +66,7 @@ from workflows.conversation import ConversationWorkflow
 from workflows.steps import Progress, StepFailedError, bounded
 
 with workflow.unsafe.imports_passed_through():
+    from activities.channels.pickup import PickupActivities
     from activities.store import StoreActivities
 
 ACTIVATION_DEADLINE = timedelta(minutes=20)
@@ -72,6 +74,12 @@ ACTIVATION_DEADLINE = timedelta(minutes=20)
 
 RESOLVE_STEP = "resolve the speaker"
 """The agent's own step on an event's path (``workflows.steps.bounded``)."""
+
+PULL_STEP = "pull the outbox"
+"""The ``pull_outbox`` update's store step, bounded like a message-path step."""
+
+PULL_FAILED = "PullFailed"
+"""``ApplicationError.type`` of a pull whose store step gave up (send the same pull again)."""
 
 INBOX_HOLD_LIMIT = MESSAGE_STEP_LIMIT + ACTIVATION_DEADLINE
 """The longest one event can hold an agent's inbox, whatever the cause (22 minutes): its
@@ -214,6 +222,47 @@ class AgentWorkflow:
         conflict = self._conflict(event)
         if conflict is not None:
             raise ApplicationError(conflict, type=EVENT_ID_CONFLICT, non_retryable=True)
+
+    @workflow.update(
+        name=names.PULL_OUTBOX,
+        description="Acknowledge messages received from an earlier pull (ack), then return up "
+        "to limit messages the agent sent on its own to your service that are still kept for "
+        "pickup; a message is returned until acknowledged, never after.",
+    )
+    @handlers.guarded_update(PullOutboxInput)
+    async def pull_outbox(self, data: PullOutboxInput) -> PullOutboxResult:
+        """Acknowledge, then take, the messages kept for an integrator's own service.
+
+        The store step is a local activity bounded like a message-path step; it runs beside
+        the inbox and holds no lock, so a pull never waits for a turn.
+        """
+        await workflow.wait_condition(lambda: self._profile is not None)
+        if self._profile is not None and not self._profile.exists:
+            raise ApplicationError(
+                f"there is no agent {self._state.handle!r}: create it with `persyn agent create`",
+                type=UNKNOWN_AGENT,
+                non_retryable=True,
+            )
+        request = PullOutboxRequest(agent=self._state.handle, pull=data)
+        try:
+            return await bounded(
+                lambda: workflow.execute_local_activity_method(
+                    PickupActivities.pull_outbox,
+                    request,
+                    **summarized_local(MESSAGE_STEP, PULL_STEP),
+                ),
+                step=PULL_STEP,
+                doing=f"outbox pull of agent {self._state.handle} for {data.service}",
+            )
+        except StepFailedError as err:
+            raise ApplicationError(str(err), type=PULL_FAILED, non_retryable=True) from None
+
+    @pull_outbox.validator
+    @handlers.guarded_validator(PullOutboxInput, handler=names.PULL_OUTBOX)
+    def _validate_pull_outbox(self, data: PullOutboxInput) -> None:
+        # Decoding is the check (the reserved services are refused by the model): a refused
+        # pull never reaches the agent's history.
+        del data
 
     @workflow.signal(
         name=names.IMPULSE,

@@ -86,21 +86,10 @@ class DeliveryActivities:
         if row.status != DeliveryStatus.PENDING:
             return DeliveryAttempt(status=DeliveryStatus(row.status), external_id=row.external_id)
         channel = channel_ref(row.channel_key)
-        adapter = self._adapters.get(channel.service)
-        if adapter is None and not row.unprompted:
-            # A reply on an integrator's own service: the client that submitted the message
-            # had the reply with its completion marker, and nothing here could push it.
-            adapter = PullAdapter(channel.service)
-        if adapter is None:
-            known = ", ".join(self._adapters.services()) or "none"
-            raise await self._failed(
-                data.message_id,
-                attempt,
-                DeliveryError(
-                    f"no channel adapter for service {channel.service!r} (this worker has {known})",
-                    retryable=False,
-                ),
-            )
+        # A service no adapter serves is an integrator's own: a reply went back to its client
+        # with the completion marker, and an unprompted message is kept until the integrator
+        # pulls it (the agent's ``pull_outbox`` update), so nothing is lost for want of a push.
+        adapter = self._adapters.get(channel.service) or PullAdapter(channel.service)
         message = OutboundMessage(
             message_id=row.id,
             agent=row.agent,

@@ -169,13 +169,17 @@ async def test_a_reply_on_a_service_without_adapter_went_back_with_its_receipt(
     assert settled is not None and settled.status == "delivered" and settled.last_error is None
 
 
-async def test_a_service_without_adapter_fails_with_a_reason(harness: Harness) -> None:
+async def test_an_unprompted_message_on_a_service_without_adapter_is_kept_for_pickup(
+    harness: Harness,
+) -> None:
+    # An integrator's own service: its client pulls the message (the pull_outbox update).
     agent = await harness.create_agent()
     channel = ChannelRef(service="pager", channel="night")
     message_id = await queue_unprompted(harness, agent.handle, channel, "wake up")
     result = await _result(harness.client, message_id)
-    assert result.status is DeliveryStatus.FAILED
-    assert result.reason is not None and "no channel adapter for service 'pager'" in result.reason
+    assert (result.status, result.reason) == (DeliveryStatus.AWAITING_PICKUP, None)
+    row = await outbox_row(harness, message_id)
+    assert row is not None and row.status == "awaiting_pickup" and row.last_error is None
 
 
 async def test_the_sweep_gives_a_row_without_a_run_its_delivery_once(harness: Harness) -> None:

@@ -8,13 +8,15 @@ from collections.abc import Iterator
 
 import pytest
 import typer
+from temporalio.client import Client
 from typer.testing import CliRunner
 
+from activities.channels.adapters.base import DeliveryError
 from cli.inbox import inbox
 from schemas.delivery import DeliveryStatus
 from schemas.events import ChannelRef
 from schemas.settings import get_settings
-from tests.channels.helpers import outbox_row, queue_unprompted
+from tests.channels.helpers import CueAdapter, channel_worker, outbox_row, queue_unprompted
 from tests.harness import Harness, Stack, terminal, until
 
 
@@ -44,23 +46,25 @@ async def _inbox(*args: str) -> str:
 
 
 async def test_the_inbox_shows_delivery_states_and_lists_failures(
-    harness: Harness, settings_env: None
+    client: Client, stack: Stack, settings_env: None
 ) -> None:
-    handle = (await harness.create_agent()).handle
-    kept = await queue_unprompted(harness, handle, terminal(), "Kept for you.")
-    lost = await queue_unprompted(
-        harness, handle, ChannelRef(service="pager", channel="night"), "Wake up."
-    )
-    await _settled(harness, kept, DeliveryStatus.AWAITING_PICKUP)
-    await _settled(harness, lost, DeliveryStatus.FAILED)
+    pager = CueAdapter("pager", errors=[DeliveryError("no pager answers", retryable=False)])
+    async with channel_worker(client, stack, adapters=[pager]) as harness:
+        handle = (await harness.create_agent()).handle
+        kept = await queue_unprompted(harness, handle, terminal(), "Kept for you.")
+        lost = await queue_unprompted(
+            harness, handle, ChannelRef(service="pager", channel="night"), "Wake up."
+        )
+        await _settled(harness, kept, DeliveryStatus.AWAITING_PICKUP)
+        await _settled(harness, lost, DeliveryStatus.FAILED)
 
     lines = [json.loads(line) for line in (await _inbox("--agent", handle, "--json")).splitlines()]
     assert [(m["id"], m["status"]) for m in lines] == [
         (kept, "awaiting_pickup"),
         (lost, "failed"),
     ]
-    assert "no channel adapter for service 'pager'" in lines[1]["last_error"]
+    assert "no pager answers" in lines[1]["last_error"]
 
     text = await _inbox("--agent", handle, "--failed")
     assert lost in text and kept not in text
-    assert "[FAILED: no channel adapter for service 'pager'" in text
+    assert "[FAILED: no pager answers" in text

@@ -285,6 +285,7 @@ def test_the_public_bundle_holds_only_what_an_integrator_needs(tmp_path: Path) -
         names.MARKER,
         names.STATUS,
         names.WINDOW,
+        names.PULL_OUTBOX,
     }
     assert [w["type"] for w in index["workflows"]] == ["AgentWorkflow"]
 
