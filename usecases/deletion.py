@@ -33,6 +33,8 @@ from usecases.shred import ShredReport, shred_agent
 from usecases.store import open_store
 
 TERMINATE_REASON = "the agent was deleted"
+ACTIVATION_PREFIX = names.activation_workflow_id("")
+"""``activation/``: the ended runs whose stored prompts are the agent's."""
 
 
 @dataclass(frozen=True)
@@ -67,10 +69,13 @@ async def delete_agent(*, settings: Settings, handle: str, actor: str) -> Deleti
     schedules = await _remove_schedules(client, handle=handle, reminders=reminder_ids)
     ended = await end_runs(client, handle=handle)
     shred = await shred_agent(settings=settings, handle=handle)
+    runs = [w.removeprefix(ACTIVATION_PREFIX) for w in ended if w.startswith(ACTIVATION_PREFIX)]
     async with open_store(settings) as db, db.session() as session:
-        erased = await erase_agent(session, agent=handle, actor=actor, keys=shred.keys)
+        erased = await erase_agent(
+            session, agent=handle, actor=actor, keys=shred.keys, activations=runs
+        )
     ended += await end_runs(client, handle=handle)
-    return DeletionReport(schedules=schedules, workflows=ended, shred=shred, erased=erased)
+    return DeletionReport(schedules=schedules, workflows=len(ended), shred=shred, erased=erased)
 
 
 async def _remove_schedules(client: Client, *, handle: str, reminders: list[str]) -> int:
@@ -82,16 +87,18 @@ async def _remove_schedules(client: Client, *, handle: str, reminders: list[str]
     return removed
 
 
-async def end_runs(client: Client, *, handle: str) -> int:
-    """Terminate every running workflow of the agent; returns how many were running.
+async def end_runs(client: Client, *, handle: str) -> list[str]:
+    """Terminate every running workflow of the agent; returns the IDs of those that ran.
 
     The inbox goes first, so it starts no conversation while the others end; the rest are
     found by their ``PersynAgent`` search attribute.
     """
-    ended = int(await _terminate(client, names.agent_workflow_id(handle)))
+    inbox = names.agent_workflow_id(handle)
+    ended = [inbox] if await _terminate(client, inbox) else []
     query = f"{names.AGENT.name} = '{handle}' AND ExecutionStatus = 'Running'"
     async for run in client.list_workflows(query):
-        ended += int(await _terminate(client, run.id))
+        if await _terminate(client, run.id):
+            ended.append(run.id)
     return ended
 
 

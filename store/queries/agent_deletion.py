@@ -15,6 +15,7 @@ survive the agent.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import Table
@@ -91,7 +92,14 @@ async def _count(session: AsyncSession, sql: str, params: dict[str, object]) -> 
     return int((await execute(session, sql, params)).rowcount or 0)
 
 
-async def erase_agent(session: AsyncSession, *, agent: str, actor: str, keys: int) -> AgentErasure:
+async def erase_agent(
+    session: AsyncSession,
+    *,
+    agent: str,
+    actor: str,
+    keys: int,
+    activations: Sequence[str] = (),
+) -> AgentErasure:
     """Delete every row of ``agent`` and write the deletion's audit entry; commits.
 
     One transaction: a failure leaves every row in place, and running it again finishes.
@@ -102,12 +110,17 @@ async def erase_agent(session: AsyncSession, *, agent: str, actor: str, keys: in
         agent: The handle.
         actor: Who deleted it (kept in the audit).
         keys: Payload keys the deletion shredded (kept in the audit).
+        activations: Activation IDs known to be the agent's beside those its rows name (the
+            runs the deletion ended, whose prompt may be all they left).
     """
-    p: dict[str, object] = {"a": agent}
+    p: dict[str, object] = {"a": agent, "runs": list(activations)}
     done = AgentErasure()
     summed = await execute(session, ROLL_UP, {**p, "before": utcnow(), "n": _ALL_ROWS})
     done.usage_summed = int(summed.one().moved)
-    prompts = f"SELECT id FROM prompts WHERE activation_id IN ({_activation_ids()})"
+    prompts = (
+        f"SELECT id FROM prompts WHERE activation_id IN ({_activation_ids()}) "
+        "OR activation_id = ANY(CAST(:runs AS varchar[]))"
+    )
     done.add(
         "prompt_extensions",
         await _count(session, f"DELETE FROM prompt_extensions WHERE prompt_id IN ({prompts})", p),

@@ -18,9 +18,12 @@ from activities.scheduling.reminders import Reminders
 from contract import names
 from schemas.agents import AgentCreate
 from schemas.guardrails import EndConversationRequest
+from schemas.ids import new_ulid
 from store.db import Database
-from store.queries.agent_deletion import AGENT_COLUMNS, KEPT, owned_tables
+from store.queries.agent_deletion import AGENT_COLUMNS, KEPT, erase_agent, owned_tables
+from store.queries.agents import create_agent
 from store.queries.memory import execute
+from store.queries.runtime import save_prompt
 from store.tables.columns import utcnow
 from temporal.schedules_autonomy import describe
 from tests.harness import Stack, unique
@@ -160,3 +163,28 @@ async def test_deleting_an_agent_ends_its_runs_and_leaves_only_its_usage_and_the
     assert report.schedules == 3
     with pytest.raises(UnknownAgentError):
         await delete_agent(settings=settings, handle=handle, actor="tester")
+
+
+async def test_a_prompt_only_an_ended_run_knew_goes_and_another_agents_stays(
+    db: Database,
+) -> None:
+    mine, theirs = unique("del"), unique("keep")
+    ended, other = new_ulid(), new_ulid()
+    async with db.session() as session:
+        for handle in (mine, theirs):
+            await create_agent(session, spec=AgentCreate(handle=handle, name="A", persona="B"))
+        for activation in (ended, other):
+            await save_prompt(
+                session,
+                prompt_id=new_ulid(),
+                activation_id=activation,
+                task="respond",
+                system="the persona",
+                messages=[],
+                token_estimate=3,
+                created_at=utcnow(),
+            )
+        await erase_agent(session, agent=mine, actor="tester", keys=0, activations=[ended])
+    left = "SELECT count(*) FROM prompts WHERE activation_id = :a"
+    assert await scalar(db, left, a=ended) == 0
+    assert await scalar(db, left, a=other) == 1
