@@ -74,6 +74,23 @@ from schemas.sandbox_task import SandboxReport, SandboxTaskInput
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 INDEX_FILE = "index.json"
 
+SEALED_ENCODING = "binary/persyn-encrypted"
+"""The encoding of a payload the codec sealed (``temporal.codec.ENCODING``; a test keeps them
+equal, since the contract imports nothing of ``temporal``)."""
+
+PAYLOAD_CODEC: dict[str, Any] = {
+    "encoding": SEALED_ENCODING,
+    "routes": ["/decode", "/encode", "/agents/{handle}/encode"],
+    "description": (
+        "With the payload codec on (the default) every payload the workers write is sealed: "
+        "update results, query answers, inputs and results in histories. Send json/plain; "
+        "decode what comes back through the deployment's codec endpoint (Temporal's remote "
+        'codec protocol, POST {"payloads": [...]} in protobuf JSON), or read it as '
+        "ciphertext. docs/integration.md, The codec endpoint from an SDK."
+    ),
+}
+"""What ``index.json`` says about sealed payloads and the endpoint that opens them."""
+
 AWARE_DATE_TIME = r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})$"
 """An ISO 8601 date-time with its offset: the workers refuse one without a time zone."""
 
@@ -415,6 +432,12 @@ def _name(model: type[BaseModel] | None) -> str | None:
     return model.__name__ if model is not None else None
 
 
+def _listed(model: type[BaseModel] | None, models: dict[str, type[BaseModel]]) -> str | None:
+    # A workflow an integrator queries but never starts (a conversation) is listed without
+    # its start input and result, whose schemas the public bundle leaves out.
+    return model.__name__ if model is not None and model.__name__ in models else None
+
+
 def _summary(model: type[BaseModel]) -> str:
     return (inspect.getdoc(model) or "").split("\n\n")[0].replace("\n", " ")
 
@@ -426,11 +449,15 @@ def index(models: dict[str, type[BaseModel]], *, public: bool = False) -> dict[s
         models: The models whose files are written beside the index.
         public: List only the agent workflow and the handlers integrators call.
     """
-    workflows = [w for w in WORKFLOWS if not public or w.type_name == names.AGENT_WORKFLOW]
     handlers = [h for h in HANDLERS if not public or h.caller == "integrator"]
+    # An integrator addresses the agent workflow and every workflow a public handler is on
+    # (a conversation, for its `window` query).
+    addressed = {names.AGENT_WORKFLOW, *(h.workflow for h in handlers)}
+    workflows = [w for w in WORKFLOWS if not public or w.type_name in addressed]
     return {
         "description": "Persyn's wire contract: drive an agent with any Temporal client.",
         "payload_encoding": "json/plain",
+        "payload_codec": PAYLOAD_CODEC,
         "task_queue": names.TASK_QUEUE,
         "search_attributes": {
             key.name: key.indexed_value_type.name.title().replace("_", "")
@@ -441,8 +468,8 @@ def index(models: dict[str, type[BaseModel]], *, public: bool = False) -> dict[s
                 "type": spec.type_name,
                 "id": spec.workflow_id,
                 "schedule": spec.schedule,
-                "input": _name(spec.input),
-                "result": _name(spec.result),
+                "input": _listed(spec.input, models),
+                "result": _listed(spec.result, models),
                 "description": spec.description,
             }
             for spec in workflows

@@ -287,7 +287,9 @@ def test_the_public_bundle_holds_only_what_an_integrator_needs(tmp_path: Path) -
         names.WINDOW,
         names.PULL_OUTBOX,
     }
-    assert [w["type"] for w in index["workflows"]] == ["AgentWorkflow"]
+    # The conversation is listed for its `window` query, without its start input.
+    assert [w["type"] for w in index["workflows"]] == ["AgentWorkflow", "ConversationWorkflow"]
+    assert index["workflows"][1]["input"] is None
 
 
 def test_the_schema_carries_the_rules_the_workers_enforce(
