@@ -10,6 +10,13 @@ PostgreSQL last said it was live; then it asks again before it seals or opens wi
 commits, then waits out that trust period before it returns: once ``persyn agent shred``
 (or ``delete``) has returned, no process opens a payload of that agent any more. Asking on
 every use instead would cost a query per payload batch, about 80 per message.
+
+While PostgreSQL cannot be reached, a key it confirmed within the last
+:data:`UNREACHABLE_GRACE_SECONDS` is used as it was: a shred needs PostgreSQL to commit, so no
+shred can happen that this process would miss, short of a network partition between it and a
+database another process still reaches (the grace bounds that case). Without it every
+workflow task failed to encode its completion while the database restarted, so an agent could
+not even say which step was retrying.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from pathlib import Path
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -115,6 +122,13 @@ def _decode_master(value: str, source: str) -> bytes:
     return key
 
 
+UNREACHABLE_GRACE_SECONDS = 300.0
+"""How long after its last confirmation a key stays usable while PostgreSQL is unreachable."""
+
+UNREACHABLE = (OperationalError, InterfaceError, OSError, TimeoutError)
+"""What a key check raises when PostgreSQL cannot be reached (down, restarting, refused)."""
+
+
 class Keyring:
     """Data keys of one database: unwrapped once, and checked against PostgreSQL on each use.
 
@@ -124,10 +138,19 @@ class Keyring:
     A shredded key is remembered as such for good: keys never come back.
     """
 
-    def __init__(self, dsn: str, master: bytes, *, cache_seconds: float) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        master: bytes,
+        *,
+        cache_seconds: float,
+        unreachable_grace_seconds: float = UNREACHABLE_GRACE_SECONDS,
+    ) -> None:
         self._dsn = dsn
         self._master = AESGCM(master)
         self._ttl = cache_seconds
+        self._grace = unreachable_grace_seconds
+        self._confirmed: dict[str, float] = {}
         self._engines: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncEngine] = (
             weakref.WeakKeyDictionary()
         )
@@ -145,8 +168,14 @@ class Keyring:
         loop = asyncio.get_running_loop()
         engine = self._engines.get(loop)
         if engine is None:
+            # Pre-ping: after a database restart every pooled connection is dead, and a check
+            # on one would fail although the database answers again.
             engine = create_async_engine(
-                self._dsn, pool_size=2, max_overflow=8, isolation_level="AUTOCOMMIT"
+                self._dsn,
+                pool_size=2,
+                max_overflow=8,
+                isolation_level="AUTOCOMMIT",
+                pool_pre_ping=True,
             )
             self._engines[loop] = engine
         return AsyncSession(engine, expire_on_commit=False)
@@ -156,6 +185,16 @@ class Keyring:
         if key is not None and time.monotonic() < self._live_until.get(key_id, 0.0):
             return key
         return None
+
+    def _stale(self, key_id: str | None) -> DataKey | None:
+        """A key confirmed within the grace, for when PostgreSQL cannot be reached."""
+        if key_id is None:
+            return None
+        key = self._keys.get(key_id)
+        confirmed = self._confirmed.get(key_id)
+        if key is None or confirmed is None or time.monotonic() - confirmed > self._grace:
+            return None
+        return key
 
     async def for_agent(self, agent: str | None) -> DataKey:
         """The active key of ``agent`` (created on first use), or the shared key for ``None``.
@@ -178,12 +217,17 @@ class Keyring:
         cached = self._active.get(scope)
         if cached is not None and (key := self._trusted(cached)) is not None:
             return key
-        async with self._session() as session:
-            row = await active_key(session, scope=scope)
-            if row is None:
-                row = await self._create(session, scope=scope, agent=agent)
+        try:
+            async with self._session() as session:
+                row = await active_key(session, scope=scope)
                 if row is None:
-                    raise NoSuchAgentError(f"there is no agent {agent!r}")
+                    row = await self._create(session, scope=scope, agent=agent)
+                    if row is None:
+                        raise NoSuchAgentError(f"there is no agent {agent!r}")
+        except UNREACHABLE:
+            if (stale := self._stale(cached)) is not None:
+                return stale
+            raise
         found = self._remember(row)
         if isinstance(found, ShreddedKeyError):  # shredded between the two reads: try again
             return await self.own_key(agent)
@@ -231,8 +275,14 @@ class Keyring:
             else:
                 ask.append(key_id)
         if ask:
-            async with self._session() as session:
-                rows = {row.id: row for row in await get_keys(session, key_ids=ask)}
+            try:
+                async with self._session() as session:
+                    rows = {row.id: row for row in await get_keys(session, key_ids=ask)}
+            except UNREACHABLE:
+                stale = {key_id: self._stale(key_id) for key_id in ask}
+                if any(key is None for key in stale.values()):
+                    raise
+                return found | {k: v for k, v in stale.items() if v is not None}
             for key_id in ask:
                 row = rows.get(key_id)
                 remembered = self._remember(row) if row is not None else self._gone(key_id, None)
@@ -245,6 +295,7 @@ class Keyring:
         gone = self._shredded[key_id] = ShreddedKeyError(key_id, agent)
         self._keys.pop(key_id, None)
         self._live_until.pop(key_id, None)
+        self._confirmed.pop(key_id, None)
         return gone
 
     def _remember(self, row: CodecKeyRow) -> DataKey | ShreddedKeyError:
@@ -255,7 +306,9 @@ class Keyring:
             key = self._keys[row.id] = DataKey(
                 id=row.id, agent=row.agent, aead=AESGCM(self._unwrap(row))
             )
-        self._live_until[row.id] = time.monotonic() + self._ttl
+        now = time.monotonic()
+        self._live_until[row.id] = now + self._ttl
+        self._confirmed[row.id] = now
         return key
 
     def _unwrap(self, row: CodecKeyRow) -> bytes:
