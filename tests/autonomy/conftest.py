@@ -10,7 +10,7 @@ from typing import Any
 from sqlmodel import col, select
 from temporalio.client import Client, ScheduleActionExecutionStartWorkflow, WorkflowHistory
 from temporalio.converter import DataConverter
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
 from activities.tools.registry import Tool
@@ -79,7 +79,13 @@ async def impulse_receipt(harness: Harness, handle: str, event_id: str) -> Recei
     found: list[CompletionMarker] = []
 
     async def finished() -> bool:
-        answer = await inbox.marker(harness.client, handle=handle, event_id=event_id)
+        try:
+            answer = await inbox.marker(harness.client, handle=handle, event_id=event_id)
+        except RPCError as err:
+            if err.status is not RPCStatusCode.NOT_FOUND:
+                raise
+            return False  # the impulse that starts the agent's inbox is not signalled yet
+
         if answer.marker is not None:
             found.append(answer.marker)
         return bool(found)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from sqlmodel import col, select
 from temporalio.testing import WorkflowEnvironment
 
 from activities.autonomy.held import HeldReminders
@@ -29,9 +30,9 @@ from schemas.autonomy import (
 from schemas.ids import new_ulid
 from schemas.models import TaskType
 from store.queries.autonomy import bootstrap_heartbeat, save_reminder, set_heartbeat_state
-from store.tables.autonomy import ReminderRow
+from store.tables.autonomy import AutonomyLogRow, ReminderRow
 from tests.autonomy.conftest import autonomy_worker, impulse_receipt
-from tests.harness import Harness, Stack
+from tests.harness import Harness, Stack, until
 from workflows.reminder import ReminderWorkflow
 
 RULES = [ScriptRule(task="respond", match="water the plants", reply="Watering the plants now.")]
@@ -42,6 +43,25 @@ async def _status(harness: Harness, reminder_id: str) -> str:
         row = await session.get(ReminderRow, reminder_id, populate_existing=True)
         assert row is not None
         return row.status
+
+
+async def _delivered_firing(harness: Harness, reminder_id: str) -> str:
+    """The event ID of the reminder's firing that was delivered (waits for its claim)."""
+    found: list[str] = []
+
+    async def claimed() -> bool:
+        async with harness.db.session() as session:
+            rows = await session.exec(
+                select(AutonomyLogRow.event_id).where(
+                    AutonomyLogRow.reminder_id == reminder_id,
+                    col(AutonomyLogRow.delivered).is_(True),
+                )
+            )
+            found.extend(rows.all())
+        return bool(found)
+
+    await until(claimed)
+    return found[0]
 
 
 def _reminder_calls(harness: Harness) -> list[str]:
@@ -104,15 +124,16 @@ async def test_a_one_shot_reminder_due_while_dormant_is_delivered_when_the_agent
             )
         [run_id] = await held.deliver(agent=handle)
         assert await held.deliver(agent=handle) == []  # a worker start as it wakes: no second
+        delivered = await _delivered_firing(harness, reminder_id)
+        receipt = await impulse_receipt(harness, handle, delivered)
+        assert receipt.marker is not None and receipt.marker.text == "Watering the plants now."
         # The one-shot's spent schedule is deleted last; this server has no schedules to delete,
         # so that step gives up after its retries (skipped here) and the run ends regardless.
         await skipping.sleep(timedelta(minutes=10))
         woke: FiringResult = await client.get_workflow_handle(
             run_id, result_type=FiringResult
         ).result()
-        assert woke.delivered and woke.event_id is not None
-        receipt = await impulse_receipt(harness, handle, woke.event_id)
-        assert receipt.marker is not None and receipt.marker.text == "Watering the plants now."
+        assert woke.delivered and woke.event_id == delivered
         [told] = _reminder_calls(harness)
         assert "while you were dormant" in told
         # Delivered, the one-shot reminder is done and nothing waits any more.
