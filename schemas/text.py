@@ -131,6 +131,12 @@ def _persona(value: str) -> str:
 NO_CONTROL_CHARACTERS = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]*$"
 """JSON Schema pattern (ECMA-262) refusing the control characters :func:`clean_text` refuses."""
 
+_TEXT_REFUSED = "\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F"
+
+TEXT_PATTERN = f"^[^{_TEXT_REFUSED}]*[^\\s{_TEXT_REFUSED}][^{_TEXT_REFUSED}]*$"
+"""JSON Schema pattern of text :func:`clean_text` accepts: those control characters refused, and
+at least one character that is not whitespace (the text is trimmed, and may not be empty)."""
+
 
 def text_json_schema(*, what: str, max_chars: int) -> WithJsonSchema:
     """The published JSON Schema of text validated by :func:`clean_text`, with every rule in it."""
@@ -139,7 +145,7 @@ def text_json_schema(*, what: str, max_chars: int) -> WithJsonSchema:
             "type": "string",
             "minLength": 1,
             "maxLength": max_chars,
-            "pattern": NO_CONTROL_CHARACTERS,
+            "pattern": TEXT_PATTERN,
             "description": f"The {what}: 1-{max_chars:,} characters after trimming surrounding "
             "whitespace; valid UTF-8; no NUL or other control characters except tab, line feed "
             "and carriage return.",

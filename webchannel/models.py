@@ -37,11 +37,15 @@ class WebMessage(BaseModel):
     )
     speaker: Speaker = Field(description="Who said it, as your system knows them.")
     text: MessageText = Field(description="What was said: 1-32,000 characters, no NUL.")
+    # Strict: JSON's true and false only, as the schema says (not 0, 1 or "yes").
     addressed: bool = Field(
-        default=True, description="False when the agent merely overheard it (group chats)."
+        default=True,
+        strict=True,
+        description="False when the agent merely overheard it (group chats).",
     )
     stream: bool = Field(
         default=False,
+        strict=True,
         description="Stream the reply's token deltas to the channel's SSE stream as it is "
         "written (the reply itself is always sent there).",
     )

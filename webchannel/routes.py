@@ -120,7 +120,8 @@ def _within_rate(state: WebState, token: TokenPublic) -> None:
 
 
 def _event(token: TokenPublic, message: WebMessage) -> InboundEvent:
-    event_id = _ulid(message.event_id, "event id") if message.event_id else None
+    # An empty ID is a bad ID, not an omitted one (the service would make one up).
+    event_id = _ulid(message.event_id, "event id") if message.event_id is not None else None
     try:
         return delivery.build_event(
             # The token's own namespace: its channels (and so its speakers) are no one else's.

@@ -106,6 +106,14 @@ async def test_a_channel_name_outside_the_rule_is_refused(
     assert await turns(worker, agent.handle) == 0
 
 
+async def test_a_flag_is_true_or_false_only(worker: Harness, web: Served) -> None:
+    agent = await worker.create_agent()
+    async with web.http() as http:
+        refused = await http.post(f"/v1/agents/{agent.handle}/messages", json=message(stream=0))
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["detail"] == "stream: Input should be a valid boolean"
+
+
 async def test_every_name_the_rule_allows_has_a_working_stream_url(
     worker: Harness, web: Served
 ) -> None:
