@@ -13,6 +13,7 @@ import asyncio
 from datetime import UTC, datetime
 
 from pydantic import BaseModel
+from sqlalchemy.exc import OperationalError
 from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
@@ -66,6 +67,10 @@ async def inbox_view(client: Client, agent: str, *, now: datetime | None = None)
         status = await handle.query(names.STATUS, result_type=AgentStatus)
     except RPCError as err:
         return InboxView(agent=agent, reachable=False, problem=err.message.splitlines()[0])
+    except OperationalError:
+        # The answer is sealed with the agent's key, which PostgreSQL keeps.
+        problem = "unreadable while PostgreSQL is down (answers are sealed with keys kept there)"
+        return InboxView(agent=agent, reachable=False, problem=problem)
     except Exception as err:  # a query the run cannot answer (a worker down, an old run)
         return InboxView(agent=agent, reachable=False, problem=str(err).splitlines()[0][:200])
     flight = status.in_flight

@@ -13,6 +13,7 @@ to the steps after it.
 from __future__ import annotations
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError
 
 from contract import attribution, names
 from schemas.activation import ActivationInput, ActivationResult, Decision, Draft
@@ -28,6 +29,10 @@ from workflows.pipeline.deliberate import after_transmit, deliberate
 from workflows.pipeline.emotion import take_stock
 from workflows.pipeline.respond import respond
 from workflows.pipeline.transmit import record, transmit
+from workflows.steps import one_line
+
+STEP_FAILED = "StepFailed"
+"""``ApplicationError.type`` of an activation whose step gave up; the message names the step."""
 
 
 @workflow.defn(name=names.ACTIVATION_WORKFLOW)
@@ -37,6 +42,7 @@ class ActivationWorkflow:
     @workflow.init
     def __init__(self, data: ActivationInput) -> None:
         self._turn = TurnState()
+        self._doing = "Starting"  # the step a failure names (``_step`` keeps it current)
 
     @workflow.run
     async def run(self, data: ActivationInput) -> ActivationResult:
@@ -50,11 +56,21 @@ class ActivationWorkflow:
         )
         try:
             return await self._pipeline(data)
+        except (ActivityError, ApplicationError) as err:
+            # A step gave up (a bounded database step, a bug): the run fails naming the step,
+            # and its conversation releases the agent with a marker that says so.
+            self._failed(data)
+            raise ApplicationError(
+                f"step '{self._doing}' failed: {one_line(err)}", type=STEP_FAILED
+            ) from err
         except Exception:
             # A failed run says so in the Web UI's search attributes, then fails as usual.
-            workflow.upsert_search_attributes([names.OUTCOME.value_set(Outcome.FAILED.value)])
-            self._count(data, Outcome.FAILED)
+            self._failed(data)
             raise
+
+    def _failed(self, data: ActivationInput) -> None:
+        workflow.upsert_search_attributes([names.OUTCOME.value_set(Outcome.FAILED.value)])
+        self._count(data, Outcome.FAILED)
 
     def _count(self, data: ActivationInput, outcome: Outcome) -> None:
         metrics.count_turn(
@@ -65,6 +81,7 @@ class ActivationWorkflow:
         )
 
     def _step(self, data: ActivationInput, doing: str) -> None:
+        self._doing = doing
         workflow.set_current_details(
             f"{doing} for {data.person_name} on {data.channel.key} (event {data.event.event_id})"
         )
@@ -83,6 +100,7 @@ class ActivationWorkflow:
         return ActivationResult(marker=marker, reply=None)
 
     async def _pipeline(self, data: ActivationInput) -> ActivationResult:
+        self._step(data, "Checking the channel's token budget")
         withheld = await afford(data)
         if withheld is not None:
             return await self._withheld(data, withheld)

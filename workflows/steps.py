@@ -58,11 +58,14 @@ class Progress:
 
 
 def one_line(err: BaseException) -> str:
-    """The failure's own message on one line, without the SDK's wrapping."""
+    """The failure's own first line, without the SDK's wrapping (and no SQL it quoted)."""
     cause = err.cause if isinstance(err, ActivityError) and err.cause is not None else err
     message = cause.message if isinstance(cause, ApplicationError) else str(cause)
     kind = cause.type if isinstance(cause, ApplicationError) and cause.type else ""
-    text = " ".join((message or kind or type(cause).__name__).split())
+    # The first line only: a database error goes on with the statement and its parameters,
+    # which may quote what a person said, and a marker and a status are no place for that.
+    first = (message or kind or type(cause).__name__).strip().split("\n", 1)[0]
+    text = " ".join(first.split())
     if kind and kind not in text:
         text = f"{kind}: {text}"
     return text[:REASON_CHARS]

@@ -239,7 +239,7 @@ async def test_a_step_that_keeps_failing_is_visible_then_ends_within_its_bound(
             flight = (await status_of(agent)).in_flight
             return flight is not None and flight.attempt >= 3
 
-        await until(retrying)
+        await until(retrying, timeout=120)
         # Taken from the queue but not yet in its activation, it is pending, not lost.
         answer = await inbox.marker(skipping.client, handle=handle, event_id=stuck.event_id)
         assert answer.marker is None and answer.pending
@@ -271,7 +271,7 @@ async def test_a_step_that_keeps_failing_is_visible_then_ends_within_its_bound(
             found = await inbox.marker(skipping.client, handle=handle, event_id=behind.event_id)
             return found.marker is not None
 
-        await until(answered)
+        await until(answered, timeout=120)
         after = await inbox.marker(skipping.client, handle=handle, event_id=behind.event_id)
         assert after.marker is not None and after.marker.outcome is Outcome.SPOKE
     await close_dependencies(deps)
@@ -304,7 +304,7 @@ async def test_a_conversation_step_that_keeps_failing_ends_its_event_and_frees_t
                     return True
             return False
 
-        await until(retrying)
+        await until(retrying, timeout=120)
         await skipping.sleep(timedelta(minutes=3))
 
         async def both_ended() -> bool:
@@ -314,7 +314,7 @@ async def test_a_conversation_step_that_keeps_failing_ends_its_event_and_frees_t
             ]
             return all(markers)
 
-        await until(both_ended)
+        await until(both_ended, timeout=120)
         failed = (
             await inbox.marker(skipping.client, handle=handle, event_id=stuck.event_id)
         ).marker
