@@ -83,6 +83,17 @@ class Settings(BaseSettings):
     temporal_tls_key: Path | None = None
     temporal_tls_ca: Path | None = None
     temporal_ui_port: int = 8233
+    internal_key: SecretStr | None = Field(
+        default=None,
+        description="Base64 of the 32-byte key that signs messages to internal handlers "
+        "(temporal/internal_key.py). Every process of one deployment needs the same key; "
+        "unset, it is read from internal_key_file.",
+    )
+    internal_key_file: Path | None = Field(
+        default=None,
+        description="Where the internal key is kept when PERSYN_INTERNAL_KEY is unset, made on "
+        "first use. Default: home/keys/internal.key.",
+    )
     task_queue: str = "persyn"
     worker_startup_wait_seconds: float = Field(
         default=30.0,

@@ -16,6 +16,8 @@ from schemas.codec import get_codec_settings
 from schemas.settings import Settings
 from temporal.attribution_interceptor import AttributionInterceptor
 from temporal.codec import AgentPayloadCodec, SealingDataConverter
+from temporal.internal_auth import InternalAuthInterceptor
+from temporal.internal_key import internal_key
 from temporal.keyring import MASTER_KEY_FILE, Keyring, keyring_for, master_key
 from temporal.payload_converter import tolerant_data_converter
 
@@ -24,13 +26,23 @@ class TemporalUnavailableError(RuntimeError):
     """No Temporal server answered at the configured address."""
 
 
-def interceptors(extra: Sequence[Interceptor] = ()) -> list[Interceptor]:
-    """The interceptors every client uses (attribution, then any extras).
+def interceptors(
+    extra: Sequence[Interceptor] = (), *, internal: bytes | None = None
+) -> list[Interceptor]:
+    """The interceptors every client uses (attribution, internal messages, then any extras).
 
     Each is also a worker interceptor, so workers and replayers built from the client inherit
     them (``workers/replay.py``).
+
+    Args:
+        extra: Appended after the standard ones.
+        internal: The deployment's internal key (:func:`connect` always gives it). Without
+            one, internal messages are neither signed nor checked: only for Temporal's
+            time-skipping test server, which drops the headers of signals that a workflow
+            or a signal-with-start sends.
     """
-    return [AttributionInterceptor(), *extra]
+    auth = [] if internal is None else [InternalAuthInterceptor(internal)]
+    return [AttributionInterceptor(), *auth, *extra]
 
 
 def keyring(settings: Settings, *, cache_seconds: float | None = None) -> Keyring:
@@ -118,9 +130,12 @@ async def connect(
     """
     deadline = time.monotonic() + ready_within
     converter = data_converter(settings, codec=codec)
+    key = internal_key(settings)
     while True:
         try:
-            return await _connect(settings, address, extra_interceptors, converter, lazy=lazy)
+            return await _connect(
+                settings, address, extra_interceptors, converter, key=key, lazy=lazy
+            )
         except TemporalUnavailableError:
             if time.monotonic() >= deadline:
                 raise
@@ -133,6 +148,7 @@ async def _connect(
     extra_interceptors: Sequence[Interceptor],
     converter: DataConverter,
     *,
+    key: bytes,
     lazy: bool = False,
 ) -> Client:
     target = address or settings.temporal_address
@@ -149,7 +165,7 @@ async def _connect(
             ),
             tls=_tls(settings),
             data_converter=converter,
-            interceptors=interceptors(extra_interceptors),
+            interceptors=interceptors(extra_interceptors, internal=key),
             lazy=lazy,
         )
     except (RuntimeError, RPCError) as err:
