@@ -45,7 +45,7 @@ RUN if [ -n "$PERSYN_EXTRAS" ]; then \
 # A fixed UID so volume ownership and Kubernetes runAsUser agree across rebuilds.
 RUN groupadd --system --gid 10001 persyn \
     && useradd --system --uid 10001 --gid persyn --create-home --home-dir /home/persyn persyn \
-    && install -d -o persyn -g persyn -m 0700 /var/lib/persyn-codec
+    && install -d -o persyn -g persyn -m 0700 /var/lib/persyn-codec /var/lib/persyn-internal
 
 COPY --from=build /opt/persyn /opt/persyn
 COPY deploy/worker-healthcheck.sh /usr/local/bin/persyn-worker-healthcheck
