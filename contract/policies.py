@@ -178,6 +178,13 @@ Its conversation's own step before it (``MESSAGE_STEP_LIMIT``) and this fit insi
 answers, a worker that keeps dying) ends as ``failed`` before the agent gives up on it, and the
 conversation is free for the channel's next input."""
 
+MESSAGE_STEP_MAX_INTERVAL = timedelta(seconds=5)
+"""The longest pause between two attempts of a bounded step (from 0.2 s, doubling).
+
+Each attempt the workflow makes costs about six history events; at the database's one-second
+ceiling a two-minute outage grew an agent's history by 700 events. At five seconds it is about
+30 attempts, and a database back from a restart is used within five seconds."""
+
 MESSAGE_STEP: LocalActivityConfig = {
     "start_to_close_timeout": timedelta(seconds=15),
     "retry_policy": RetryPolicy(maximum_attempts=1),

@@ -10,7 +10,8 @@ activity retries, which the workflow cannot see) turned one unstorable byte into
   caller's ``report``: the agent's ``status`` query);
 * a failure the same input will always cause (``PERMANENT_ERRORS``, or one the activity marks
   non-retryable) ends the step at once;
-* other failures (the database restarting) are retried with the database's backoff until
+* other failures (the database restarting) are retried, from 0.2 s doubling up to
+  :data:`~contract.policies.MESSAGE_STEP_MAX_INTERVAL` between attempts, until
   :data:`~contract.policies.MESSAGE_STEP_LIMIT` has passed since the first attempt;
 * then :class:`StepFailedError` names the step, the attempts and the last reason, and the caller
   ends the event with a ``failed`` marker saying so.
@@ -28,7 +29,12 @@ from typing import TypeVar
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
-from contract.policies import DATABASE_RETRY, MESSAGE_STEP_LIMIT, PERMANENT_ERRORS
+from contract.policies import (
+    DATABASE_RETRY,
+    MESSAGE_STEP_LIMIT,
+    MESSAGE_STEP_MAX_INTERVAL,
+    PERMANENT_ERRORS,
+)
 
 R = TypeVar("R")
 
@@ -81,7 +87,7 @@ def is_permanent(err: ActivityError | ApplicationError) -> bool:
 
 def _backoff(attempt: int) -> timedelta:
     first = DATABASE_RETRY.initial_interval
-    ceiling = DATABASE_RETRY.maximum_interval or first
+    ceiling = MESSAGE_STEP_MAX_INTERVAL
     # The exponent is capped: past it the ceiling applies anyway, and a large power overflows.
     factor = DATABASE_RETRY.backoff_coefficient ** min(attempt - 1, 16)
     return min(first * factor, ceiling)
