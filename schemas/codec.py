@@ -35,6 +35,28 @@ class CodecSettings(BaseSettings):
     port: int = Field(
         default=8234, ge=1, le=65535, description="Port of the codec endpoint `persyn up` runs."
     )
+    host: str = Field(
+        default="127.0.0.1",
+        description="Address the codec endpoint listens on. Keep the loopback default unless "
+        "a container publishes it (docker-compose.yml): whoever reaches it reads every agent.",
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host header values the endpoint answers besides 127.0.0.1, localhost and "
+        "[::1] at its port (a name a proxy or a compose network reaches it by). Any other Host "
+        "is refused, so a page rebinding its own domain to 127.0.0.1 reads nothing.",
+    )
+    ui_origins: list[str] = Field(
+        default_factory=list,
+        description="Browser origins of the Web UI allowed to call the endpoint (CORS), "
+        "besides the embedded stack's own UI.",
+    )
+    token: SecretStr | None = Field(
+        default=None,
+        description="When set, every encode and decode must carry `Authorization: Bearer "
+        "<token>` (the Web UI sends it through its codec settings, the temporal CLI with "
+        "--codec-auth).",
+    )
     key_cache_seconds: float = Field(
         default=1.0,
         ge=0,

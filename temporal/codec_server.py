@@ -9,13 +9,18 @@ metadata or its JSON's ``agent`` field), so it goes when that agent is shredded 
 UI at it. A payload whose key was shredded decodes to a short placeholder instead of failing
 the whole page.
 
-It listens on 127.0.0.1 only: whoever reaches it reads every agent's payloads, so expose it
-beyond the host only behind the same access control as the UI.
+It listens on 127.0.0.1 by default: whoever reaches it reads every agent's payloads, so expose
+it beyond the host only behind the same access control as the UI. Three more locks, because a
+browser reaches loopback too: a request whose ``Host`` is not the endpoint's own (127.0.0.1,
+localhost, [::1] at its port, or ``PERSYN_CODEC_ALLOWED_HOSTS``) is refused, so a page that
+rebinds its own domain to 127.0.0.1 reads nothing; CORS answers only the Web UI's origins; and
+with ``PERSYN_CODEC_TOKEN`` set, every request must carry it as a bearer token.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import logging
 import os
@@ -57,7 +62,16 @@ def codec_endpoint(settings: Settings) -> str:
 def ui_origins(settings: Settings) -> frozenset[str]:
     """The Web UI origins a browser may call the endpoint from."""
     port = settings.temporal_ui_port
-    return frozenset({f"http://127.0.0.1:{port}", f"http://localhost:{port}", settings.ui_url})
+    configured = get_codec_settings().ui_origins
+    return frozenset(
+        {f"http://127.0.0.1:{port}", f"http://localhost:{port}", settings.ui_url, *configured}
+    )
+
+
+def own_hosts(port: int, extra: Sequence[str] = ()) -> frozenset[str]:
+    """``Host`` values the endpoint answers: its loopback names at ``port``, and ``extra``."""
+    names = ("127.0.0.1", "localhost", "[::1]")
+    return frozenset({f"{n}:{port}" for n in names} | {h.lower() for h in extra})
 
 
 def placeholder(reason: str) -> Payload:
@@ -156,9 +170,13 @@ class CodecServer:
         port: int,
         origins: frozenset[str],
         host: str = "127.0.0.1",
+        allowed_hosts: Sequence[str] = (),
+        token: str | None = None,
     ) -> None:
         self.codec = codec
         self.origins = origins
+        self.token = token
+        self._extra_hosts = tuple(allowed_hosts)
         self._loop = asyncio.new_event_loop()
         self._loop_thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._http = ThreadingHTTPServer((host, port), _handler(self))
@@ -169,6 +187,17 @@ class CodecServer:
     def port(self) -> int:
         """The port it listens on (useful when it was started on port 0)."""
         return int(self._http.server_address[1])
+
+    def answers_host(self, host: str | None) -> bool:
+        """Whether a request with this ``Host`` header is for this endpoint."""
+        return host is not None and host.lower() in own_hosts(self.port, self._extra_hosts)
+
+    def authorized(self, header: str | None) -> bool:
+        """Whether an ``Authorization`` header carries the token (always, with none set)."""
+        if self.token is None:
+            return True
+        expected = f"Bearer {self.token}".encode()
+        return header is not None and hmac.compare_digest(header.encode(), expected)
 
     def start(self) -> None:
         """Serve in the background."""
@@ -210,7 +239,30 @@ def _handler(server: CodecServer) -> type[BaseHTTPRequestHandler]:
         def _error(self, status: HTTPStatus, message: str) -> None:
             self._reply(status, json.dumps({"error": message}).encode(), "application/json")
 
+        def _refused(self) -> bool:
+            """Refuse a request for another host, or without the token; ``True`` if refused."""
+            if not server.answers_host(self.headers.get("Host")):
+                # DNS rebinding: a page whose domain now points at 127.0.0.1 sends its own Host.
+                self._error(
+                    HTTPStatus.MISDIRECTED_REQUEST,
+                    "this codec endpoint answers only its own host name: add yours to "
+                    "PERSYN_CODEC_ALLOWED_HOSTS if a proxy serves it",
+                )
+                return True
+            if self.command != "OPTIONS" and not server.authorized(
+                self.headers.get("Authorization")
+            ):
+                self._error(
+                    HTTPStatus.UNAUTHORIZED,
+                    "send Authorization: Bearer <PERSYN_CODEC_TOKEN> (the Web UI and the temporal "
+                    "CLI can send it)",
+                )
+                return True
+            return False
+
         def do_OPTIONS(self) -> None:
+            if self._refused():
+                return
             self.send_response(HTTPStatus.NO_CONTENT)
             self._cors()
             self.send_header("Access-Control-Allow-Methods", "POST, OPTIONS")
@@ -220,6 +272,8 @@ def _handler(server: CodecServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
 
         def do_POST(self) -> None:
+            if self._refused():
+                return
             route = _route(self.path)
             if route is None:
                 self._error(
@@ -265,10 +319,15 @@ def build(settings: Settings, *, port: int | None = None) -> CodecServer:
     """The endpoint for the deployment ``settings`` describe (not started)."""
     # Always asking PostgreSQL whether a key is live: a shred is refused here at once,
     # whatever trust period the workers were given.
+    codec = get_codec_settings()
+    token = codec.token.get_secret_value() if codec.token is not None else None
     return CodecServer(
         AgentPayloadCodec(keyring(settings, cache_seconds=0)),
-        port=get_codec_settings().port if port is None else port,
+        port=codec.port if port is None else port,
         origins=ui_origins(settings),
+        host=codec.host,
+        allowed_hosts=codec.allowed_hosts,
+        token=token,
     )
 
 

@@ -168,7 +168,8 @@ def test_a_body_too_large_or_unsized_is_refused_before_it_is_read(
     # A raw request: HTTP clients refuse to send a Content-Length the body does not have.
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as conn:
         conn.sendall(
-            f"POST /decode HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n{{}}".encode()
+            f"POST /decode HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+            f"Content-Length: {length}\r\n\r\n{{}}".encode()
         )
         reply = conn.makefile("rb").read().decode()
     assert reply.startswith("HTTP/1.0 413") or reply.startswith("HTTP/1.1 413")
@@ -204,3 +205,50 @@ async def test_the_dev_server_points_its_web_ui_at_the_endpoint(tmp_path: Path) 
         process.terminate()
         process.wait(10)
     assert settings["Codec"]["Endpoint"] == endpoint
+
+
+async def test_a_foreign_host_reads_nothing(
+    server: CodecServer, codec: AgentPayloadCodec, new_agent: NewAgent
+) -> None:
+    # DNS rebinding: a page on evil.example whose name now points at 127.0.0.1 sends its Host.
+    agent = await new_agent()
+    scoped = codec.with_context(
+        WorkflowSerializationContext(namespace="default", workflow_id=f"agent/{agent}")
+    )
+    [sealed] = await scoped.encode([Payload(metadata={"encoding": b"json/plain"}, data=b'"pin"')])
+
+    evil = f"evil.example:{server.port}"
+    rebound = await post_as(
+        server, "/decode", body(sealed), {"Host": evil, "Origin": f"http://{evil}"}
+    )
+    assert rebound.status_code == 421
+    assert b"pin" not in rebound.content
+    assert "Access-Control-Allow-Origin" not in rebound.headers
+    assert "PERSYN_CODEC_ALLOWED_HOSTS" in rebound.json()["error"]
+    # The endpoint's own names answer.
+    for host in (f"127.0.0.1:{server.port}", f"localhost:{server.port}"):
+        own = await post_as(server, "/decode", body(sealed), {"Host": host})
+        assert own.status_code == 200 and payloads_of(own)[0].data == b'"pin"'
+
+
+async def test_a_configured_token_is_required_and_other_origins_get_no_cors(
+    codec: AgentPayloadCodec,
+) -> None:
+    guarded = CodecServer(codec, port=0, origins=frozenset({UI}), token="s3cret")
+    guarded.start()
+    try:
+        payload = body(Payload(metadata={"encoding": b"json/plain"}, data=b'"x"'))
+        missing = await post_as(guarded, "/decode", payload, {})
+        wrong = await post_as(guarded, "/decode", payload, {"Authorization": "Bearer nope"})
+        right = await post_as(
+            guarded, "/decode", payload, {"Authorization": "Bearer s3cret", "Origin": UI}
+        )
+        elsewhere = await post_as(
+            guarded, "/decode", payload, {"Authorization": "Bearer s3cret", "Origin": "http://x"}
+        )
+    finally:
+        guarded.stop()
+    assert (missing.status_code, wrong.status_code, right.status_code) == (401, 401, 200)
+    assert "Authorization: Bearer" in missing.json()["error"]
+    assert right.headers["Access-Control-Allow-Origin"] == UI
+    assert "Access-Control-Allow-Origin" not in elsewhere.headers
