@@ -60,7 +60,8 @@ async def test_every_handler_and_the_agents_timer_explain_themselves(harness: Ha
 
     agent_meta = await metadata(inbox)
     assert undescribed(agent_meta) == []
-    assert {s.name for s in agent_meta.definition.update_definitions} == {names.SUBMIT, names.PEER}
+    updates = {s.name for s in agent_meta.definition.update_definitions}
+    assert updates == {names.SUBMIT, names.PEER, names.PULL_OUTBOX}
     assert agent_meta.current_details.startswith(f"inbox and lock of agent {agent.handle}: ")
     assert undescribed(await metadata(conversation)) == []
 
