@@ -40,7 +40,9 @@ COMMANDS: dict[str, Entry] = {
         "Stop the worker and model server, then Temporal and PostgreSQL; data persists for `up`.",
     ),
     "status": Entry(
-        "cli.stack", "status", "Each component's health, address and PID, and the Web UI URL."
+        "cli.stack",
+        "status",
+        "Each component's health, address and PID, the Web UI URL, and every agent's inbox.",
     ),
     "chat": Entry("cli.talk", "chat", "Talk with an agent in the terminal."),
     "send": Entry(
@@ -123,7 +125,7 @@ COMMANDS: dict[str, Entry] = {
     "tokens": Entry(
         "cli.tokens",
         "app",
-        "Bearer tokens for the web channel (`persyn serve`): create, list, revoke.",
+        "Bearer tokens for the web channel (`persyn serve`): create, list, rotate, revoke.",
     ),
     "telegram": Entry(
         "cli.telegram", "app", "The Telegram channel: run the poller that hands chats to an agent."

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated
 
 import typer
@@ -70,4 +71,7 @@ def serve(
     config = server_config(
         app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3
     )
-    uvicorn.Server(config).run()
+    # uvicorn re-raises the Ctrl-C it shut down on; `uvicorn.run` swallowed it, and so do we:
+    # stopping the server is what the operator asked for, not an error.
+    with contextlib.suppress(KeyboardInterrupt):
+        uvicorn.Server(config).run()

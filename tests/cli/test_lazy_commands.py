@@ -51,7 +51,8 @@ def test_up_can_start_the_worker_before_loading_the_stack() -> None:
         "import cli.stack\n",
         heavy=("temporalio", "sqlalchemy", "alembic", "store", "activities", "workers.stack"),
     )
-    assert loaded == []
+    # store.private_files is the standard library only: every process writes through it.
+    assert [m for m in loaded if m not in ("store", "store.private_files")] == []
 
 
 def _fresh_interpreter(code: str, *, heavy: tuple[str, ...]) -> tuple[str, list[str]]:

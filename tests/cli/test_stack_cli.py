@@ -137,7 +137,7 @@ def test_up_status_talk_down_up(home: dict[str, str]) -> None:
             None,
             "error: conversation id 'abc' is not a ULID",
         ),
-        (["send", "--agent", "ada", "-"], b"a\x00b", "error: text: message contains a NUL"),
+        (["send", "--agent", "ada", "-"], b"a\x00b", "error: text contains a NUL character"),
         (["send", "--agent", "ada", "-"], b"\xff\xfe", "error: standard input is not valid UTF-8"),
         (["send", "--agent", "ada", "x" * 40_000], None, "error: text: message is 40,000"),
         (["send", "--agent", "BAD!", "hi"], None, "error: agent handle 'BAD!' is invalid"),

@@ -89,6 +89,11 @@ PLACEHOLDERS: dict[str, Callable[[Values], str]] = {
     "01JD3M8B4K7Q2W9E5R1T3Y6V8X": lambda v: v.events["01JD3M8B4K7Q2W9E5R1T3Y6V8X"],
     "01JD3MA0Q8R2S4T6V8W0X2Y4Z6": lambda v: v.events["01JD3MA0Q8R2S4T6V8W0X2Y4Z6"],
     "01JD3MB1C2D3E4F5G6H7J8K9M0": lambda v: v.events["01JD3MB1C2D3E4F5G6H7J8K9M0"],
+    # The Temporal frontend, in the TypeScript example's environment (the example is not run
+    # here: tests/integration/test_typescript_example.py runs it on the session's server).
+    "127.0.0.1:7233": lambda v: "127.0.0.1:7233",
+    # A message ID pull_outbox acknowledges (acknowledging an unknown one changes nothing).
+    "01JD3MB4Q7R8S9T0V1W2X3Y4Z5": lambda v: new_ulid(),
     # A moment the operator fills in.
     "<deploy time>": lambda v: v.now,
     # The web channel's token, exported as the page says.
@@ -111,6 +116,10 @@ NOT_RUN: dict[str, str] = {
     "tests/webchannel (`persyn serve` is served in this process, its token made with it)",
     "temporal workflow terminate": "ends runs, one after asking for confirmation; "
     "tests/workflows/test_terminate*.py terminate through the SDK",
+    "cd examples/typescript": "the TypeScript example's build: scripts/test runs it, and "
+    "tests/integration/test_typescript_example.py runs the example against a live stack",
+    "TEMPORAL_ADDRESS=": "the TypeScript example itself: "
+    "tests/integration/test_typescript_example.py runs it against a live stack",
 }
 """Commands of the pages this test does not run, by prefix, and why."""
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from activities.gateway.providers.scripted import ScriptRule
 from activities.graph.extract import GraphActivities, apply_extraction
 from schemas.graph import (
@@ -64,9 +66,13 @@ async def test_applying_an_extraction_twice_changes_nothing_more(harness: Harnes
 
 async def test_hostile_names_are_cleaned(harness: Harness) -> None:
     agent = (await harness.create_agent()).handle
+    # A NUL never gets this far: every wire model refuses it (a model's reply that holds one
+    # fails validation, and the graph step fails soft).
+    with pytest.raises(ValueError, match="NUL"):
+        ExtractedEntity(name="Ev\x00e", type="person")
     hostile = GraphExtraction(
-        entities=[ExtractedEntity(name="Ev\u202ee\x00", type="per\x00son")],
-        relations=[ExtractedRelation(source="\x00\u202e", relation="knows", target="Eve")],
+        entities=[ExtractedEntity(name="Ev\u202ee\x07", type="per\x07son")],
+        relations=[ExtractedRelation(source="\x07\u202e", relation="knows", target="Eve")],
     )
     async with harness.db.session() as session:
         result = await apply_extraction(

@@ -181,7 +181,7 @@ BAD_JSONL = [
     (b'{"conversation": "c", oops}\n', "line 1: not JSON"),
     (json.dumps(line()).encode() + b"\n[1, 2]\n", "line 2: expected a JSON object"),
     (json.dumps({k: v for k, v in line().items() if k != "text"}).encode(), "line 1: text:"),
-    (json.dumps(line(text="bad\u0000nul")).encode(), "line 1: text: .*NUL"),
+    (json.dumps(line(text="bad\u0000nul")).encode(), "line 1: text.*NUL"),
     (b'{"text": "\xff\xfe"}\n', "line 1: not valid UTF-8"),
     (b"ok\x00\n", "line 1: contains a NUL byte"),
     (json.dumps(line(text="x" * 40_000)).encode(), "line 1: text: .*40,000 characters"),

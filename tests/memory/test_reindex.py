@@ -11,6 +11,7 @@ import math
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from urllib.parse import quote
 
 import psycopg
 import pytest
@@ -54,10 +55,12 @@ class TinyEncoder:
 @pytest.fixture
 async def own_db(postgres: EmbeddedPostgres) -> AsyncIterator[tuple[str, Database]]:
     name = f"reindex_{uuid.uuid4().hex[:8]}"
-    admin = f"postgresql://postgres@127.0.0.1:{postgres.port}/postgres"
+    # The session's server asks for its password: the URLs name its password file.
+    passfile = quote(str(postgres.password_file), safe="/")
+    admin = f"postgresql://postgres@127.0.0.1:{postgres.port}/postgres?passfile={passfile}"
     with psycopg.connect(admin, autocommit=True) as connection:
         connection.execute(f"CREATE DATABASE {name}")
-    dsn = f"postgresql+psycopg://postgres@127.0.0.1:{postgres.port}/{name}"
+    dsn = f"postgresql+psycopg://postgres@127.0.0.1:{postgres.port}/{name}?passfile={passfile}"
     upgrade(dsn, embedding_dimensions=384)
     database = Database(dsn, pool_size=2)
     try:
