@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -118,6 +119,20 @@ def submit_payload(field: tuple[str, ...], value: str) -> dict[str, Any]:
     return payload
 
 
+@asynccontextmanager
+async def skipping_harness(skipping: WorkflowEnvironment, stack: Stack) -> AsyncIterator[Harness]:
+    """A worker with the scripted model on the time-skipping server, on its own task queue."""
+    deps = dependencies(
+        stack.settings(), providers={ProviderName.SCRIPTED: ScriptedProvider()}, dsn=stack.dsn
+    )
+    queue = unique("tq")
+    try:
+        async with build_worker(skipping.client, deps, task_queue=queue) as worker:
+            yield Harness(skipping.client, queue, deps, ScriptedProvider(), worker, deps.db)
+    finally:
+        await close_dependencies(deps)
+
+
 def agent_of(harness: Harness, handle: str) -> WorkflowHandle[Any, Any]:
     return harness.client.get_workflow_handle(names.agent_workflow_id(handle))
 
@@ -221,12 +236,8 @@ async def test_a_value_postgresql_refuses_ends_the_event_at_once_naming_the_step
 async def test_a_step_that_keeps_failing_is_visible_then_ends_within_its_bound(
     skipping: WorkflowEnvironment, stack: Stack, faults: None
 ) -> None:
-    deps = dependencies(
-        stack.settings(), providers={ProviderName.SCRIPTED: ScriptedProvider()}, dsn=stack.dsn
-    )
-    queue = unique("tq")
-    async with build_worker(skipping.client, deps, task_queue=queue) as worker:
-        harness = Harness(skipping.client, queue, deps, ScriptedProvider(), worker, deps.db)
+    async with skipping_harness(skipping, stack) as harness:
+        queue = harness.task_queue
         handle = (await harness.create_agent()).handle
         stuck = event("hello", channel=ChannelRef(service="web", channel=unique("fault-down")))
         behind = event("me too", channel=ChannelRef(service="web", channel="support"))
@@ -274,18 +285,13 @@ async def test_a_step_that_keeps_failing_is_visible_then_ends_within_its_bound(
         await until(answered, timeout=120)
         after = await inbox.marker(skipping.client, handle=handle, event_id=behind.event_id)
         assert after.marker is not None and after.marker.outcome is Outcome.SPOKE
-    await close_dependencies(deps)
 
 
 async def test_a_conversation_step_that_keeps_failing_ends_its_event_and_frees_the_channel(
     skipping: WorkflowEnvironment, stack: Stack, faults: None
 ) -> None:
-    deps = dependencies(
-        stack.settings(), providers={ProviderName.SCRIPTED: ScriptedProvider()}, dsn=stack.dsn
-    )
-    queue = unique("tq")
-    async with build_worker(skipping.client, deps, task_queue=queue) as worker:
-        harness = Harness(skipping.client, queue, deps, ScriptedProvider(), worker, deps.db)
+    async with skipping_harness(skipping, stack) as harness:
+        queue = harness.task_queue
         handle = (await harness.create_agent()).handle
         channel = ChannelRef(service="web", channel="support")
         stuck = event("fault-down: this turn cannot be written", channel=channel)
@@ -333,4 +339,3 @@ async def test_a_conversation_step_that_keeps_failing_ends_its_event_and_frees_t
         started = (await activation.fetch_history()).events[0]
         timeout = started.workflow_execution_started_event_attributes.workflow_run_timeout
         assert timeout.ToTimedelta() == ACTIVATION_RUN_LIMIT
-    await close_dependencies(deps)
