@@ -57,8 +57,8 @@ with workflow.unsafe.imports_passed_through():
     from activities.store import StoreActivities
 
 PATCH_ACTIVATION_TASK_TIMEOUT = "activation-task-timeout"
-"""Activations start with ``contract.policies.ACTIVATION_TASK_TIMEOUT``; runs recorded before
-replay with the default."""
+"""Activations start with ``contract.policies.ACTIVATION_TASK_TIMEOUT``. Deprecated: runs
+recorded before it replay the same commands (a child's task timeout is not compared)."""
 
 OPEN_STEP = "record the conversation"
 WRITE_STEP = "write the input through"
@@ -245,6 +245,9 @@ class ConversationWorkflow:
         activation_id = turn.activation_id or ulid_from_parts(
             workflow.now(), workflow.random().getrandbits(80)
         )
+        # Deprecated (docs/operations.md, "The life of a patch"): a run recorded before the
+        # patch started its activations without a task timeout, which replay does not compare.
+        workflow.deprecate_patch(PATCH_ACTIVATION_TASK_TIMEOUT)
         try:
             result: ActivationResult = await workflow.execute_child_workflow(
                 ActivationWorkflow.run,
@@ -261,11 +264,7 @@ class ConversationWorkflow:
                     window_turn_ids=[t.turn_id for t in self._state.window],
                 ),
                 id=names.activation_workflow_id(activation_id),
-                task_timeout=(
-                    ACTIVATION_TASK_TIMEOUT
-                    if workflow.patched(PATCH_ACTIVATION_TASK_TIMEOUT)
-                    else None
-                ),
+                task_timeout=ACTIVATION_TASK_TIMEOUT,
                 # Temporal ends a hung turn, whatever hangs it (not compared on replay).
                 run_timeout=ACTIVATION_RUN_LIMIT,
                 search_attributes=names.search_attributes(
