@@ -1,4 +1,5 @@
-"""The §9 acceptance week on the scripted model (``bench/acceptance.py``): every behaviour holds.
+"""The §9 acceptance week on the scripted model (``systemtests/acceptance/run.py``): every
+behaviour holds.
 
 Agent-to-agent conversation counts when the tree has it; until then it reports itself as not
 available, which is not a failure.
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.acceptance import BEHAVIOURS, FAILS, HOLDS, NOT_AVAILABLE, render, run_week
+from systemtests.acceptance.run import BEHAVIOURS, FAILS, HOLDS, NOT_AVAILABLE, render, run_week
 
 
 @pytest.fixture

@@ -1,14 +1,15 @@
-"""The soak's figures around each fault (``bench/soak.py``), from a report made by hand."""
+"""The soak's figures around each fault (``systemtests/soak/report.py``), from a report made
+by hand."""
 
 from __future__ import annotations
 
-from bench.soak import fault_figures, render
-from bench.soak_checks import Samples
-from bench.soak_load import Sent
-from bench.soak_run import Fault, SoakConfig, SoakReport
-from bench.soak_stack import FaultKind
 from schemas.events import ChannelRef, InboundEvent, Speaker
 from schemas.ids import new_ulid
+from systemtests.soak.checks import Samples
+from systemtests.soak.load import Sent
+from systemtests.soak.report import fault_figures, render
+from systemtests.soak.run import Fault, SoakConfig, SoakReport
+from systemtests.soak.stack import FaultKind
 
 BEGAN = 1000.0
 

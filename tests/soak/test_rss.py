@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.soak_checks import Samples
+from systemtests.soak.checks import Samples
 
 MIB = 1024
 

@@ -1,5 +1,6 @@
 """A shortened soak: four agents for two minutes while the worker, Temporal and PostgreSQL are
-each killed with SIGKILL at least once and restored as an operator would (``bench/soak.py``).
+each killed with SIGKILL at least once and restored as an operator would
+(``systemtests/soak/report.py``).
 
 It asserts the invariants, never timings: no input lost, no reply twice, no workflow stuck,
 culling keeps what was rated important, the deleted heartbeat stays deleted, no table outside
@@ -15,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from bench.soak_run import SoakConfig, run_soak
-from bench.soak_stack import FaultKind
+from systemtests.soak.run import SoakConfig, run_soak
+from systemtests.soak.stack import FaultKind
 
 SHORT = SoakConfig(
     agents=4,
     minutes=2.0,
     fault_gap_s=(15.0, 25.0),
-    quiet_end_s=0.0,  # every kind of kill within two minutes; recovery is the bench's to show
+    quiet_end_s=0.0,  # every kind of kill within two minutes; recovery is the full soak's to show
     check_every_s=10.0,
     idle_minutes=0.25,
     session_pause_s=(18.0, 30.0),

@@ -17,10 +17,10 @@ import pytest
 from sqlmodel import select
 from temporalio.client import Client
 
-from bench.soak_checks import retried_task_note
 from contract import names
 from schemas.events import Outcome
 from store.tables import ActivationRow, DialogTurnRow, OutboxRow
+from systemtests.soak.checks import retried_task_note
 from tests.harness import Harness, Stack, replayer
 from tests.workflows.gates import Gates, gated_worker
 

@@ -1,6 +1,6 @@
 """§9's behaviours of conduct: pushing back, declining, speaking unprompted, talking with
 another agent, sleeping without a heartbeat and surviving a restart. Each checks one behaviour
-and returns its evidence (see :mod:`bench.acceptance`)."""
+and returns its evidence (see :mod:`systemtests.acceptance.run`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import importlib
 from datetime import UTC, datetime, timedelta
 
 from activities.scheduling.heartbeats import HeartbeatError
-from bench import acceptance_checks as look
-from bench import acceptance_script as script
-from bench.acceptance_week import (
+from schemas.events import Outcome
+from systemtests.acceptance import checks as look
+from systemtests.acceptance import script
+from systemtests.acceptance.week import (
     AGENT,
     NOT_AVAILABLE,
     PEER,
@@ -19,7 +20,6 @@ from bench.acceptance_week import (
     verdict,
     wait_for,
 )
-from schemas.events import Outcome
 from usecases.heartbeats import delete_heartbeat, heartbeat_status, trigger_heartbeat
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.soak_load import IMPORTANT_WORD
 from schemas.memory import Emotion
+from systemtests.soak.load import IMPORTANT_WORD
 
 SUMMARY_SYSTEM = "forming an autobiographical memory"
 RATING_SYSTEM = "rating how much one of your own memories matters"

@@ -16,10 +16,11 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from bench.soak_load import Sent
 from contract import names
 from schemas.runs import HISTORY_LIMIT as RUN_HISTORY_LIMIT
-from store.db import Database, execute_sql
+from store.db import Database
+from store.sql import execute
+from systemtests.soak.load import Sent
 
 STUCK_TASK_S = 120.0
 """A workflow task scheduled this long ago and still pending: the workflow is stuck."""
@@ -64,7 +65,7 @@ EXPIRING_TABLES = frozenset({"completion_markers", "alembic_version"})
 
 async def _rows(db: Database, sql: str, **params: Any) -> list[Any]:
     async with db.session() as session:
-        return list((await execute_sql(session, sql, params)).all())
+        return list((await execute(session, sql, params)).all())
 
 
 # -- no input lost, no reply twice ------------------------------------------------------------

@@ -21,19 +21,19 @@ from pathlib import Path
 import psutil
 from temporalio.client import Client
 
-from bench import soak_checks as checks
-from bench.soak_hostile import HostileSent, HostileTraffic, hostile_violations
-from bench.soak_load import Sent, Traffic
-from bench.soak_retention import RUN_RECORD_TABLES, MonthLater, month_later
-from bench.soak_script import soak_script
-from bench.soak_stack import FaultKind, SoakStack
 from schemas.agents import AgentConfig, AgentCreate
 from store.db import Database
+from systemtests.soak import checks
+from systemtests.soak.hostile import HostileSent, HostileTraffic, hostile_violations
+from systemtests.soak.load import Sent, Traffic
+from systemtests.soak.retention import RUN_RECORD_TABLES, MonthLater, month_later
+from systemtests.soak.script import soak_script
+from systemtests.soak.stack import FaultKind, SoakStack
 from temporal.client import connect
 from usecases.agents import create_agent
 from usecases.heartbeats import delete_heartbeat
 
-log = logging.getLogger("persyn.bench.soak")
+log = logging.getLogger("persyn.systemtests.soak")
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class SoakConfig:
     cull_after_minutes: float = 3.0
     grace_s: float = 240.0
     hostile_every_s: float | None = None
-    """Send a hostile event (``bench.soak_hostile``) this often; ``None``: none."""
+    """Send a hostile event (``systemtests.soak.hostile``) this often; ``None``: none."""
 
 
 @dataclass
@@ -70,7 +70,7 @@ class Fault:
 
 @dataclass
 class SoakReport:
-    """Everything the run measured; :mod:`bench.soak` renders it."""
+    """Everything the run measured; :mod:`systemtests.soak.report` renders it."""
 
     config: SoakConfig
     duration_s: float

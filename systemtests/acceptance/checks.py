@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from store.db import Database, execute_sql
+from store.db import Database
+from store.sql import execute
 
 HEDGE = re.compile(
     r"\b(believe|think|not sure|vaguely|might|may have|if i recall|i'd guess|perhaps|seem)", re.I
@@ -26,7 +27,7 @@ DECLINE = re.compile(r"\b(rather not|won't|will not|can't|cannot|decline|not com
 async def rows(db: Database, sql: str, **params: Any) -> list[Any]:
     """Rows of one read."""
     async with db.session() as session:
-        return list((await execute_sql(session, sql, params)).all())
+        return list((await execute(session, sql, params)).all())
 
 
 async def respond_system(db: Database, activation_id: str | None) -> str:

@@ -5,20 +5,20 @@ default) talk in short sessions on three channels for 60 minutes (by default), o
 flight per agent. One process at a time is killed with SIGKILL at a random moment (worker,
 Temporal server, PostgreSQL, each kind in turn) and restored the way an operator would: the
 supervisor restarts the worker, ``persyn up`` brings back the others. Invariants, sampled every
-20 s and judged at the end (see :mod:`bench.soak_checks`): no input lost, no reply sent twice,
+20 s and judged at the end (see :mod:`systemtests.soak.checks`): no input lost, no reply sent twice,
 no workflow stuck, memory bounded by culling with every important memory kept, the deleted
 heartbeat stays deleted, worker RSS and agent history lengths flat, no table outside dialog and
 memory growing with the messages, and the per-message run records gone when the purge runs as
-if their retention window had passed (:mod:`bench.soak_retention`).
+if their retention window had passed (:mod:`systemtests.soak.retention`).
 
 Figures: messages answered, faults by kind, violations (target 0), p95 latency before and after
 each fault, recovery time (until a message submitted after the fault is answered at normal
 latency again; target 30 s), unplanned restarts (a native crash of the model server shows here).
 
-With ``--hostile-every S`` a hostile event (:mod:`bench.soak_hostile`) joins the traffic every
+With ``--hostile-every S`` a hostile event (:mod:`systemtests.soak.hostile`) joins the traffic every
 S seconds: each must be refused in one line within the inbox's bound, and none stored.
 
-Usage: ``python -m bench.soak [--agents 20] [--minutes 60] [--provider scripted|local]
+Usage: ``python -m systemtests.soak [--agents 20] [--minutes 60] [--provider scripted|local]
 [--seed 1] [--grace-minutes 4] [--hostile-every S] [--record] [--keep]``; exits 1 if any
 invariant was violated.
 """
@@ -38,9 +38,9 @@ from pathlib import Path
 from temporalio.runtime import LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
 
 from bench.harness import percentile, record, replay_speed_ms
-from bench.soak_hostile import hostile_summary
-from bench.soak_load import Sent
-from bench.soak_run import Fault, SoakConfig, SoakReport, run_soak
+from systemtests.soak.hostile import hostile_summary
+from systemtests.soak.load import Sent
+from systemtests.soak.run import Fault, SoakConfig, SoakReport, run_soak
 
 WINDOW_S = 60.0
 """Latency before a fault is taken over this window; after recovery, over the next."""
@@ -214,7 +214,9 @@ def render(report: SoakReport, speed_ms: tuple[float, float] | None = None) -> s
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m systemtests.soak", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--agents", type=int, default=20, help="Agents talking at once.")
     parser.add_argument("--minutes", type=float, default=60.0, help="How long the load runs.")
     parser.add_argument("--provider", default="scripted", help="scripted, or local (SmolLM2).")
@@ -275,7 +277,3 @@ def main() -> None:
     sys.stdout.flush()
     # Clients and workers at interpreter exit can abort natively (INFRA.md): leave at once.
     os._exit(1 if report.violations else 0)
-
-
-if __name__ == "__main__":
-    main()

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from activities.gateway.providers.scripted import ScriptedProvider
-from bench.acceptance_world import World
 from schemas.events import Receipt
+from systemtests.acceptance.world import World
 
 AGENT = "wren"
 PEER = "moss"

@@ -6,7 +6,7 @@ NUL and lone surrogates in the speaker, bidirectional controls in a name, a chan
 line break or a slash, 10,000 levels of nesting, 100,000 characters, fields that do not exist.
 Each must end in a one-line refusal (submit) or a ``failed`` marker (deliver) within the inbox's
 bound, nothing of it may be stored, and the agents' ordinary traffic goes on being answered
-(:mod:`bench.soak_checks` judges that as for any message).
+(:mod:`systemtests.soak.checks` judges that as for any message).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from schemas.ids import new_ulid
 from store.db import Database
 from workflows.agent import INBOX_HOLD_LIMIT
 
-log = logging.getLogger("persyn.bench.soak")
+log = logging.getLogger("persyn.systemtests.soak")
 
 REFUSAL_WAIT_S = 60.0
 """How long one hostile submission is given; the door answers in milliseconds."""

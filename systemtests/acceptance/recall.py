@@ -1,13 +1,13 @@
 """§9's behaviours of memory: recall in its own words, by channel, never invented, hedged when
 weak, and culled without losing what mattered. Each checks one behaviour and returns its
-evidence (see :mod:`bench.acceptance`)."""
+evidence (see :mod:`systemtests.acceptance.run`)."""
 
 from __future__ import annotations
 
-from bench import acceptance_checks as look
-from bench import acceptance_script as script
-from bench.acceptance_week import AGENT, Verdict, Week, verdict, wait_for
 from contract import names
+from systemtests.acceptance import checks as look
+from systemtests.acceptance import script
+from systemtests.acceptance.week import AGENT, Verdict, Week, verdict, wait_for
 
 
 async def recalls_first_meeting(week: Week) -> Verdict:

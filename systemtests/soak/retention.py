@@ -23,9 +23,10 @@ from datetime import UTC, datetime, timedelta
 from activities.memory.retention import run_cutoffs
 from schemas.delivery import DeliveryStatus
 from schemas.settings import Settings
-from store.db import Database, execute_sql
+from store.db import Database
 from store.queries.emotion import prune_readings
 from store.queries.run_retention import prune_run_records
+from store.sql import execute
 
 RUN_RECORD_TIMES = {
     "activations": "completed_at",
@@ -89,20 +90,20 @@ async def _counts(db: Database, *, before: datetime, xid: int) -> tuple[dict[str
     async with db.session() as session:
         present = {
             r.tablename
-            for r in await execute_sql(
+            for r in await execute(
                 session, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'", {}
             )
         }
         for table in sorted(RUN_RECORD_TABLES & present):
             at = RUN_RECORD_TIMES[table]
-            rows = await execute_sql(
+            rows = await execute(
                 session,
                 f'SELECT count(*) AS n FROM "{table}" WHERE ({at} < :t OR {at} IS NULL) '
                 f"AND {_WRITTEN_BEFORE}",
                 {"t": before, "x": xid},
             )
             counts[table] = int(rows.one().n)
-        kept = await execute_sql(
+        kept = await execute(
             session,
             "SELECT count(*) AS n FROM outbox WHERE created_at < :t "
             f"AND status = ANY(CAST(:s AS varchar[])) AND {_WRITTEN_BEFORE}",
@@ -118,7 +119,7 @@ async def month_later(db: Database, handles: Sequence[str], settings: Settings) 
     """
     began = datetime.now(UTC)
     async with db.session() as session:
-        xid = int((await execute_sql(session, "SELECT txid_current() AS x", {})).one().x)
+        xid = int((await execute(session, "SELECT txid_current() AS x", {})).one().x)
     before, _ = await _counts(db, before=began, xid=xid)
     memory = settings.memory
     longest = max(

@@ -23,7 +23,7 @@ from schemas.events import ChannelRef, InboundEvent, Receipt, Speaker
 from schemas.ids import new_ulid
 from temporal import inbox
 
-log = logging.getLogger("persyn.bench.soak")
+log = logging.getLogger("persyn.systemtests.soak")
 
 CHANNELS = (
     ChannelRef(service="terminal", channel="tty"),

@@ -4,15 +4,15 @@ One agent lives through a compressed week on a private stack: a history imported
 formation (the first meeting, six days back; a plan at the office; small talk culled later),
 sessions on three channels (terminal kitchen, web office, team chat), a reminder that fires on
 a Temporal Schedule, maintenance culling, its heartbeat deleted, and a full restart of every
-process. Each of §9's eleven behaviours is a small function (``bench/acceptance_recall.py``,
-``bench/acceptance_conduct.py``) listed in :data:`BEHAVIOURS` in the order the week runs them;
+process. Each of §9's eleven behaviours is a small function (``systemtests/acceptance/recall.py``,
+``systemtests/acceptance/conduct.py``) listed in :data:`BEHAVIOURS` in the order the week runs them;
 each says in its docstring what it holds to and returns its evidence.
 
 With the scripted model (the default) the model's words are canned: the run proves the
 machinery carries each behaviour. ``--provider local`` (or any configured provider) runs the
 same week with a real model and is reported separately: its wording is judged lexically.
 
-Usage: ``python -m bench.acceptance [--provider scripted|local|...] [--record]``; exits 1 if a
+Usage: ``python -m systemtests.acceptance [--provider scripted|local|...] [--record]``; exits 1 if a
 behaviour fails ("not available" is not a failure: the feature is not in the tree).
 """
 
@@ -32,8 +32,11 @@ from temporalio.client import Client
 
 from activities.gateway.base import Provider
 from activities.gateway.providers.scripted import Script, ScriptedProvider
-from bench import acceptance_script as script
-from bench.acceptance_conduct import (
+from schemas.agents import AgentConfig
+from schemas.imports import ImportFormat
+from schemas.models import ProviderName
+from systemtests.acceptance import script
+from systemtests.acceptance.conduct import (
     converses_with_an_agent,
     declines_a_request,
     dormant_without_heartbeat,
@@ -42,18 +45,15 @@ from bench.acceptance_conduct import (
     survives_restart,
     wakes_when_spoken_to,
 )
-from bench.acceptance_recall import (
+from systemtests.acceptance.recall import (
     culls_but_keeps_important,
     hedges_weak_memory,
     no_false_recollection,
     recall_differs_by_channel,
     recalls_first_meeting,
 )
-from bench.acceptance_week import AGENT, FAILS, HOLDS, NOT_AVAILABLE, Verdict, Week
-from bench.acceptance_world import world
-from schemas.agents import AgentConfig
-from schemas.imports import ImportFormat
-from schemas.models import ProviderName
+from systemtests.acceptance.week import AGENT, FAILS, HOLDS, NOT_AVAILABLE, Verdict, Week
+from systemtests.acceptance.world import world
 from usecases.importing import import_dialog
 
 __all__ = ["BEHAVIOURS", "FAILS", "HOLDS", "NOT_AVAILABLE", "render", "run_week"]
@@ -142,7 +142,9 @@ def failed(results: list[tuple[str, Verdict]]) -> bool:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m systemtests.acceptance", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--provider", default="scripted", help="scripted, local, or another.")
     parser.add_argument("--record", action="store_true", help="Append the result to RESULTS.md.")
     args = parser.parse_args()
@@ -159,7 +161,3 @@ def main() -> None:
         print(text)
     sys.stdout.flush()
     os._exit(1 if failed(results) else 0)
-
-
-if __name__ == "__main__":
-    main()
