@@ -7,7 +7,7 @@ web message is also compared with the send message next to it (the paired differ
 
 - **web**: ``POST /v1/agents/{handle}/messages`` with ``Prefer: wait=30`` over a kept-alive
   HTTP connection, timed until the response carries the completion marker (the reply);
-- **send**: ``usecases.delivery.submit``, what ``persyn send`` runs once its process is up,
+- **send**: ``usecases.submission.submit``, what ``persyn send`` runs once its process is up,
   timed until the receipt carries the marker.
 
 Run: ``python -m bench.web_overhead [messages per path]``.
@@ -27,8 +27,9 @@ from bench.harness import BenchStack, bench_stack, new_agent, percentile, record
 from schemas.events import ChannelRef, Outcome, Speaker
 from store.db import Database
 from temporal.devserver import free_port
-from usecases import delivery
+from usecases import submission
 from usecases.tokens import create_token
+from workers.presence import HomePresence
 
 BLOCK = 1
 TARGET_MS = 20.0
@@ -94,14 +95,18 @@ async def _web_block(
 async def _send_block(stack: BenchStack, queue: str, handle: str, n: int, out: list[float]) -> None:
     settings = stack.settings(task_queue=queue)
     for i in range(n):
-        event = delivery.build_event(
+        event = submission.build_event(
             channel=ChannelRef(service="terminal", channel="bench"),
             speaker=Speaker(speaker_id="bench"),
             text=f"send {i}",
         )
         started = time.perf_counter()
-        receipt = await delivery.submit(
-            client=stack.client, settings=settings, handle=handle, event=event
+        receipt = await submission.submit(
+            client=stack.client,
+            settings=settings,
+            presence=HomePresence(settings),
+            handle=handle,
+            event=event,
         )
         elapsed = (time.perf_counter() - started) * 1000
         assert receipt.marker is not None and receipt.marker.outcome is Outcome.SPOKE
@@ -157,7 +162,7 @@ One stack, one worker process (scripted echo model), `persyn serve` in its own p
 messages alternate one by one between the paths (two agents, one per path), after 3 warm-up
 messages each; load average at the end {load} (the machine is shared). Web: `POST
 /v1/agents/{{handle}}/messages` with `Prefer: wait=30` on a kept-alive connection until the
-response carries the marker. Send: `usecases.delivery.submit`, what
+response carries the marker. Send: `usecases.submission.submit`, what
 `persyn send` runs, until the receipt carries the marker.
 
 | path | messages | p50 ms | p95 ms | min ms |

@@ -17,8 +17,8 @@ import typer
 from cli.common import friendly_errors, run
 from schemas.ids import check_handle
 from schemas.settings import Settings, get_settings
-from usecases.delivery import connect_client
 from usecases.peers import ExchangeEvent, StopReason, follow_conversation, start_conversation
+from usecases.submission import connect_client
 
 EXIT_CODES = {StopReason.FAILED: 2, StopReason.TIMEOUT: 3}
 """Exit status when the conversation did not end on its own (silence and pacing exit 0)."""

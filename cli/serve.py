@@ -9,7 +9,7 @@ import typer
 
 from cli.common import echo_err, friendly_errors, run
 from schemas.settings import Settings, get_settings
-from usecases import delivery, tokens
+from usecases import submission, tokens
 from webchannel.limits import DEFAULT_BURST, DEFAULT_PER_MINUTE
 from webchannel.stream_caps import DEFAULT_MAX_STREAMS, DEFAULT_STREAMS_PER_TOKEN
 
@@ -20,7 +20,7 @@ async def _preflight(settings: Settings) -> int:
     A service that started without them would answer every request with an error; this way
     the operator gets one line saying what is missing instead.
     """
-    await delivery.connect_client(settings=settings)
+    await submission.connect_client(settings=settings)
     found = await tokens.list_tokens(settings=settings)
     return sum(1 for token in found if token.revoked_at is None)
 

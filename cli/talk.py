@@ -20,7 +20,7 @@ from typing import Annotated
 import typer
 from temporalio.client import Client
 
-from cli import delivery
+from cli import submission
 from cli.common import UserError, echo_err, friendly_errors, run
 from cli.console import Console
 from schemas.events import ChannelRef, InboundEvent, Outcome, Receipt, Speaker
@@ -28,8 +28,8 @@ from schemas.ids import check_handle, check_ulid
 from schemas.settings import Settings, get_settings
 from temporal.client import connect
 from usecases import agents, streams
-from usecases.delivery import build_event
 from usecases.images import PictureRefusedError, keep_sent_picture
+from usecases.submission import build_event
 from workers.health import serving
 
 AgentOpt = Annotated[str, typer.Option("--agent", "-a", help="The agent's handle.")]
@@ -74,8 +74,8 @@ async def _send(settings: Settings, handle: str, event: InboundEvent) -> tuple[R
     name = await _agent_name(settings, handle)
     # Named before Temporal sees it: whatever happens next, resending this ID is safe.
     echo_err(f"event-id {event.event_id}")
-    client = await delivery.connect_for(settings, event.event_id)
-    receipt = await delivery.submit(client, settings, handle=handle, event=event)
+    client = await submission.connect_for(settings, event.event_id)
+    receipt = await submission.submit(client, settings, handle=handle, event=event)
     return receipt, name
 
 
@@ -161,7 +161,7 @@ async def _stopped(task: asyncio.Task[None]) -> None:
 
 async def _chat(settings: Settings, handle: str, speaker: Speaker, channel: str) -> None:
     name = await _agent_name(settings, handle)
-    delivery.quiet_sdk_logs()
+    submission.quiet_sdk_logs()
     client = await connect(settings)
     console = Console(name, live=sys.stdout.isatty())
     here = ChannelRef(service="terminal", channel=channel)
@@ -186,7 +186,7 @@ async def _converse(
     name = console.name
     print(f"talking with {name} as {speaker.speaker_id} on {here.key} (Ctrl-D to leave)")
     if not await serving(settings, client):
-        console.commit(f"[{delivery.no_worker(settings)}; messages wait until a worker serves]")
+        console.commit(f"[{submission.no_worker(settings)}; messages wait until a worker serves]")
     while True:
         try:
             line = await asyncio.to_thread(input, "you> ")
@@ -205,7 +205,7 @@ async def _converse(
         async with streams.token_deltas(settings=settings, event_id=event.event_id) as deltas:
             stream_task = asyncio.create_task(_show_each(deltas, console.delta))
             try:
-                receipt = await delivery.submit(
+                receipt = await submission.submit(
                     client,
                     settings,
                     handle=handle,

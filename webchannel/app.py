@@ -13,14 +13,16 @@ from starlette.exceptions import HTTPException
 from temporalio.client import Client
 
 from schemas.settings import Settings
-from usecases import delivery
+from usecases import submission
 from usecases.listener import ChannelListener
+from usecases.presence import WorkerPresence
 from usecases.store import open_store
 from webchannel.body import DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_BODY_BYTES, BodyError
 from webchannel.limits import DEFAULT_BURST, DEFAULT_PER_MINUTE, MessageLimits
 from webchannel.routes import body_error, router
 from webchannel.state import WebState
 from webchannel.stream_caps import DEFAULT_MAX_STREAMS, DEFAULT_STREAMS_PER_TOKEN, StreamCaps
+from workers.presence import HomePresence
 
 PAGE = Path(__file__).parent / "static" / "index.html"
 
@@ -36,6 +38,7 @@ def create_app(
     settings: Settings,
     *,
     client: Client | None = None,
+    presence: WorkerPresence | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     body_timeout: float = DEFAULT_BODY_TIMEOUT_S,
     messages_per_minute: int = DEFAULT_PER_MINUTE,
@@ -49,6 +52,8 @@ def create_app(
         settings: Where Temporal and PostgreSQL are, and the task queue.
         client: A connected Temporal client to use (tests share theirs); by default the
             service connects when it starts.
+        presence: Whether a worker serves the task queue; by default, the workers of
+            ``settings``'s home (their liveness beacons, else the pollers Temporal lists).
         max_body_bytes: Request bodies past this size are refused with 413.
         body_timeout: Seconds a client has to send a body once its headers are in (then 408).
         messages_per_minute: Messages each token may post a minute (0: no limit); past it,
@@ -62,13 +67,14 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        connected = client or await delivery.connect_client(settings=settings)
+        connected = client or await submission.connect_client(settings=settings)
         # One LISTEN connection for every stream of the process (usecases.listener).
         async with open_store(settings) as db, ChannelListener.for_settings(settings) as listener:
             app.state.web = WebState(
                 settings=settings,
                 db=db,
                 client=connected,
+                presence=presence or HomePresence(settings),
                 max_body_bytes=max_body_bytes,
                 limits=limits,
                 body_timeout_s=body_timeout,

@@ -20,7 +20,7 @@ from schemas.channel_names import channel_name_pattern
 from schemas.events import CompletionMarker, InboundEvent, Receipt, ReceiptStatus
 from schemas.ids import HANDLE_PATTERN, ULID_PATTERN, InvalidIdError, check_handle, check_ulid
 from temporal.inbox import SubmitRejectedError
-from usecases import delivery
+from usecases import submission
 from usecases.agents import agent_exists
 from usecases.channel_feed import FeedKind, announce_event, channel_feed, mark_shown
 from usecases.errors import NoWorkerError, TemporalUnreachableError
@@ -123,7 +123,7 @@ def _event(token: TokenPublic, message: WebMessage) -> InboundEvent:
     # An empty ID is a bad ID, not an omitted one (the service would make one up).
     event_id = _ulid(message.event_id, "event id") if message.event_id is not None else None
     try:
-        return delivery.build_event(
+        return submission.build_event(
             # The token's own namespace: its channels (and so its speakers) are no one else's.
             channel=tenant_channel(token, message.channel),
             speaker=message.speaker,
@@ -217,15 +217,20 @@ async def post_message(
         if wait > 0:
             # One update that returns with the reply; past the wait, the accept below is the
             # same submission (same update ID), so nothing is sent twice.
-            done = await delivery.wait_for_receipt(
+            done = await submission.wait_for_receipt(
                 client=state.client,
                 settings=state.settings,
+                presence=state.presence,
                 handle=handle,
                 event=event,
                 timeout=wait,
             )
-        receipt = done or await delivery.accept(
-            client=state.client, settings=state.settings, handle=handle, event=event
+        receipt = done or await submission.accept(
+            client=state.client,
+            settings=state.settings,
+            presence=state.presence,
+            handle=handle,
+            event=event,
         )
     except NoWorkerError as err:
         raise HTTPException(
@@ -282,7 +287,7 @@ async def get_marker(
         # Another tenant's event reads as an unknown one: not even its existence is told.
         raise HTTPException(404, unknown)
     try:
-        answer = await delivery.read_marker(client=state.client, handle=handle, event_id=event_id)
+        answer = await submission.read_marker(client=state.client, handle=handle, event_id=event_id)
     except RPCError as err:
         if err.status is RPCStatusCode.NOT_FOUND:  # the agent's inbox never ran
             raise HTTPException(404, f"no marker for event {event_id}: never received") from None

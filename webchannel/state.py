@@ -10,6 +10,7 @@ from temporalio.client import Client
 from schemas.settings import Settings
 from store.db import Database
 from usecases.listener import ChannelListener
+from usecases.presence import WorkerPresence
 from webchannel.body import DEFAULT_BODY_TIMEOUT_S
 from webchannel.limits import MessageLimits
 from webchannel.stream_caps import StreamCaps
@@ -22,6 +23,8 @@ class WebState:
     settings: Settings
     db: Database
     client: Client
+    presence: WorkerPresence
+    """Whether a worker serves the task queue, which every submission watches."""
     max_body_bytes: int
     limits: MessageLimits
     listener: ChannelListener

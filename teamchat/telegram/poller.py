@@ -7,7 +7,7 @@ answers once; none is skipped. An update that cannot become an event (a shape Te
 not send, no text, refused text such as a NUL or a message past the size limit) is logged by
 its update ID and passed over, so it can never stall the chat.
 
-Events go through the submit path every channel uses (:func:`usecases.delivery.accept`): it
+Events go through the submit path every channel uses (:func:`usecases.submission.accept`): it
 returns once the agent has accepted the event, before it is answered, so the poller goes on
 reading while the agent thinks, and the reply comes back through the outbox and the
 ``telegram`` adapter like any message the agent sends. An event the agent refuses is logged and
@@ -36,8 +36,9 @@ from store.queries.agents import get_agent
 from store.queries.telegram import next_offset, remember_inbound, save_offset
 from teamchat.telegram.updates import BotIdentity, Incoming, normalise, update_id_of
 from temporal.inbox import SubmitRejectedError
-from usecases.delivery import accept
 from usecases.errors import UseCaseError
+from usecases.presence import WorkerPresence
+from usecases.submission import accept
 
 log = logging.getLogger("persyn.telegram")
 
@@ -60,6 +61,7 @@ class TelegramPoller:
         db: Database,
         agent: str,
         settings: Settings,
+        presence: WorkerPresence,
     ) -> None:
         self._bot = bot
         self._token = token
@@ -67,6 +69,7 @@ class TelegramPoller:
         self._db = db
         self._agent = agent
         self._settings = settings
+        self._presence = presence
         self._config = settings.telegram
         self.me: BotIdentity | None = None
 
@@ -150,7 +153,11 @@ class TelegramPoller:
             await session.commit()
         try:
             await accept(
-                client=self._client, settings=self._settings, handle=self._agent, event=event
+                client=self._client,
+                settings=self._settings,
+                presence=self._presence,
+                handle=self._agent,
+                event=event,
             )
         except SubmitRejectedError as err:
             # Sending it again cannot change the answer: pass over it, keep the chat going.

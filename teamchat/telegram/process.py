@@ -21,6 +21,7 @@ from teamchat.telegram.poller import BACKOFF_S, TelegramPoller
 from teamchat.telegram.updates import BotIdentity
 from temporal.client import connect
 from usecases.store import open_store
+from workers.presence import HomePresence
 
 log = logging.getLogger("persyn.telegram")
 
@@ -48,7 +49,13 @@ async def run_poller(settings: Settings, *, stop: asyncio.Event | None = None) -
     bot = build_bot(config, token)
     async with open_store(settings, pool_size=2) as db:
         poller = TelegramPoller(
-            bot=bot, token=token, client=client, db=db, agent=config.agent, settings=settings
+            bot=bot,
+            token=token,
+            client=client,
+            db=db,
+            agent=config.agent,
+            settings=settings,
+            presence=HomePresence(settings),
         )
         try:
             me = await _identify(poller, token=token, base_url=config.base_url, stop=stop)

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from schemas.events import ChannelRef, Modality, Speaker
-from usecases.delivery import build_event
+from usecases.submission import build_event
 
 
 def _send(monkeypatch: pytest.MonkeyPatch, home: Path, picture: Path) -> tuple[int, str]:

@@ -25,6 +25,7 @@ from tests.channels.helpers import channel_worker
 from tests.harness import Harness, Stack, unique, until
 from tests.teamchat.conftest import telegram_settings
 from tests.teamchat.fake_bot_api import TOKEN, FakeBotApi, serving
+from workers.presence import HomePresence
 
 
 def verdict(speak: bool, reason: str) -> str:
@@ -118,15 +119,17 @@ async def telegram_chat(
                 build_bot(config, TOKEN) as bot,
             ):
                 await harness.create_agent(agent, name="Persyn Test")
+                settings = stack.settings(
+                    home=Path(home), task_queue=harness.task_queue, telegram=config
+                )
                 poller = TelegramPoller(
                     bot=bot,
                     token=TOKEN,
                     client=client,
                     db=db,
                     agent=agent,
-                    settings=stack.settings(
-                        home=Path(home), task_queue=harness.task_queue, telegram=config
-                    ),
+                    settings=settings,
+                    presence=HomePresence(settings),
                 )
                 await poller.identify()
                 # The submit path refuses an event while no worker polls the queue: wait for ours.

@@ -9,9 +9,8 @@ import pytest
 from temporalio.client import Client
 
 from cli.common import UserError
-from cli.delivery import submit
+from cli.submission import submit
 from schemas.events import Outcome
-from schemas.settings import Settings
 from temporal.inbox import has_pollers
 from tests.harness import Stack, event, running_worker, unique, until
 
@@ -55,25 +54,33 @@ async def test_chat_says_so_once_and_the_message_waits_for_a_worker(
     assert len(notices) == 1
 
 
+class Restarting:
+    """The presence a supervisor gives while it restarts a worker: away, but with a grace."""
+
+    def __init__(self, task_queue: str) -> None:
+        self.task_queue = task_queue
+        self.looked = asyncio.Event()
+
+    async def serving(self, client: Client) -> bool:
+        self.looked.set()
+        return await has_pollers(client, self.task_queue)
+
+    def grace(self) -> float:
+        return 30.0  # as while a supervisor runs
+
+
 async def test_a_supervised_worker_being_restarted_gets_a_grace(
-    client: Client, stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    client: Client, stack: Stack, tmp_path: Path
 ) -> None:
     settings = stack.settings(home=tmp_path, task_queue=unique("tq-restarting"))
     async with running_worker(client, stack, task_queue=unique("tq-agent")) as other:
         agent = await other.create_agent()
-    looked = asyncio.Event()
-
-    async def serving(settings: Settings, client: Client) -> bool:
-        looked.set()
-        return await has_pollers(client, settings.task_queue)
-
-    monkeypatch.setattr("usecases.delivery.serving", serving)
-    monkeypatch.setattr("usecases.delivery._grace", lambda _: 30.0)  # as while a supervisor runs
+    presence = Restarting(settings.task_queue)
 
     waiting = asyncio.create_task(
-        submit(client, settings, handle=agent.handle, event=event("back soon?"))
+        submit(client, settings, handle=agent.handle, event=event("back soon?"), presence=presence)
     )
-    await looked.wait()  # it found no worker, and waits for one instead of refusing
+    await presence.looked.wait()  # it found no worker, and waits for one instead of refusing
     async with running_worker(client, stack, task_queue=settings.task_queue):
         receipt = await asyncio.wait_for(waiting, 60)
 

@@ -2,8 +2,10 @@
 
 A submission never waits in silence. Two things can make a wait endless: no worker serves the
 task queue (the stack is down, or its worker died), or Temporal itself is unreachable; both are
-refused with an error the channel words in its own way. A submission is retried on transient
-connection errors with the same event ID, which Temporal and the agent answer once.
+refused with an error the channel words in its own way. Whether a worker serves is the channel's
+:class:`~usecases.presence.WorkerPresence` to say, so nothing here reads the workers' files. A
+submission is retried on transient connection errors with the same event ID, which Temporal and
+the agent answer once.
 """
 
 from __future__ import annotations
@@ -31,16 +33,12 @@ from schemas.settings import Settings
 from temporal import inbox
 from temporal.client import TemporalUnavailableError, connect
 from usecases.errors import NoWorkerError, TemporalUnreachableError
-from workers.health import serving
-from workers.supervisor_state import read_state
+from usecases.presence import WorkerPresence
 
 T = TypeVar("T")
 
 RETRY_FOR_S = 10.0
 """How long a submission keeps retrying while Temporal does not answer."""
-
-RESTART_GRACE_S = 15.0
-"""How long a supervised worker may be away (the supervisor restarting it) before we say so."""
 
 WATCH_EVERY_S = 1.0
 
@@ -102,23 +100,18 @@ async def connect_client(*, settings: Settings, event_id: str | None = None) -> 
         raise TemporalUnreachableError(str(err), event_id=event_id) from None
 
 
-def _grace(settings: Settings) -> float:
-    # A supervised worker that died is being restarted: give it the time a restart takes.
-    return RESTART_GRACE_S if read_state(settings) is not None else 0.0
-
-
-async def _serving(settings: Settings, client: Client) -> bool:
+async def _serving(presence: WorkerPresence, client: Client) -> bool:
     try:
-        return await serving(settings, client)
+        return await presence.serving(client)
     except RPCError:
         return True  # Temporal cannot tell us; the submission itself reports that it is down
 
 
-async def _gone(settings: Settings, client: Client, grace: float) -> None:
+async def _gone(presence: WorkerPresence, client: Client, grace: float) -> None:
     """Return once no worker has served the task queue for ``grace`` seconds."""
     missing_since: float | None = None
     while True:
-        if await _serving(settings, client):
+        if await _serving(presence, client):
             missing_since = None
         else:
             now = time.monotonic()
@@ -128,9 +121,9 @@ async def _gone(settings: Settings, client: Client, grace: float) -> None:
         await asyncio.sleep(WATCH_EVERY_S)
 
 
-async def _back(settings: Settings, client: Client) -> None:
+async def _back(presence: WorkerPresence, client: Client) -> None:
     while True:
-        if await _serving(settings, client):
+        if await _serving(presence, client):
             return
         await asyncio.sleep(WATCH_EVERY_S)
 
@@ -161,6 +154,7 @@ async def _retrying(settings: Settings, event: InboundEvent, call: Callable[[], 
 
 async def _watched(
     settings: Settings,
+    presence: WorkerPresence,
     client: Client,
     event: InboundEvent,
     call: Callable[[], Awaitable[T]],
@@ -169,11 +163,11 @@ async def _watched(
     """Run ``call`` (retried) while watching that a worker serves the task queue."""
     refusal = NoWorkerError(settings.task_queue, event_id=event.event_id)
     away = False
-    if not await _serving(settings, client):
+    if not await _serving(presence, client):
         # Without a listener nothing is sent (the sender decides what next); with one it waits.
         if on_no_worker is None:
             try:
-                await asyncio.wait_for(_back(settings, client), _grace(settings))
+                await asyncio.wait_for(_back(presence, client), presence.grace())
             except TimeoutError:
                 raise refusal from None
         else:
@@ -183,7 +177,7 @@ async def _watched(
     try:
         while True:
             # Watch for the worker to come back while it is away, else for it to go.
-            watch = _back(settings, client) if away else _gone(settings, client, _grace(settings))
+            watch = _back(presence, client) if away else _gone(presence, client, presence.grace())
             watcher = asyncio.create_task(watch)
             await asyncio.wait({submission, watcher}, return_when=asyncio.FIRST_COMPLETED)
             watcher.cancel()
@@ -202,6 +196,7 @@ async def submit(
     *,
     client: Client,
     settings: Settings,
+    presence: WorkerPresence,
     handle: str,
     event: InboundEvent,
     on_no_worker: Callable[[str], None] | None = None,
@@ -213,7 +208,8 @@ async def submit(
 
     Args:
         client: A connected client.
-        settings: The task queue, and where the worker's liveness is kept.
+        settings: The task queue, and Temporal's address.
+        presence: Whether a worker serves the task queue, as the channel's workers tell it.
         handle: The agent.
         event: What to submit; its ID makes every retry the same submission.
         on_no_worker: Told (once per absence) that no worker serves, with the line to show;
@@ -231,11 +227,16 @@ async def submit(
             client, handle=handle, event=event, task_queue=settings.task_queue
         )
 
-    return await _watched(settings, client, event, call, on_no_worker)
+    return await _watched(settings, presence, client, event, call, on_no_worker)
 
 
 async def accept(
-    *, client: Client, settings: Settings, handle: str, event: InboundEvent
+    *,
+    client: Client,
+    settings: Settings,
+    presence: WorkerPresence,
+    handle: str,
+    event: InboundEvent,
 ) -> Receipt:
     """Submit ``event`` and return once the agent has accepted it, before it is answered.
 
@@ -253,16 +254,23 @@ async def accept(
         await inbox.start_submit(client, handle=handle, event=event, task_queue=settings.task_queue)
         return Receipt(event_id=event.event_id, agent=handle, status=ReceiptStatus.ACCEPTED)
 
-    return await _watched(settings, client, event, call, None)
+    return await _watched(settings, presence, client, event, call, None)
 
 
 async def wait_for_receipt(
-    *, client: Client, settings: Settings, handle: str, event: InboundEvent, timeout: float
+    *,
+    client: Client,
+    settings: Settings,
+    presence: WorkerPresence,
+    handle: str,
+    event: InboundEvent,
+    timeout: float,
 ) -> Receipt | None:
     """The completed receipt of an accepted ``event``, or ``None`` after ``timeout`` seconds."""
     try:
         return await asyncio.wait_for(
-            submit(client=client, settings=settings, handle=handle, event=event), timeout
+            submit(client=client, settings=settings, presence=presence, handle=handle, event=event),
+            timeout,
         )
     except TimeoutError:
         return None
