@@ -144,8 +144,9 @@ DATABASE_RETRY = RetryPolicy(
     backoff_coefficient=2.0,
     # A restarted PostgreSQL is back within seconds, and every agent's step waiting on it
     # resumes at its next attempt: at 5 s between attempts the soak's steps resumed up to 3 s
-    # after the database was ready (bench/RESULTS.md, the PostgreSQL kill at 3229 s). An
-    # attempt against a database that is down costs a refused connection.
+    # after the database was ready (a one-hour soak's PostgreSQL kill at 3229 s, in the history
+    # of bench/RESULTS.md). An attempt against a database that is down costs a refused
+    # connection.
     maximum_interval=timedelta(seconds=1),
     non_retryable_error_types=["UnknownAgent", "PromptMissing"],
 )

@@ -25,8 +25,8 @@ Both sandboxed modes read a payload's serialization context (which workflow, whi
 the codec picks the agent's key by it) straight off the sandboxed instance. The SDK's sandbox
 enters the sandbox for that lookup, once for every payload a task carries, and the entry (an
 ``exec`` under the restricted importer) cost more than all the workflow code a replay runs
-(bench/RESULTS.md, "Replay cost"). The lookup is the SDK's own bookkeeping: no workflow code
-runs in it, so nothing the sandbox guards is given up.
+(bench/RESULTS.md, "Workflow-side CPU per activation"). The lookup is the SDK's own
+bookkeeping: no workflow code runs in it, so nothing the sandbox guards is given up.
 """
 
 from __future__ import annotations
