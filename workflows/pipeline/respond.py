@@ -46,11 +46,13 @@ with workflow.unsafe.imports_passed_through():
     from activities.tools.invoke import ToolActivities
 
 PATCH_DRAFTS = "reply-draft-by-reference"
-"""From this change the reply is stored as a draft and later steps get its ``DraftRef``;
-activations recorded before it carry the reply's text through history."""
+"""The reply is stored as a draft and later steps get its ``DraftRef``. Deprecated: an
+activation runs minutes, so none started before the patch (2026-12-01) is still open
+(docs/operations.md, "The life of a patch")."""
 
 PATCH_OWN_CHANNEL = "self-assessment-own-channel-only"
-"""Activations recorded before it ran a heartbeat's self-assessment on any channel."""
+"""A heartbeat's self-assessment runs on the agent's own reflection channel only. Deprecated,
+as ``PATCH_DRAFTS`` is: the activations that ran it on any channel have ended."""
 
 
 async def respond(data: ActivationInput, prompt: PromptRef) -> Draft:
@@ -64,7 +66,8 @@ def _may_self_assess(data: ActivationInput) -> bool:
     """A heartbeat assesses itself only on the agent's own reflection channel."""
     if data.channel.key == impulse_channel(Trigger.HEARTBEAT).key:
         return True
-    return not workflow.patched(PATCH_OWN_CHANNEL)
+    workflow.deprecate_patch(PATCH_OWN_CHANNEL)
+    return False
 
 
 async def _tool_loop(data: ActivationInput, prompt: PromptRef) -> Draft:
@@ -79,8 +82,8 @@ async def _tool_loop(data: ActivationInput, prompt: PromptRef) -> Draft:
         participants=data.participants,
         trigger=event.trigger,
     )
-    # Once per activation, before its first generation: replay of older histories says no.
-    drafts = workflow.patched(PATCH_DRAFTS)
+    # Once per activation, before its first generation, where the patch was first recorded.
+    workflow.deprecate_patch(PATCH_DRAFTS)
     round_, bound = 0, None
     while True:
         allow = bound is None or round_ < bound
@@ -93,7 +96,7 @@ async def _tool_loop(data: ActivationInput, prompt: PromptRef) -> Draft:
                     agent=data.agent,
                     round=round_,
                     tools="offer" if allow else "final",
-                    draft=drafts,
+                    draft=True,
                 ),
                 **summarized(
                     MODEL_CALL,
