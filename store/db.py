@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
-from sqlalchemy import CursorResult, create_engine, text
+from sqlalchemy import create_engine
 from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -60,14 +59,6 @@ class Database:
     async def aclose(self) -> None:
         """Close every pooled connection."""
         await self.engine.dispose()
-
-
-async def execute_sql(
-    session: AsyncSession, sql: str, params: Mapping[str, Any] | None = None
-) -> CursorResult[Any]:
-    """Run one SQL statement on the session's connection (inside its transaction)."""
-    connection = await session.connection()
-    return await connection.execute(text(sql), dict(params or {}))
 
 
 def sync_engine(dsn: str) -> Engine:

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from schemas.events import ChannelRef
-from store.db import Database, execute_sql
+from store.db import Database
 from store.queries.channel_feed import outbox_after, outbox_message
 from store.queries.delivery import kept_for_pickup, mark_picked_up
+from store.sql import execute
 from store.tables import OutboxRow
 from usecases.listener import EVENTS_CHANNEL, ChannelListener, Delta
 
@@ -57,7 +58,7 @@ async def announce_event(*, db: Database, handle: str, channel: ChannelRef, even
     """
     payload = json.dumps({"agent": handle, "channel": channel.key, "event_id": event_id})
     async with db.session() as session:
-        await execute_sql(
+        await execute(
             session,
             "SELECT pg_notify(:channel, :payload)",
             {"channel": EVENTS_CHANNEL, "payload": payload},

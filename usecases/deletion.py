@@ -24,7 +24,7 @@ from contract import names
 from schemas.ids import check_handle
 from schemas.settings import Settings
 from store.queries.agent_deletion import AgentErasure, erase_agent
-from store.queries.memory import execute
+from store.sql import execute
 from temporal.client import connect
 from temporal.schedules_autonomy import remove
 from usecases.agents import find_agent

@@ -6,7 +6,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from schemas.settings import Settings
-from store.db import Database, execute_sql
+from store.db import Database
+from store.sql import execute
 
 
 @asynccontextmanager
@@ -34,4 +35,4 @@ async def check_store(settings: Settings) -> None:
         sqlalchemy.exc.OperationalError: nothing answers at the configured address.
     """
     async with open_store(settings, pool_size=1) as db, db.session() as session:
-        await execute_sql(session, "SELECT 1")
+        await execute(session, "SELECT 1")

@@ -24,8 +24,8 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 import store.tables  # noqa: F401  (registers every table in the metadata read below)
 from schemas.ids import new_ulid
-from store.queries.memory import execute
 from store.queries.run_retention import ROLL_UP
+from store.sql import execute, rowcount
 from store.tables.columns import utcnow
 
 AGENT_COLUMNS = ("agent", "agent_handle")
@@ -88,10 +88,6 @@ def _activation_ids() -> str:
     return " UNION ".join(selects)
 
 
-async def _count(session: AsyncSession, sql: str, params: dict[str, object]) -> int:
-    return int((await execute(session, sql, params)).rowcount or 0)
-
-
 async def erase_agent(
     session: AsyncSession,
     *,
@@ -123,12 +119,12 @@ async def erase_agent(
     )
     done.add(
         "prompt_extensions",
-        await _count(session, f"DELETE FROM prompt_extensions WHERE prompt_id IN ({prompts})", p),
+        await rowcount(session, f"DELETE FROM prompt_extensions WHERE prompt_id IN ({prompts})", p),
     )
-    done.add("prompts", await _count(session, f"DELETE FROM prompts WHERE id IN ({prompts})", p))
+    done.add("prompts", await rowcount(session, f"DELETE FROM prompts WHERE id IN ({prompts})", p))
     done.add(
         "telegram_sent",
-        await _count(
+        await rowcount(
             session,
             "DELETE FROM telegram_sent WHERE outbox_id IN (SELECT id FROM outbox WHERE agent = :a)",
             p,
@@ -137,17 +133,17 @@ async def erase_agent(
     for table in owned_tables():
         column = agent_column(table)
         done.add(
-            table.name, await _count(session, f"DELETE FROM {table.name} WHERE {column} = :a", p)
+            table.name, await rowcount(session, f"DELETE FROM {table.name} WHERE {column} = :a", p)
         )
     # A token limited to this agent alone would, with the handle taken out, be limited to
     # nothing, which means every agent: it is revoked instead.
-    done.tokens_revoked = await _count(
+    done.tokens_revoked = await rowcount(
         session,
         "UPDATE web_tokens SET revoked_at = coalesce(revoked_at, now()) "
         "WHERE agents = ARRAY[CAST(:a AS varchar)] AND revoked_at IS NULL",
         p,
     )
-    done.tokens_narrowed = await _count(
+    done.tokens_narrowed = await rowcount(
         session,
         "UPDATE web_tokens SET agents = array_remove(agents, CAST(:a AS varchar)) "
         "WHERE :a = ANY(agents) AND cardinality(agents) > 1",

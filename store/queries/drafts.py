@@ -6,7 +6,7 @@ from datetime import datetime
 
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from store.queries.memory import execute
+from store.sql import execute
 
 
 async def save_draft(

@@ -16,7 +16,7 @@ from datetime import datetime
 
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from store.queries.memory import execute
+from store.sql import execute, rowcount
 
 REDACTED = "[forgotten]"
 """What a forgotten text becomes where it was copied into a larger text."""
@@ -133,10 +133,6 @@ _OWN_ACTIVATIONS = (
 """The agent's activations, from every table that names the agent beside one (prompts do not)."""
 
 
-async def _count(session: AsyncSession, sql: str, params: dict[str, object]) -> int:
-    return int((await execute(session, sql, params)).rowcount or 0)
-
-
 async def erase_dialog(session: AsyncSession, *, agent: str, before: datetime) -> DialogErasure:
     """Remove the agent's dialog said before ``before`` and every copy of it; commits.
 
@@ -151,33 +147,33 @@ async def erase_dialog(session: AsyncSession, *, agent: str, before: datetime) -
         f"AND activation_id IN ({_OWN_ACTIVATIONS})"
     )
     await execute(session, f"DELETE FROM prompt_extensions WHERE prompt_id IN ({prompts})", p)
-    done.prompts = await _count(session, f"DELETE FROM prompts WHERE id IN ({prompts})", p)
-    done.dialog_turns = await _count(
+    done.prompts = await rowcount(session, f"DELETE FROM prompts WHERE id IN ({prompts})", p)
+    done.dialog_turns = await rowcount(
         session, "DELETE FROM dialog_turns WHERE agent = :a AND at < :before", p
     )
-    done.outbox = await _count(
+    done.outbox = await rowcount(
         session, "DELETE FROM outbox WHERE agent = :a AND created_at < :before", p
     )
-    done.markers = await _count(
+    done.markers = await rowcount(
         session, "DELETE FROM completion_markers WHERE agent = :a AND completed_at < :before", p
     )
-    done.activations = await _count(
+    done.activations = await rowcount(
         session,
         "UPDATE activations SET text = NULL "
         "WHERE agent = :a AND completed_at < :before AND text IS NOT NULL",
         p,
     )
-    done.tool_calls = await _count(
+    done.tool_calls = await rowcount(
         session,
         "UPDATE tool_calls SET arguments = '{}'::jsonb, raw_arguments = NULL, result = NULL "
         "WHERE agent = :a AND created_at < :before "
         "AND (arguments <> '{}'::jsonb OR raw_arguments IS NOT NULL OR result IS NOT NULL)",
         p,
     )
-    done.parked = await _count(
+    done.parked = await rowcount(
         session, "DELETE FROM parked_conclusions WHERE agent = :a AND created_at < :before", p
     )
-    done.drafts = await _count(
+    done.drafts = await rowcount(
         session, "DELETE FROM drafts WHERE agent = :a AND created_at < :before", p
     )
     await session.commit()

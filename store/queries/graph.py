@@ -16,7 +16,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.graph import MAX_HOPS, GraphEdge, GraphNode, GraphPath, Neighbourhood
 from schemas.ids import new_ulid
-from store.db import execute_sql
+from store.sql import execute
 
 MAX_NAME_WORDS = 4
 """Longest entity name, in words, matched in input text."""
@@ -96,7 +96,7 @@ async def upsert_node(
     key = name_key(name)
     if not key:
         raise ValueError(f"an entity name needs at least one word: {name[:40]!r}")
-    result = await execute_sql(
+    result = await execute(
         session,
         """
         INSERT INTO graph_nodes (id, agent, type, name, name_key, attributes, person_id,
@@ -146,7 +146,7 @@ async def upsert_edge(
         exclusive: The source holds one such relation at a time (one ``lives_in``): any
             other active edge of this type from the source is invalidated by the new one.
     """
-    inserted = await execute_sql(
+    inserted = await execute(
         session,
         """
         INSERT INTO graph_edges (id, agent, type, source_id, target_id, conversation_id,
@@ -167,7 +167,7 @@ async def upsert_edge(
     )
     edge_id = inserted.scalar_one_or_none()
     if edge_id is None:
-        existing = await execute_sql(
+        existing = await execute(
             session,
             "SELECT id FROM graph_edges WHERE source_id = :source AND type = :type"
             " AND target_id = :target AND invalidated_at IS NULL",
@@ -175,7 +175,7 @@ async def upsert_edge(
         )
         return str(existing.scalar_one())
     if exclusive:
-        await execute_sql(
+        await execute(
             session,
             """
             UPDATE graph_edges SET invalidated_at = :at, invalidated_by = :by
@@ -191,7 +191,7 @@ async def invalidate_edge(
     session: AsyncSession, *, edge_id: str, at: datetime, by: str | None = None
 ) -> bool:
     """Mark an active edge as no longer holding from ``at``; ``False`` if it was not active."""
-    result = await execute_sql(
+    result = await execute(
         session,
         "UPDATE graph_edges SET invalidated_at = :at, invalidated_by = :by"
         " WHERE id = :id AND invalidated_at IS NULL",
@@ -210,7 +210,7 @@ async def mentioned_nodes(
     keys = mention_keys(input_text)
     if not keys:
         return []
-    result = await execute_sql(
+    result = await execute(
         session,
         f"""
         SELECT {_NODE_COLUMNS} FROM graph_nodes
@@ -226,7 +226,7 @@ async def mentioned_nodes(
 async def nodes_named(session: AsyncSession, *, agent: str, names: list[str]) -> list[GraphNode]:
     """The agent's entities called any of ``names`` (matched as name keys)."""
     keys = sorted({name_key(n) for n in names} - {""})
-    result = await execute_sql(
+    result = await execute(
         session,
         f"SELECT {_NODE_COLUMNS} FROM graph_nodes"
         " WHERE agent = :agent AND name_key = ANY(CAST(:keys AS text[])) ORDER BY id",
@@ -236,7 +236,7 @@ async def nodes_named(session: AsyncSession, *, agent: str, names: list[str]) ->
 
 
 async def _nodes(session: AsyncSession, ids: list[str]) -> dict[str, GraphNode]:
-    result = await execute_sql(
+    result = await execute(
         session,
         f"SELECT {_NODE_COLUMNS} FROM graph_nodes WHERE id = ANY(CAST(:ids AS varchar[]))",
         {"ids": ids},
@@ -275,7 +275,7 @@ async def neighbourhood(
     hops = max(1, min(hops, MAX_HOPS))
     if not seeds:
         return Neighbourhood(seeds=[], hops=hops, nodes=[], edges=[])
-    result = await execute_sql(
+    result = await execute(
         session,
         f"""
         WITH RECURSIVE walk(node_id, depth) AS (
@@ -326,7 +326,7 @@ async def _level(
     session: AsyncSession, frontier: list[str], as_of: datetime | None
 ) -> list[tuple[str, str, str]] | None:
     """(edge, from, to) for every edge touching ``frontier``; ``None`` past the row cap."""
-    result = await execute_sql(
+    result = await execute(
         session,
         f"""
         SELECT e.id, e.source_id AS here, e.target_id AS there FROM graph_edges e
@@ -410,7 +410,7 @@ async def shortest_path(
     node_ids = head_nodes + tail_nodes[::-1][1:]
     edge_ids = head_edges + tail_edges[::-1]
     nodes = await _nodes(session, node_ids)
-    found = await execute_sql(
+    found = await execute(
         session,
         f"SELECT {_EDGE_COLUMNS} FROM graph_edges WHERE id = ANY(CAST(:ids AS varchar[]))",
         {"ids": edge_ids},

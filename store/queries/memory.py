@@ -9,12 +9,11 @@ text itself is erased (``store.queries.erasure``).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import CursorResult, text
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_ulid
@@ -25,20 +24,14 @@ from schemas.memory_formation import (
     MemoryAuditEntry,
     MemoryDetail,
 )
+from store.queries.erasure import erase_memory_text
+from store.sql import execute
 
 COLUMNS = (
     "m.id, m.agent, m.channel_id, m.conversation_id, m.summary, m.importance, m.tags, "
     "m.emotion, m.sensitivity, m.participants, m.turn_first, m.turn_last, m.created_at, "
     "m.forgotten_at"
 )
-
-
-async def execute(
-    session: AsyncSession, sql: str, params: Mapping[str, Any] | None = None
-) -> CursorResult[Any]:
-    """Run ``sql`` with bound ``params`` in the session's transaction."""
-    connection = await session.connection()
-    return await connection.execute(text(sql), dict(params or {}))
 
 
 def vector_literal(vector: Sequence[float]) -> str:
@@ -335,9 +328,6 @@ async def forget(
         "embedding = NULL, embed_model = NULL WHERE id = :id",
         {"id": record_id, "now": now},
     )
-    # Imported here: the erasure module builds on this module's helpers.
-    from store.queries.erasure import erase_memory_text
-
     await erase_memory_text(session, record_id=record_id, summary=row.summary)
     await session.commit()
     record = to_public(row).model_copy(

@@ -18,8 +18,8 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.memory_formation import ClaimedFormation, TurnRange
 from schemas.text import estimate_tokens
-from store.db import execute_sql as _execute
 from store.queries.recall import FENCE_SQL, Fence
+from store.sql import execute as _execute
 
 MAX_ATTEMPTS = 5
 """A range that failed this many consolidations is left for the operator to look at."""

@@ -15,7 +15,8 @@ from typing import Any
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.memory_formation import CulledMemory, CullResult, MemoryAction
-from store.queries.memory import COLUMNS, derived_records, execute, vector_literal, write_audit
+from store.queries.memory import COLUMNS, derived_records, vector_literal, write_audit
+from store.sql import execute
 
 CULL_BATCH = 500
 """Records deleted per transaction while culling."""

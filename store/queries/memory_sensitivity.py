@@ -13,7 +13,8 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.memory import Sensitivity
 from schemas.memory_formation import MemoryAction, SensitivityChange
-from store.queries.memory import COLUMNS, execute, to_public, write_audit
+from store.queries.memory import COLUMNS, to_public, write_audit
+from store.sql import execute
 
 
 class ForgottenRecordError(Exception):

@@ -21,8 +21,8 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.dialog import DialogTurn, Role
 from schemas.memory import MemoryRecordPublic
-from store.db import execute_sql as _execute
 from store.queries.memory import to_public
+from store.sql import execute as _execute
 from store.tables.memory import MemoryRecord
 
 

@@ -19,7 +19,7 @@ from datetime import datetime
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.delivery import DeliveryStatus
-from store.queries.memory import execute
+from store.sql import execute
 
 BATCH = 1000
 """Rows deleted per transaction."""

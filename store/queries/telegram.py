@@ -8,7 +8,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from store.db import execute_sql
+from store.sql import execute
 from store.tables.telegram import TelegramInboundRow, TelegramOffsetRow, TelegramSentRow
 
 
@@ -69,7 +69,7 @@ async def replied_message(
     The agent takes one input at a time, so the person's turn written last before the reply's
     is the one the reply answers.
     """
-    result = await execute_sql(
+    result = await execute(
         session,
         _REPLIED_TO,
         {"reply": reply_turn, "conversation": conversation_id, "chat": chat_id},

@@ -15,7 +15,7 @@ from schemas.agents import AgentCreate
 from schemas.settings import get_settings
 from store.db import Database
 from store.queries.agents import create_agent, get_agent
-from store.queries.memory import execute
+from store.sql import execute
 from tests.harness import Stack, unique
 
 runner = CliRunner()

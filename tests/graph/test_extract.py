@@ -17,9 +17,9 @@ from schemas.graph import (
     GraphSettings,
 )
 from schemas.ids import new_ulid
-from store.db import execute_sql
 from store.queries.dialog import conversation_turns
 from store.queries.graph import nodes_named
+from store.sql import execute
 from tests.harness import Harness
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -39,7 +39,7 @@ EXTRACTION = GraphExtraction(
 
 async def _counts(harness: Harness, agent: str) -> tuple[int, int]:
     async with harness.db.session() as session:
-        result = await execute_sql(
+        result = await execute(
             session,
             "SELECT (SELECT count(*) FROM graph_nodes WHERE agent = :a),"
             " (SELECT count(*) FROM graph_edges WHERE agent = :a)",

@@ -6,7 +6,6 @@ from datetime import UTC, datetime, timedelta
 
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from store.db import execute_sql
 from store.queries.graph import (
     mention_keys,
     mentioned_nodes,
@@ -16,6 +15,7 @@ from store.queries.graph import (
     upsert_edge,
     upsert_node,
 )
+from store.sql import execute
 from tests.harness import Harness
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -127,7 +127,7 @@ async def test_as_of_answers_before_and_after_an_invalidation(harness: Harness) 
         await session.commit()
         before = await neighbourhood(session, seeds=[ana], as_of=moved - timedelta(days=1))
         now = await neighbourhood(session, seeds=[ana])
-        kept = await execute_sql(
+        kept = await execute(
             session,
             "SELECT invalidated_at, invalidated_by FROM graph_edges WHERE id = :id",
             {"id": first},
@@ -162,7 +162,7 @@ async def test_upserts_are_idempotent(harness: Harness) -> None:
             for _ in range(3)
         }
         await session.commit()
-        counts = await execute_sql(
+        counts = await execute(
             session,
             "SELECT (SELECT count(*) FROM graph_nodes WHERE agent = :a),"
             " (SELECT count(*) FROM graph_edges WHERE agent = :a AND invalidated_at IS NULL),"

@@ -12,7 +12,7 @@ from activities.gateway.providers.scripted import ScriptRule
 from activities.guardrails.injection import detect_injection
 from activities.guardrails.rules import default_rules
 from store.queries.guardrails import list_firings
-from store.queries.memory import execute
+from store.sql import execute
 from tests.autonomy.conftest import autonomy_worker, tool_calls
 from tests.fences import ATTACK, outside_fences
 from tests.guardrails.helpers import guardrail_result

@@ -17,7 +17,7 @@ from contract import names
 from observability.span_file import rotated
 from schemas.conversation import WindowAnswer, WindowQuery
 from store.db import Database
-from store.queries.memory import execute
+from store.sql import execute
 from tests.harness import until
 
 

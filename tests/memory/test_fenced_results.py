@@ -23,7 +23,8 @@ from schemas.ids import new_ulid
 from schemas.memory import Sensitivity
 from schemas.models import ModelRequest, TaskType
 from store.importer import import_file
-from store.queries.memory import NewRecord, execute, insert_record
+from store.queries.memory import NewRecord, insert_record
+from store.sql import execute
 from tests.autonomy.conftest import autonomy_worker
 from tests.fences import ATTACK, FORGED, fences, only_fenced, outside_fences
 from tests.harness import Harness, Stack

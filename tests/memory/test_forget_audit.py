@@ -27,7 +27,7 @@ from contract import names
 from observability import tracing
 from schemas.memory import MemorySettings
 from schemas.memory_formation import PurgeInput
-from store.queries.memory import execute
+from store.sql import execute
 from temporal.client import connect
 from tests.harness import Harness, Stack, until
 from tests.memory.forget_audit import (

@@ -18,8 +18,8 @@ from schemas.usage import UsageDimension, UsageQuery
 from store.db import Database
 from store.queries import run_retention
 from store.queries.ledger import add_usage
-from store.queries.memory import execute
 from store.queries.usage_report import usage_report
+from store.sql import execute
 from tests.memory.conftest import NewAgent
 from tests.observability.records import usage
 

@@ -22,8 +22,8 @@ from schemas.ids import new_ulid
 from store.db import Database
 from store.queries.agent_deletion import AGENT_COLUMNS, KEPT, erase_agent, owned_tables
 from store.queries.agents import create_agent
-from store.queries.memory import execute
 from store.queries.runtime import save_prompt
+from store.sql import execute
 from store.tables.columns import utcnow
 from temporal.schedules_autonomy import describe
 from tests.harness import Stack, unique

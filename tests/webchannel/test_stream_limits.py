@@ -20,7 +20,7 @@ from temporalio.client import Client
 
 from schemas.ids import new_ulid
 from schemas.settings import Settings
-from store.db import execute_sql
+from store.sql import execute
 from tests.harness import Harness, Stack, running_worker, until
 from tests.webchannel.web import Served, SseEvent, serving, sse_events
 from usecases.tokens import create_token
@@ -86,7 +86,7 @@ async def many_streams(
 async def backends(worker: Harness) -> int:
     """Connections PostgreSQL serves now, every client's."""
     async with worker.db.session() as session:
-        found = await execute_sql(session, "SELECT count(*) FROM pg_stat_activity")
+        found = await execute(session, "SELECT count(*) FROM pg_stat_activity")
         return int(found.scalar_one())
 
 

@@ -14,7 +14,7 @@ from temporalio.client import Client
 from activities.gateway.providers.scripted import Script, ScriptedProvider
 from contract import names
 from schemas.deliberation import DeliberationResult
-from store.queries.memory import execute
+from store.sql import execute
 from tests.deliberation.helpers import CLAIM, HEDGED, claim_rules, new_agent, settled, worker
 from tests.harness import Harness, Stack
 from tests.memory.forget_audit import payloads_of

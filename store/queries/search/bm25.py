@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from store.queries.search._sql import execute
 from store.queries.search.filters import Filters
+from store.sql import execute
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy.exc import DBAPIError
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from store.queries.search._sql import execute
+from store.sql import execute
 
 
 class SearchInputError(ValueError):

@@ -7,8 +7,8 @@ from typing import Any
 
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from store.queries.search._sql import execute
 from store.queries.search.filters import Filters
+from store.sql import execute
 
 
 def vector_literal(vector: Sequence[float]) -> str:

@@ -18,7 +18,8 @@ from schemas.memory_formation import ConsolidationResult
 from schemas.models import ModelRequest, ProviderName
 from store.db import Database
 from store.queries.agents import create_agent
-from store.queries.memory import execute, list_records
+from store.queries.memory import list_records
+from store.sql import execute
 from tests.harness import Harness, Stack, close_dependencies, dependencies, unique
 from workers.build import build_worker
 
