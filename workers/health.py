@@ -15,11 +15,13 @@ from temporalio.client import Client
 
 from schemas.codec import get_codec_settings
 from schemas.settings import Settings
+from teamchat import registry
+from teamchat.channel_process import ChannelProcess
 from temporal.devserver import port_open
 from temporal.inbox import has_pollers
 from workers import liveness
 from workers.model_server import base_url, model_server, wanted
-from workers.process import CODEC, MODEL_SERVER, TELEGRAM, WORKER, live_pid
+from workers.process import CODEC, MODEL_SERVER, WORKER, live_pid
 from workers.supervisor_state import ChildState, read_state
 
 
@@ -166,17 +168,23 @@ def codec_status(settings: Settings) -> ComponentStatus | None:
     )
 
 
-def telegram_status(settings: Settings) -> ComponentStatus | None:
-    """The Telegram poller, if ``[telegram]`` names a bot (docs/channels-telegram.md)."""
-    if not settings.telegram.configured:
+def channel_status(settings: Settings, process: ChannelProcess) -> ComponentStatus | None:
+    """An inbound channel's process (:mod:`teamchat.registry`), if ``settings`` set it up."""
+    if not process.configured(settings):
         return None
-    child = _child(settings, TELEGRAM)
-    pid = live_pid(settings, TELEGRAM)
-    running = f"polls the bot for agent {settings.telegram.agent}"
+    child = _child(settings, process.name)
+    pid = live_pid(settings, process.name)
     return ComponentStatus(
-        name=TELEGRAM,
+        name=process.name,
         healthy=pid is not None,
-        address=settings.telegram.base_url,  # up to the token, never the token
+        address=process.address(settings),
         pid=pid,
-        detail=(running if pid is not None else _not_running(child)) + _history(child),
+        detail=(process.activity(settings) if pid is not None else _not_running(child))
+        + _history(child),
     )
+
+
+def channel_statuses(settings: Settings) -> list[ComponentStatus]:
+    """Every inbound channel process ``settings`` set up, in registration order."""
+    found = (channel_status(settings, process) for process in registry.REGISTRY)
+    return [status for status in found if status is not None]

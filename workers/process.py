@@ -1,7 +1,8 @@
 """The processes of one Persyn home: where their records live, their environment, the start.
 
-``persyn up`` starts one supervisor (:mod:`workers.supervisor`), which owns the worker and, when
-the local model is used, the model server. Kept free of heavy imports so ``persyn up`` can start
+``persyn up`` starts one supervisor (:mod:`workers.supervisor`), which owns the worker and the
+other supervised processes. Inbound channel processes are named by their registrations
+(:mod:`teamchat.registry`), not here. Kept free of heavy imports so ``persyn up`` can start
 the supervisor, and with it the worker, before it loads anything else: the worker's own imports
 then run beside the command's.
 """
@@ -22,7 +23,6 @@ SUPERVISOR = "supervisor"
 WORKER = "worker"
 MODEL_SERVER = "model-server"
 CODEC = "codec"
-TELEGRAM = "telegram"
 TEMPORAL = "temporal"
 
 

@@ -3,10 +3,10 @@
 Components, each idempotent to start and safe to stop: the Temporal dev server (SQLite file
 under the Persyn home, Web UI on its port), PostgreSQL with pgvector (data under the home),
 schema migrations, search-attribute registration, and the supervisor with its children: the
-worker and, when some task runs on the local model, the model server (see
-:mod:`workers.supervisor`). With ``embedded=False`` only the migrations, the search attributes
-and the supervised processes are handled, against the configured Temporal address and database
-URL.
+worker, the model server when some task runs on the local model, the codec endpoint and the
+configured inbound channel processes (see :mod:`workers.supervisor`). With ``embedded=False``
+only the migrations, the search attributes and the supervised processes are handled, against
+the configured Temporal address and database URL.
 """
 
 from __future__ import annotations
@@ -32,17 +32,15 @@ from temporal.devserver import DevServer, port_open
 from workers import liveness, pidfile
 from workers.health import (
     ComponentStatus,
+    channel_statuses,
     codec_status,
     model_server_status,
-    telegram_status,
     worker_status,
 )
 from workers.model_server import model_server
 from workers.process import (
-    CODEC,
     MODEL_SERVER,
     SUPERVISOR,
-    TELEGRAM,
     TEMPORAL,
     WORKER,
     Started,
@@ -50,14 +48,14 @@ from workers.process import (
     pid_file,
     start_supervisor,
 )
-from workers.supervisor import STOP_GRACE_S
+from workers.supervisor import stop_graces
 from workers.supervisor_state import ChildState, read_state, state_file
 
 JUST_STARTED_GRACE_S = 20.0
 """How long ``up`` keeps trying an embedded Temporal it has just started before giving up."""
 
-SUPERVISOR_STOP_S = sum(STOP_GRACE_S.values()) + 10.0
-"""How long ``down`` lets the supervisor stop its children before it is killed."""
+SUPERVISOR_STOP_MARGIN_S = 10.0
+"""How long ``down`` lets the supervisor take beyond its children's graces before it is killed."""
 
 __all__ = ["ComponentStatus", "EmbeddedStack", "StackError"]
 
@@ -206,9 +204,12 @@ class EmbeddedStack:
 
     def _stop_supervised(self) -> None:
         """Stop the supervisor (it stops its children), and any child a killed one left."""
-        pidfile.stop_file(self._pid_file(SUPERVISOR), timeout=SUPERVISOR_STOP_S)
-        for name in (WORKER, MODEL_SERVER, CODEC, TELEGRAM):
-            pidfile.stop_file(self._pid_file(name), timeout=STOP_GRACE_S[name])
+        graces = stop_graces()
+        pidfile.stop_file(
+            self._pid_file(SUPERVISOR), timeout=sum(graces.values()) + SUPERVISOR_STOP_MARGIN_S
+        )
+        for name, grace in graces.items():
+            pidfile.stop_file(self._pid_file(name), timeout=grace)
         state_file(self.settings).unlink(missing_ok=True)
 
     def down(self) -> None:
@@ -302,7 +303,5 @@ class EmbeddedStack:
         codec = codec_status(self.settings)
         if codec is not None:
             components.append(codec)
-        telegram = telegram_status(self.settings)
-        if telegram is not None:
-            components.append(telegram)
+        components.extend(channel_statuses(self.settings))
         return components

@@ -1,7 +1,8 @@
 """The supervisor: ``python -m workers.supervisor``, started by ``persyn up``.
 
-It owns the processes that can die on their own, the worker and (when some task runs on the
-local model) llama.cpp's model server, as its children. A child that exits for any reason is
+It owns the processes that can die on their own, the worker, (when some task runs on the
+local model) llama.cpp's model server, the payload codec's endpoint and each configured inbound
+channel process (:mod:`teamchat.registry`), as its children. A child that exits for any reason is
 started again after a delay that doubles with each quick failure (``supervisor_backoff_seconds``
 up to ``supervisor_backoff_max_seconds``; a run of a minute resets it), and every exit and
 restart is logged in ``logs/supervisor.log`` and marked in the child's own log. Children write
@@ -11,7 +12,7 @@ When the worker dies uncleanly, its runs are handed to the shared task queue whi
 successor starts (:mod:`workers.unstick`), so their next tasks do not wait on its sticky queue.
 
 SIGTERM (``persyn down``) stops the worker first, letting in-flight tasks finish (they may still
-need the model), then the model server, then the supervisor exits. Children get SIGTERM if the
+need the model), then the others, then the supervisor exits. Children get SIGTERM if the
 supervisor itself is killed, so none outlives it. ``run/supervisor.json`` tells ``persyn up``
 and ``persyn status`` what each child is doing (:mod:`workers.supervisor_state`).
 """
@@ -36,6 +37,8 @@ from types import FrameType
 from schemas.codec import get_codec_settings
 from schemas.settings import Settings, get_settings
 from store.private_files import PrivatePathError, open_private, replace_private
+from teamchat import registry
+from teamchat.channel_process import ChannelProcess
 from workers import liveness, pidfile
 from workers.model_server import ModelServerError, model_server, wanted
 from workers.output import ChildOutput, spawn
@@ -43,7 +46,6 @@ from workers.process import (
     CODEC,
     MODEL_SERVER,
     SUPERVISOR,
-    TELEGRAM,
     WORKER,
     last_line,
     log_file,
@@ -57,10 +59,19 @@ log = logging.getLogger("persyn.supervisor")
 STABLE_AFTER_S = 60.0
 """A child that ran this long before it died starts the backoff again from the beginning."""
 
-STOP_GRACE_S = {WORKER: 25.0, MODEL_SERVER: 5.0, CODEC: 5.0, TELEGRAM: 5.0}
-"""How long each child may take to stop on SIGTERM before it is killed."""
+STOP_GRACE_S = {WORKER: 25.0, MODEL_SERVER: 5.0, CODEC: 5.0}
+"""How long each of the stack's own children may take to stop on SIGTERM before it is killed."""
 
 _PR_SET_PDEATHSIG = 1
+
+
+def stop_graces() -> dict[str, float]:
+    """How long every child this supervisor may run, inbound channels included, may take to stop.
+
+    Every registered channel counts, configured or not: a process started before its channel's
+    settings were removed is still stopped.
+    """
+    return {**STOP_GRACE_S, **{p.name: p.stop_grace_s for p in registry.REGISTRY}}
 
 
 def backoff(settings: Settings, failures: int) -> float:
@@ -78,6 +89,8 @@ class Child:
     """The command line, computed at each start (it checks what the start needs)."""
     log_file: Path
     state: ChildState
+    stop_grace_s: float = 5.0
+    """How long it may take to stop on SIGTERM before it is killed."""
     process: subprocess.Popen[bytes] | None = None
     output: ChildOutput | None = None
     started_at: float = 0.0
@@ -155,9 +168,7 @@ class Supervisor:
         # Children of a supervisor that was killed outright got SIGTERM from the kernel; any
         # still finishing are waited for, so two workers never share a port or a beacon.
         for child in self.children:
-            if pidfile.stop_file(
-                pid_file(self.settings, child.name), timeout=STOP_GRACE_S[child.name]
-            ):
+            if pidfile.stop_file(pid_file(self.settings, child.name), timeout=child.stop_grace_s):
                 log.info("stopped %s left by a previous supervisor", child.name)
 
     def _stop_children(self) -> None:
@@ -182,7 +193,7 @@ class Supervisor:
         """SIGTERM, copying its last words meanwhile; SIGKILL after its grace."""
         with contextlib.suppress(ProcessLookupError):
             process.terminate()
-        deadline = time.monotonic() + STOP_GRACE_S[child.name]
+        deadline = time.monotonic() + child.stop_grace_s
         while process.poll() is None and time.monotonic() < deadline:
             self._pump(0.05)
         if process.poll() is None:
@@ -316,17 +327,30 @@ class Supervisor:
         replace_private(state_file(self.settings), state.model_dump_json(indent=1))
 
 
+def _channel(settings: Settings, process: ChannelProcess) -> Child:
+    """The child that runs an inbound channel's process (:mod:`teamchat.channel_process`)."""
+    return Child(
+        name=process.name,
+        launch=process.command,
+        log_file=log_file(settings, process.name),
+        state=ChildState(name=process.name),
+        stop_grace_s=process.stop_grace_s,
+    )
+
+
 def children(settings: Settings) -> list[Child]:
     """The processes this home's supervisor runs.
 
     The worker; the model server if some task runs on the local model; the payload codec's
-    endpoint if the codec is on; the Telegram poller if a bot is configured.
+    endpoint if the codec is on; each registered inbound channel process its settings set up
+    (:mod:`teamchat.registry`).
     """
     worker = Child(
         name=WORKER,
         launch=lambda: [sys.executable, "-m", "workers.main"],
         log_file=log_file(settings, WORKER),
         state=ChildState(name=WORKER),
+        stop_grace_s=STOP_GRACE_S[WORKER],
     )
     # The Web UI (and `temporal --codec-endpoint`) reads sealed payloads through it.
     codec: list[Child] = []
@@ -337,21 +361,12 @@ def children(settings: Settings) -> list[Child]:
                 launch=lambda: [sys.executable, "-m", "temporal.codec_server"],
                 log_file=log_file(settings, CODEC),
                 state=ChildState(name=CODEC),
+                stop_grace_s=STOP_GRACE_S[CODEC],
             )
         )
-    # The Telegram channel's poller, when [telegram] names a bot (docs/channels-telegram.md).
-    chats: list[Child] = []
-    if settings.telegram.configured:
-        chats.append(
-            Child(
-                name=TELEGRAM,
-                launch=lambda: [sys.executable, "-m", "teamchat.telegram"],
-                log_file=log_file(settings, TELEGRAM),
-                state=ChildState(name=TELEGRAM),
-            )
-        )
+    channels = [_channel(settings, process) for process in registry.configured(settings)]
     if not wanted(settings):
-        return [worker, *codec, *chats]
+        return [worker, *codec, *channels]
 
     def model_server_command() -> list[str]:
         server = model_server(settings)
@@ -363,8 +378,9 @@ def children(settings: Settings) -> list[Child]:
         launch=model_server_command,
         log_file=log_file(settings, MODEL_SERVER),
         state=ChildState(name=MODEL_SERVER),
+        stop_grace_s=STOP_GRACE_S[MODEL_SERVER],
     )
-    return [worker, server, *codec, *chats]
+    return [worker, server, *codec, *channels]
 
 
 def main() -> None:

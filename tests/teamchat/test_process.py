@@ -16,13 +16,13 @@ from activities.channels.telegram.bot import TelegramSetupError
 from schemas.telegram import TelegramSettings
 from store.db import Database
 from teamchat.telegram.process import run_poller
+from teamchat.telegram.registration import TELEGRAM
 from temporal.devserver import free_port
 from tests.channels.helpers import channel_worker
 from tests.harness import Stack, unique, until
 from tests.teamchat.chat import RULES
 from tests.teamchat.fake_bot_api import TOKEN, serving
-from workers.health import telegram_status
-from workers.process import TELEGRAM
+from workers.health import channel_status
 from workers.supervisor import children
 
 
@@ -30,11 +30,11 @@ def test_the_supervisor_runs_a_poller_only_for_a_configured_bot(stack: Stack) ->
     plain = stack.settings()
     configured = stack.settings(telegram=TelegramSettings(agent="ada", token_file="/run/tg"))
 
-    assert TELEGRAM not in [child.name for child in children(plain)]
-    [poller] = [child for child in children(configured) if child.name == TELEGRAM]
+    assert TELEGRAM.name not in [child.name for child in children(plain)]
+    [poller] = [child for child in children(configured) if child.name == TELEGRAM.name]
     assert poller.launch() == [sys.executable, "-m", "teamchat.telegram"]
-    assert telegram_status(plain) is None
-    status = telegram_status(configured)
+    assert channel_status(plain, TELEGRAM) is None
+    status = channel_status(configured, TELEGRAM)
     assert status is not None and not status.healthy
     assert status.detail == "not running: run `persyn up`"
 
