@@ -1,7 +1,9 @@
 """Schema migrations (Alembic), run by ``persyn up`` and by every worker at start.
 
 Migrations run under a PostgreSQL advisory lock, so several workers starting at once apply
-each revision exactly once.
+each revision exactly once. The revisions form one chain with one head: the areas that once
+branched from a common parent are joined by a merge revision (``0012_web_tenants``), and every
+revision after it revises the one before (``docs/operations.md``, "Schema migrations").
 """
 
 from __future__ import annotations
@@ -26,14 +28,24 @@ def _config(dsn: str, embedding_dimensions: int) -> Config:
     return config
 
 
-def head_revisions() -> tuple[str, ...]:
-    """The newest revision of every branch this code knows.
+class SeveralHeadsError(RuntimeError):
+    """The migration scripts end in more than one head: a new revision did not revise the head."""
 
-    Independent areas (dialog search, memory, deliberation, autonomy) may branch from the
-    same parent; the database is current when it is at every head.
+
+def head_revision() -> str:
+    """The newest revision this code knows, the one head of the chain.
+
+    Raises:
+        SeveralHeadsError: Two revisions revise the same parent; the newer one must revise
+            the head instead.
     """
     heads = ScriptDirectory.from_config(_config("postgresql://", 384)).get_heads()
-    return tuple(sorted(heads))
+    if len(heads) != 1:
+        raise SeveralHeadsError(
+            f"the migrations have {len(heads)} heads ({', '.join(sorted(heads))}); "
+            "make the newest revision's down_revision the head"
+        )
+    return heads[0]
 
 
 def current_revisions(dsn: str) -> tuple[str, ...]:
@@ -47,23 +59,31 @@ def current_revisions(dsn: str) -> tuple[str, ...]:
 
 
 def upgrade(dsn: str, *, embedding_dimensions: int = 384) -> tuple[str, ...]:
-    """Bring the database to every head revision; returns them.
+    """Bring the database to the head revision; returns the revisions it is then at.
+
+    A database last migrated before the branches were merged is at several revisions (one per
+    branch); upgrading it applies what each branch still lacks, then the merge, then the chain,
+    and it ends at the one head like any other.
 
     Args:
         dsn: SQLAlchemy URL (``postgresql+psycopg://...``).
         embedding_dimensions: Size of vector columns when they are created.
+
+    Returns:
+        ``(head,)``, the one revision the database is at afterwards.
     """
+    head = head_revision()
     engine = create_engine(dsn, poolclass=pool.NullPool)
     try:
         with engine.connect() as connection:
             connection.execute(text("SELECT pg_advisory_lock(:k)"), {"k": _LOCK_KEY})
             try:
-                current = tuple(sorted(MigrationContext.configure(connection).get_current_heads()))
-                if current != head_revisions():
-                    command.upgrade(_config(dsn, embedding_dimensions), "heads")
+                current = MigrationContext.configure(connection).get_current_heads()
+                if tuple(current) != (head,):
+                    command.upgrade(_config(dsn, embedding_dimensions), head)
             finally:
                 connection.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": _LOCK_KEY})
                 connection.commit()
     finally:
         engine.dispose()
-    return head_revisions()
+    return (head,)
