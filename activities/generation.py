@@ -16,11 +16,12 @@ from temporalio.exceptions import ApplicationError
 
 from activities.channels.stream import NotifySink
 from activities.gateway.base import DeltaCallback
-from activities.gateway.errors import ProviderError, to_application_error
+from activities.gateway.errors import to_application_error
 from activities.gateway.gateway import ModelGateway
 from activities.heartbeating import heartbeating
 from activities.tools import rounds
 from activities.tools.registry import ToolRegistry
+from contract.provider_errors import ProviderError
 from schemas.activation import DraftRef, PromptRef, StreamTarget
 from schemas.ids import new_ulid
 from schemas.models import ChatMessage, ModelRequest, ModelResponse, ToolCall

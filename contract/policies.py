@@ -17,6 +17,8 @@ from datetime import timedelta
 from temporalio.common import Priority, RetryPolicy
 from temporalio.workflow import ActivityConfig, LocalActivityConfig
 
+from contract.provider_errors import NON_RETRYABLE
+
 
 def summarized(
     config: ActivityConfig, summary: str, *, activity_id: str | None = None
@@ -60,14 +62,8 @@ events), so even a fresh worker under load replays it well within 5 s. The agent
 conversations keep 10 s: a fresh worker's first task for them replays up to
 ``schemas.runs.HISTORY_LIMIT`` events."""
 
-MODEL_NON_RETRYABLE = (
-    "ProviderAuthError",
-    "ProviderInvalidRequestError",
-    "ProviderUnavailableError",
-)
-"""Provider errors that fail the same way every time (``activities.gateway.errors``, whose
-``NON_RETRYABLE`` names the same classes; ``tests/gateway/test_attempts.py`` holds them equal).
-Named here as strings so the contract does not import the activities it sits below."""
+MODEL_NON_RETRYABLE = tuple(NON_RETRYABLE)
+"""Provider errors that fail the same way every time (:mod:`contract.provider_errors`)."""
 
 MODEL_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),

@@ -17,9 +17,10 @@ from temporalio.exceptions import ApplicationError
 
 from activities.channels.stream import NotifySink
 from activities.gateway.base import DeltaCallback
-from activities.gateway.errors import ProviderError, to_application_error
+from activities.gateway.errors import to_application_error
 from activities.gateway.gateway import ModelGateway
 from activities.heartbeating import heartbeating
+from contract.provider_errors import ProviderError
 from schemas.activation import StreamTarget
 from schemas.models import ModelRequest, ModelResponse
 from store.db import Database

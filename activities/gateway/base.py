@@ -12,7 +12,7 @@ DeltaCallback = Callable[[str], Awaitable[None]]
 
 
 class Provider(ABC):
-    """A model provider. Implementations raise :mod:`activities.gateway.errors` types only."""
+    """A model provider. Implementations raise :mod:`contract.provider_errors` types only."""
 
     name: str
 

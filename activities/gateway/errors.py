@@ -1,8 +1,8 @@
-"""Classified provider failures: what Temporal may retry and what it must not.
+"""How the gateway classifies a provider's failure and hands it to Temporal.
 
-Authentication and invalid-request errors will fail the same way every time, so they are not
-retried. Rate limits (429), server errors (5xx) and timeouts are transient: Temporal retries
-them with backoff, honouring a provider's ``Retry-After`` when it gives one.
+The classes themselves live in :mod:`contract.provider_errors`, below every layer that raises,
+counts or retries them; here are the gateway's readings of a provider's answer (its status,
+its ``Retry-After``) and the Temporal failure a classified error becomes.
 """
 
 from __future__ import annotations
@@ -13,53 +13,14 @@ from email.utils import parsedate_to_datetime
 
 from temporalio.exceptions import ApplicationError
 
-
-class ProviderError(Exception):
-    """A model call failed. Subclasses say whether trying again can help."""
-
-    retryable = True
-
-    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
-
-
-class ProviderAuthError(ProviderError):
-    """The provider refused the credentials (401/403)."""
-
-    retryable = False
-
-
-class ProviderInvalidRequestError(ProviderError):
-    """The provider refused the request itself (400/404/422): retrying cannot help."""
-
-    retryable = False
-
-
-class ProviderRateLimitError(ProviderError):
-    """Too many requests (429)."""
-
-
-class ProviderServerError(ProviderError):
-    """The provider failed (5xx, overloaded, dropped connection)."""
-
-
-class ProviderTimeoutError(ProviderError):
-    """The provider did not answer in time."""
-
-
-class ProviderUnavailableError(ProviderError):
-    """The provider is not configured or its optional dependency is missing."""
-
-    retryable = False
-
-
-NON_RETRYABLE = [
-    ProviderAuthError.__name__,
-    ProviderInvalidRequestError.__name__,
-    ProviderUnavailableError.__name__,
-]
-"""Error type names a model-call retry policy must not retry."""
+from contract.provider_errors import (
+    ProviderAuthError,
+    ProviderError,
+    ProviderInvalidRequestError,
+    ProviderRateLimitError,
+    ProviderServerError,
+    ProviderTimeoutError,
+)
 
 
 def retry_after_seconds(headers: Mapping[str, str]) -> float | None:

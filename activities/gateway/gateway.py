@@ -17,11 +17,11 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from activities.gateway.base import DeltaCallback, Provider
-from activities.gateway.errors import ProviderTimeoutError, ProviderUnavailableError
 from activities.gateway.plans import shaped
 from activities.gateway.registry import ModelRegistry
 from activities.gateway.tidy import free_text
 from contract import attribution
+from contract.provider_errors import ProviderTimeoutError, ProviderUnavailableError
 from observability.metering import provider_errors
 from observability.metering.hub import MeterHub
 from observability.metering.pricing import price
@@ -95,7 +95,7 @@ class ModelGateway:
         """Run one exchange on the model bound to ``request.task``.
 
         Raises:
-            ProviderError: A classified failure (see :mod:`activities.gateway.errors`).
+            ProviderError: A classified failure (see :mod:`contract.provider_errors`).
         """
         binding = self.registry.binding(request.task)
         provider = self._providers.get(binding.provider)

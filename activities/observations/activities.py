@@ -16,7 +16,7 @@ from typing import TypeVar
 from pydantic import ValidationError
 from temporalio import activity
 
-from activities.gateway.errors import ProviderError, to_application_error
+from activities.gateway.errors import to_application_error
 from activities.gateway.gateway import ModelGateway
 from activities.heartbeating import heartbeating
 from activities.memory.encoder import Encoder
@@ -27,6 +27,7 @@ from activities.observations.prompts import (
     reconciliation_request,
 )
 from activities.observations.reconcile import apply_verdict, read_verdict
+from contract.provider_errors import ProviderError
 from schemas.models import ModelRequest
 from schemas.observations import (
     ExtractInput,

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 from activities.context.fencing import fence
 from activities.context.observations import OBSERVATIONS, line, ranked
-from activities.gateway.errors import ProviderError
 from activities.gateway.gateway import ModelGateway
 from activities.prompts import load
+from contract.provider_errors import ProviderError
 from schemas.models import ChatMessage, ModelRequest, TaskType
 from store.db import Database
 from store.queries.observations import (

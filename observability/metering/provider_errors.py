@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 from temporalio import activity
 
-from activities.gateway.errors import (
+from contract.provider_errors import (
     ProviderAuthError,
     ProviderError,
     ProviderInvalidRequestError,

@@ -8,7 +8,8 @@ from collections.abc import AsyncIterator
 import pytest
 from pydantic import BaseModel, TypeAdapter
 
-from activities.gateway.errors import (
+from activities.gateway.providers.anthropic import AnthropicProvider
+from contract.provider_errors import (
     ProviderAuthError,
     ProviderError,
     ProviderInvalidRequestError,
@@ -16,7 +17,6 @@ from activities.gateway.errors import (
     ProviderServerError,
     ProviderTimeoutError,
 )
-from activities.gateway.providers.anthropic import AnthropicProvider
 from schemas.models import ProviderName, TokenUsage
 from temporal.devserver import free_port
 from tests.fakes import wire

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from temporalio.common import RetryPolicy
 
-from activities.gateway.errors import NON_RETRYABLE
 from activities.gateway.gateway import ModelGateway
+from contract.provider_errors import NON_RETRYABLE
 
 WORKFLOWS = Path(__file__).resolve().parents[2] / "workflows"
 MAX_ATTEMPTS = 5

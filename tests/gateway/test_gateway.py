@@ -8,12 +8,12 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from activities.gateway.base import DeltaCallback, Provider
-from activities.gateway.errors import ProviderRateLimitError, ProviderTimeoutError
 from activities.gateway.gateway import ModelGateway
 from activities.gateway.providers.openai import OpenAIProvider
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
 from activities.gateway.registry import ModelRegistry
 from contract import attribution
+from contract.provider_errors import ProviderRateLimitError, ProviderTimeoutError
 from observability.metering.hub import MeterHub
 from schemas.models import (
     Attribution,

@@ -21,7 +21,6 @@ from temporalio.client import Client
 
 from activities.deliberation.judge import JUDGE_SCHEMA, parse_verdict
 from activities.deliberation.objections import CRITIQUE_SCHEMA, parse_objections
-from activities.gateway.errors import ProviderServerError
 from activities.gateway.gateway import ModelGateway
 from activities.gateway.plans import local_plan
 from activities.gateway.providers.local import LocalProvider
@@ -30,6 +29,7 @@ from activities.gateway.repetition import repeated_sentence
 from activities.tools.builtin import build_registry
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.builtin.reminders import reminder_tools
+from contract.provider_errors import ProviderServerError
 from schemas.memory_formation import ClassificationReply, RatingReply, SummaryReply
 from schemas.models import (
     CallPlan,

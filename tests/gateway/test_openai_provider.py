@@ -7,16 +7,16 @@ from collections.abc import AsyncIterator
 import pytest
 from pydantic import BaseModel
 
-from activities.gateway.errors import (
+from activities.gateway.errors import retry_after_seconds
+from activities.gateway.providers.openai import OpenAIProvider, _schema_name
+from contract.provider_errors import (
     ProviderAuthError,
     ProviderError,
     ProviderInvalidRequestError,
     ProviderRateLimitError,
     ProviderServerError,
     ProviderTimeoutError,
-    retry_after_seconds,
 )
-from activities.gateway.providers.openai import OpenAIProvider, _schema_name
 from schemas.models import ProviderName, TokenUsage
 from temporal.devserver import free_port
 from tests.fakes import wire

@@ -23,14 +23,9 @@ from anthropic.types import (
 )
 
 from activities.gateway.base import DeltaCallback, Provider
-from activities.gateway.errors import (
-    ProviderError,
-    ProviderServerError,
-    ProviderTimeoutError,
-    classify_status,
-    retry_after_seconds,
-)
+from activities.gateway.errors import classify_status, retry_after_seconds
 from activities.gateway.providers import anthropic_tools
+from contract.provider_errors import ProviderError, ProviderServerError, ProviderTimeoutError
 from schemas.models import ModelBinding, ModelRequest, ModelResponse, ProviderName, TokenUsage
 
 _TOOL_NAME = "respond"

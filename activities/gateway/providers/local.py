@@ -22,8 +22,8 @@ from typing import Any
 import openai
 
 from activities.gateway.base import DeltaCallback
-from activities.gateway.errors import ProviderServerError
 from activities.gateway.providers.openai import OpenAIProvider
+from contract.provider_errors import ProviderServerError
 from schemas.models import (
     ModelBinding,
     ModelRequest,

@@ -13,14 +13,9 @@ import openai
 from openai.types import CompletionUsage
 
 from activities.gateway.base import DeltaCallback, Provider
-from activities.gateway.errors import (
-    ProviderError,
-    ProviderServerError,
-    ProviderTimeoutError,
-    classify_status,
-    retry_after_seconds,
-)
+from activities.gateway.errors import classify_status, retry_after_seconds
 from activities.gateway.providers import openai_tools
+from contract.provider_errors import ProviderError, ProviderServerError, ProviderTimeoutError
 from schemas.models import (
     ModelBinding,
     ModelRequest,

@@ -31,7 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from activities.gateway.base import DeltaCallback, Provider
-from activities.gateway.errors import (
+from contract.provider_errors import (
     ProviderAuthError,
     ProviderError,
     ProviderInvalidRequestError,

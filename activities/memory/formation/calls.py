@@ -12,12 +12,13 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.context import fencing
-from activities.gateway.errors import ProviderError, to_application_error
+from activities.gateway.errors import to_application_error
 from activities.gateway.gateway import ModelGateway
 from activities.gateway.repetition import cut_repetition
 from activities.heartbeating import heartbeating
 from activities.memory.formation.prompts import NOT_QUOTED
 from activities.prompts import load
+from contract.provider_errors import ProviderError
 from schemas.memory import Emotion
 from schemas.memory_formation import EmotionDistribution
 from schemas.models import CallPlan, ModelRequest, StagePlan, TaskType
