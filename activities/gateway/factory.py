@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from activities.gateway.base import Provider
-from activities.gateway.errors import ProviderUnavailableError
 from activities.gateway.providers.scripted import Script, ScriptedProvider
+from contract.provider_errors import ProviderUnavailableError
+from schemas.local_model import base_url
 from schemas.models import ProviderName
 from schemas.settings import Settings
 
@@ -44,7 +45,6 @@ def build_provider(name: ProviderName, settings: Settings) -> Provider:
         # The model runs in its own server process (``persyn up`` supervises it); the
         # worker only speaks HTTP to it, so llama.cpp is never imported here.
         from activities.gateway.providers.local import LocalProvider
-        from workers.model_server import base_url
 
         return LocalProvider(
             base_url=base_url(settings), timeout_seconds=settings.model_timeout_seconds

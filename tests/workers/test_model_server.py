@@ -24,13 +24,14 @@ import pytest
 from activities.channels.stream import libpq_dsn, stream_channel
 from schemas.events import ChannelRef, InboundEvent, Outcome, Receipt, Speaker
 from schemas.ids import new_ulid
+from schemas.local_model import base_url
 from schemas.settings import Settings
 from temporal import inbox
 from temporal.client import connect
 from temporal.devserver import free_port
 from tests.harness import until
 from workers import pidfile
-from workers.model_server import base_url, chat_format_for, missing_dependency, model_server
+from workers.model_server import chat_format_for, missing_dependency, model_server
 from workers.process import MODEL_SERVER, WORKER, pid_file
 
 PERSYN = [sys.executable, "-m", "cli.main"]
