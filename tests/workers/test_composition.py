@@ -1,16 +1,20 @@
-"""The composition root builds every activity, each method is named as it is registered, and
-no import runs back up the layers.
+"""The composition root builds every activity, each method is named as it is registered, no
+import runs back up the layers and no two modules import each other.
 
 Histories refer to activities by their registered names, so those never change; the Python
-method carries the same name so a reader of a workflow finds the activity it calls. The layers,
-lowest first: ``schemas``; ``store`` and ``contract``; ``activities``, ``workflows`` and
-``temporal``; ``workers`` and ``cli``. Only ``workers`` (the composition root) and ``cli``
-(entry points) put them together.
+method carries the same name so a reader of a workflow finds the activity it calls.
+
+The layers, lowest first, are ``LAYERS`` (``docs/architecture.md``, Packages): a package may
+import itself and any package below it, never one above it or beside it. Every import counts,
+lazy ones inside functions too. Only ``workers`` (the composition root) and the entry points
+above it put the lower layers together. ``bench``, ``systemtests`` and ``tests`` stand outside
+the product, above every layer: they may import any package, and each other (the benchmarks
+reuse the tests' servers, the tests run the system tests' checks). A piece two layers share
+belongs in the lower one, or below both.
 """
 
 from __future__ import annotations
 
-import ast
 import importlib
 import inspect
 import pkgutil
@@ -22,35 +26,90 @@ import pytest
 
 import activities as activities_package
 from schemas.settings import Settings
+from tests.workers.import_graph import Import, cycles, imports, packages
 from workers.build import activities, build_dependencies
 
-ROOT = Path(__file__).resolve().parents[2]
-ABOVE = {
-    "schemas": {"contract", "store", "activities", "workflows", "temporal", "workers", "cli"},
-    "store": {"contract", "activities", "workflows", "temporal", "workers", "cli"},
-    "contract": {"store", "activities", "workflows", "temporal", "workers", "cli"},
-}
+LAYERS: list[set[str]] = [
+    {"schemas"},
+    {"contract"},
+    {"store"},
+    {"observability"},
+    {"temporal"},
+    {"activities"},
+    {"workflows"},
+    {"usecases"},
+    {"workers"},
+    {"webchannel", "teamchat"},
+    {"cli"},
+]
+"""Every product package, lowest first; the packages of one layer are peers."""
+
+OUTSIDE = {"bench", "systemtests", "tests"}
+"""Packages outside the product: they may import anything."""
 
 
-def _imported_packages(path: Path) -> set[str]:
-    packages = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            packages |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            packages.add(node.module.split(".")[0])
-    return packages
+def _layer_of(package: str) -> int:
+    return next(rank for rank, layer in enumerate(LAYERS) if package in layer)
 
 
-@pytest.mark.parametrize("package", sorted(ABOVE))
-def test_no_import_runs_back_up(package: str) -> None:
-    upward = {
-        f"{path.relative_to(ROOT)} imports {name}"
-        for path in sorted((ROOT / package).rglob("*.py"))
-        if "migrations" not in path.parts
-        for name in _imported_packages(path) & ABOVE[package]
+@pytest.fixture(scope="module")
+def graph() -> dict[str, list[Import]]:
+    return imports()
+
+
+def test_every_package_has_a_layer() -> None:
+    placed = set().union(*LAYERS) | OUTSIDE
+    assert not set(packages()) - placed, "place each new package in LAYERS (or OUTSIDE)"
+
+
+def test_no_import_runs_back_up(graph: dict[str, list[Import]]) -> None:
+    upward = []
+    for module, found in graph.items():
+        package = module.split(".")[0]
+        if package in OUTSIDE:
+            continue
+        for imported in found:
+            target = imported.module.split(".")[0]
+            if target != package and (target in OUTSIDE or _layer_of(target) >= _layer_of(package)):
+                upward.append(f"{module} (line {imported.line}) imports {imported.written}")
+    assert not upward, "imports up the layers:\n" + "\n".join(upward)
+
+
+def test_no_two_modules_import_each_other(graph: dict[str, list[Import]]) -> None:
+    edges = {module: {i.module for i in found} for module, found in graph.items()}
+    pairs = sorted(
+        f"{a} <-> {b}" for a, targets in edges.items() for b in targets if a < b and a in edges[b]
+    )
+    assert not pairs, "modules importing each other:\n" + "\n".join(pairs)
+
+
+def test_no_import_cycle(graph: dict[str, list[Import]]) -> None:
+    edges = {module: {i.module for i in found} for module, found in graph.items()}
+    found = [", ".join(c) for c in cycles(edges)]
+    assert not found, "import cycles (the modules of each):\n" + "\n".join(found)
+
+
+def test_the_graph_sees_lazy_and_relative_imports_and_finds_their_cycles(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("from . import c\n")
+    (package / "a.py").write_text("def f():\n    from pkg.b import g\n")
+    (package / "b.py").write_text("from .sub.c import h\n")
+    (package / "sub" / "c.py").write_text("import pkg.a\n")
+
+    graph = imports(tmp_path)
+
+    assert {m: sorted(i.module for i in found) for m, found in graph.items()} == {
+        "pkg": [],
+        "pkg.a": ["pkg.b"],
+        "pkg.b": ["pkg.sub.c"],
+        "pkg.sub": ["pkg.sub.c"],
+        "pkg.sub.c": ["pkg.a"],
     }
-    assert not upward
+    assert cycles({m: {i.module for i in found} for m, found in graph.items()}) == [
+        ["pkg.a", "pkg.b", "pkg.sub.c"]
+    ]
 
 
 def _activity_methods() -> list[tuple[str, str, str]]:
