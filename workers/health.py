@@ -15,11 +15,10 @@ from temporalio.client import Client
 
 from schemas.codec import get_codec_settings
 from schemas.settings import Settings
-from teamchat import registry
-from teamchat.channel_process import ChannelProcess
 from temporal.devserver import port_open
 from temporal.inbox import has_pollers
-from workers import liveness
+from workers import channel_processes, liveness
+from workers.channel_processes import ChannelProcess
 from workers.model_server import base_url, model_server, wanted
 from workers.process import CODEC, MODEL_SERVER, WORKER, live_pid
 from workers.supervisor_state import ChildState, read_state
@@ -169,7 +168,7 @@ def codec_status(settings: Settings) -> ComponentStatus | None:
 
 
 def channel_status(settings: Settings, process: ChannelProcess) -> ComponentStatus | None:
-    """An inbound channel's process (:mod:`teamchat.registry`), if ``settings`` set it up."""
+    """An inbound channel's process (:mod:`workers.channel_processes`), if it is set up."""
     if not process.configured(settings):
         return None
     child = _child(settings, process.name)
@@ -186,5 +185,5 @@ def channel_status(settings: Settings, process: ChannelProcess) -> ComponentStat
 
 def channel_statuses(settings: Settings) -> list[ComponentStatus]:
     """Every inbound channel process ``settings`` set up, in registration order."""
-    found = (channel_status(settings, process) for process in registry.REGISTRY)
+    found = (channel_status(settings, process) for process in channel_processes.REGISTRY)
     return [status for status in found if status is not None]

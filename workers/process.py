@@ -1,8 +1,8 @@
 """The processes of one Persyn home: where their records live, their environment, the start.
 
 ``persyn up`` starts one supervisor (:mod:`workers.supervisor`), which owns the worker and the
-other supervised processes. Inbound channel processes are named by their registrations
-(:mod:`teamchat.registry`), not here. Kept free of heavy imports so ``persyn up`` can start
+other supervised processes. Inbound channel processes are named in their registry
+(:mod:`workers.channel_processes`), not here. Kept free of heavy imports so ``persyn up`` can start
 the supervisor, and with it the worker, before it loads anything else: the worker's own imports
 then run beside the command's.
 """

@@ -1,13 +1,14 @@
 """The supervisor: ``python -m workers.supervisor``, started by ``persyn up``.
 
-It owns the processes that can die on their own, the worker, (when some task runs on the
-local model) llama.cpp's model server, the payload codec's endpoint and each configured inbound
-channel process (:mod:`teamchat.registry`), as its children. A child that exits for any reason is
-started again after a delay that doubles with each quick failure (``supervisor_backoff_seconds``
-up to ``supervisor_backoff_max_seconds``; a run of a minute resets it), and every exit and
-restart is logged in ``logs/supervisor.log`` and marked in the child's own log. Children write
-to a pipe the supervisor copies to their logs with every line cut to a readable length
-(:mod:`workers.output`): llama.cpp dumps a grammar it cannot compile as one enormous line.
+It owns the processes that can die on their own as its children: the worker, llama.cpp's
+model server (when some task runs on the local model), the payload codec's endpoint and each
+configured inbound channel process (:mod:`workers.channel_processes`). A child that exits for
+any reason is started again after a delay that doubles with each quick failure
+(``supervisor_backoff_seconds`` up to ``supervisor_backoff_max_seconds``; a run of a minute
+resets it), and every exit and restart is logged in ``logs/supervisor.log`` and marked in the
+child's own log. Children write to a pipe the supervisor copies to their logs with every line
+cut to a readable length (:mod:`workers.output`): llama.cpp dumps a grammar it cannot compile
+as one enormous line.
 When the worker dies uncleanly, its runs are handed to the shared task queue while its
 successor starts (:mod:`workers.unstick`), so their next tasks do not wait on its sticky queue.
 
@@ -37,9 +38,8 @@ from types import FrameType
 from schemas.codec import get_codec_settings
 from schemas.settings import Settings, get_settings
 from store.private_files import PrivatePathError, open_private, replace_private
-from teamchat import registry
-from teamchat.channel_process import ChannelProcess
-from workers import liveness, pidfile
+from workers import channel_processes, liveness, pidfile
+from workers.channel_processes import ChannelProcess
 from workers.model_server import ModelServerError, model_server, wanted
 from workers.output import ChildOutput, spawn
 from workers.process import (
@@ -71,7 +71,7 @@ def stop_graces() -> dict[str, float]:
     Every registered channel counts, configured or not: a process started before its channel's
     settings were removed is still stopped.
     """
-    return {**STOP_GRACE_S, **{p.name: p.stop_grace_s for p in registry.REGISTRY}}
+    return {**STOP_GRACE_S, **{p.name: p.stop_grace_s for p in channel_processes.REGISTRY}}
 
 
 def backoff(settings: Settings, failures: int) -> float:
@@ -328,7 +328,7 @@ class Supervisor:
 
 
 def _channel(settings: Settings, process: ChannelProcess) -> Child:
-    """The child that runs an inbound channel's process (:mod:`teamchat.channel_process`)."""
+    """The child that runs an inbound channel's process (:mod:`workers.channel_processes`)."""
     return Child(
         name=process.name,
         launch=process.command,
@@ -343,7 +343,7 @@ def children(settings: Settings) -> list[Child]:
 
     The worker; the model server if some task runs on the local model; the payload codec's
     endpoint if the codec is on; each registered inbound channel process its settings set up
-    (:mod:`teamchat.registry`).
+    (:mod:`workers.channel_processes`).
     """
     worker = Child(
         name=WORKER,
@@ -364,7 +364,7 @@ def children(settings: Settings) -> list[Child]:
                 stop_grace_s=STOP_GRACE_S[CODEC],
             )
         )
-    channels = [_channel(settings, process) for process in registry.configured(settings)]
+    channels = [_channel(settings, process) for process in channel_processes.configured(settings)]
     if not wanted(settings):
         return [worker, *codec, *channels]
 

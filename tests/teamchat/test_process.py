@@ -16,12 +16,12 @@ from activities.channels.telegram.bot import TelegramSetupError
 from schemas.telegram import TelegramSettings
 from store.db import Database
 from teamchat.telegram.process import run_poller
-from teamchat.telegram.registration import TELEGRAM
 from temporal.devserver import free_port
 from tests.channels.helpers import channel_worker
 from tests.harness import Stack, unique, until
 from tests.teamchat.chat import RULES
 from tests.teamchat.fake_bot_api import TOKEN, serving
+from workers.channel_processes import TELEGRAM
 from workers.health import channel_status
 from workers.supervisor import children
 

@@ -13,7 +13,7 @@ import threading
 from types import FrameType
 
 from schemas.settings import Settings
-from teamchat.channel_process import ChannelProcess
+from workers.channel_processes import ChannelProcess
 
 MARKER = "fakechat.configured"
 READING = "fake channel reading"

@@ -1,7 +1,8 @@
 """``python -m tests.workers.supervise_with_fake_channel``: the supervisor, one channel more.
 
 It registers :data:`tests.workers.fake_channel.FAKE` the way a new channel's one line in
-``teamchat/registry.py`` would, then runs the unchanged supervisor on the children it chooses.
+``workers/channel_processes.py`` would, then runs the unchanged supervisor on the children it
+chooses.
 Only the worker is stood in for by a sleeping process: it needs Temporal, and it is not what
 the test is about.
 """
@@ -12,8 +13,8 @@ import logging
 import sys
 
 from schemas.settings import get_settings
-from teamchat import registry
 from tests.workers.fake_channel import FAKE
+from workers import channel_processes
 from workers.process import WORKER
 from workers.supervisor import Supervisor, children
 
@@ -26,7 +27,7 @@ STAND_IN = (
 def main() -> None:
     """Supervise until SIGTERM, as ``python -m workers.supervisor`` does."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    registry.REGISTRY = (*registry.REGISTRY, FAKE)
+    channel_processes.REGISTRY = (*channel_processes.REGISTRY, FAKE)
     settings = get_settings()
     kids = children(settings)
     for kid in kids:

@@ -2,7 +2,7 @@
 and stopped by the supervisor, ``persyn down`` and ``persyn status``, none of them edited.
 
 The fake channel (:mod:`tests.workers.fake_channel`) is registered the way a new channel's one
-line in ``teamchat/registry.py`` would register it, and runs as a real process.
+line in ``workers/channel_processes.py`` would register it, and runs as a real process.
 """
 
 from __future__ import annotations
@@ -18,10 +18,9 @@ from pathlib import Path
 import pytest
 
 from schemas.settings import Settings
-from teamchat import registry
 from tests.harness import until
 from tests.workers.fake_channel import FAKE, MARKER, READING, STOPPED
-from workers import pidfile
+from workers import channel_processes, pidfile
 from workers.health import channel_statuses
 from workers.process import CODEC, MODEL_SERVER, SUPERVISOR, TEMPORAL, WORKER, log_file, pid_file
 from workers.stack import EmbeddedStack
@@ -32,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def fake_registered(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(registry, "REGISTRY", (*registry.REGISTRY, FAKE))
+    monkeypatch.setattr(channel_processes, "REGISTRY", (*channel_processes.REGISTRY, FAKE))
 
 
 @pytest.fixture
@@ -44,12 +43,12 @@ def home(tmp_path: Path) -> Iterator[Settings]:
 
 
 def test_every_registered_channel_has_its_own_name_and_a_runnable_module() -> None:
-    names = [process.name for process in registry.REGISTRY]
+    names = [process.name for process in channel_processes.REGISTRY]
     stack_own = {SUPERVISOR, WORKER, MODEL_SERVER, CODEC, TEMPORAL, "postgres", "web-ui"}
 
     assert names and len(set(names)) == len(names)
     assert not set(names) & stack_own
-    for process in registry.REGISTRY:
+    for process in channel_processes.REGISTRY:
         assert importlib.util.find_spec(f"{process.module}.__main__") is not None, process.module
         assert process.command() == [sys.executable, "-m", process.module]
 
