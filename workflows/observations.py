@@ -31,6 +31,10 @@ with workflow.unsafe.imports_passed_through():
     from activities.graph.extract import GraphActivities
     from activities.observations.activities import ObservationActivities
 
+PATCH_GRAPH = "graph-extraction"
+"""The run grows the knowledge graph before it extracts facts. Deprecated: observations recorded
+before it (2026-12-01) skipped that step, and none of them can still be open."""
+
 
 @workflow.defn(name=names.OBSERVATION_WORKFLOW)
 class ObservationWorkflow:
@@ -57,8 +61,10 @@ class ObservationWorkflow:
     async def run(self, data: ObserveInput) -> ObserveResult:
         """Extract, then reconcile each proposal in order."""
         attribution.bind(agent=data.agent, conversation=data.conversation_id)
-        if workflow.patched("graph-extraction"):
-            await self._grow_graph(data)
+        # Deprecated: an observation runs minutes, so none started before the graph is still
+        # open (docs/operations.md, "The life of a patch").
+        workflow.deprecate_patch(PATCH_GRAPH)
+        await self._grow_graph(data)
         result = ObserveResult()
         try:
             extracted = await workflow.execute_activity_method(
