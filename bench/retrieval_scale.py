@@ -47,8 +47,8 @@ from store.queries.recall import (
     Fence,
     lexical_candidates,
     semantic_candidates,
-    vector_literal,
 )
+from store.sql import vector_literal
 from temporal.devserver import free_port
 
 

@@ -1,12 +1,13 @@
-"""Text SQL on a session's connection: the one helper every query module runs raw SQL through.
+"""Text SQL: the one place the store runs raw statements and builds the literals they take.
 
 Many statements in the store are not ORM queries (search, erasure, deletion, the graph); they
-run here, on the session's own connection, so they take part in its transaction.
+run here, on the session's own connection, so they take part in its transaction. Vectors and
+full-text queries travel as bound text parameters, written by the functions below.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import CursorResult, text
@@ -33,3 +34,14 @@ async def execute(
 async def rowcount(session: AsyncSession, sql: str, params: Mapping[str, Any] | None = None) -> int:
     """Run one write statement like :func:`execute` and return how many rows it touched."""
     return int((await execute(session, sql, params)).rowcount or 0)
+
+
+def vector_literal(vector: Sequence[float]) -> str:
+    """The text form pgvector reads a vector from (bound as a parameter, cast to ``vector``)."""
+    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
+
+
+def tsquery_any(lexemes: Sequence[str]) -> str:
+    """A tsquery matching any of ``lexemes`` as given, quoted (they are already stemmed)."""
+    quoted = ("'" + lex.replace("\\", "\\\\").replace("'", "''") + "'" for lex in lexemes)
+    return " | ".join(quoted)

@@ -12,7 +12,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.events import ChannelRef
 from schemas.ids import new_ulid
-from store.queries.search import vector_literal
+from store.sql import vector_literal
 
 
 class ImportConflictError(ValueError):

@@ -25,18 +25,13 @@ from schemas.memory_formation import (
     MemoryDetail,
 )
 from store.queries.erasure import erase_memory_text
-from store.sql import execute
+from store.sql import execute, vector_literal
 
 COLUMNS = (
     "m.id, m.agent, m.channel_id, m.conversation_id, m.summary, m.importance, m.tags, "
     "m.emotion, m.sensitivity, m.participants, m.turn_first, m.turn_last, m.created_at, "
     "m.forgotten_at"
 )
-
-
-def vector_literal(vector: Sequence[float]) -> str:
-    """The text form pgvector reads a vector from."""
-    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
 
 
 def to_public(row: Any) -> MemoryRecordPublic:

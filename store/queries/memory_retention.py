@@ -15,8 +15,8 @@ from typing import Any
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.memory_formation import CulledMemory, CullResult, MemoryAction
-from store.queries.memory import COLUMNS, derived_records, vector_literal, write_audit
-from store.sql import execute
+from store.queries.memory import COLUMNS, derived_records, write_audit
+from store.sql import execute, vector_literal
 
 CULL_BATCH = 500
 """Records deleted per transaction while culling."""

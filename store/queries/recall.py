@@ -23,6 +23,7 @@ from schemas.dialog import DialogTurn, Role
 from schemas.memory import MemoryRecordPublic
 from store.queries.memory import to_public
 from store.sql import execute as _execute
+from store.sql import tsquery_any, vector_literal
 from store.tables.memory import MemoryRecord
 
 
@@ -90,17 +91,6 @@ def _candidate(row: Any, cosine: float | None = None) -> Candidate:
         lexemes=list(row.lexemes or []),
         cosine=cosine,
     )
-
-
-def vector_literal(vector: Sequence[float]) -> str:
-    """The text form pgvector reads a vector from."""
-    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
-
-
-def tsquery_any(lexemes: Sequence[str]) -> str:
-    """A tsquery matching any of ``lexemes`` as given (they are already stemmed)."""
-    quoted = ("'" + lex.replace("\\", "\\\\").replace("'", "''") + "'" for lex in lexemes)
-    return " | ".join(quoted)
 
 
 async def memory_channels(session: AsyncSession, *, agent: str, channel_key: str) -> list[str]:

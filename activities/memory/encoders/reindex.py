@@ -16,7 +16,7 @@ from activities.memory.encoder import Encoder
 from activities.memory.encoders.dimensions import stored_dimensions
 from schemas.memory_search import turn_embedding_text
 from store.db import Database
-from store.queries.search import vector_literal
+from store.sql import vector_literal
 
 BATCH = 128
 

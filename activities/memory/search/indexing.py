@@ -10,7 +10,7 @@ from sqlalchemy import text
 from activities.memory.encoder import Encoder
 from schemas.memory_search import turn_embedding_text
 from store.db import Database
-from store.queries.search import vector_literal
+from store.sql import vector_literal
 
 BATCH = 64
 """Turns encoded and written per transaction."""

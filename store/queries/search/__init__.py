@@ -7,7 +7,6 @@ from store.queries.search.bm25 import (
     fetching_terms,
     lexical_candidates,
     query_terms,
-    tsquery_any,
 )
 from store.queries.search.filters import (
     Filters,
@@ -22,7 +21,6 @@ from store.queries.search.vectors import (
     listing,
     semantic_candidates,
     turn_rows,
-    vector_literal,
 )
 
 __all__ = [
@@ -41,7 +39,5 @@ __all__ = [
     "scope",
     "semantic_candidates",
     "set_timeout",
-    "tsquery_any",
     "turn_rows",
-    "vector_literal",
 ]

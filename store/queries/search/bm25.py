@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from store.queries.search.filters import Filters
-from store.sql import execute
+from store.sql import execute, tsquery_any
 
 
 @dataclass(frozen=True)
@@ -48,12 +48,6 @@ class Corpus:
         """Robertson-Sparck Jones IDF in its always-positive form."""
         n = self.df.get(lexeme, 0)
         return math.log(1.0 + (self.docs - n + 0.5) / (n + 0.5))
-
-
-def tsquery_any(lexemes: Sequence[str]) -> str:
-    """A tsquery matching any of ``lexemes`` as they are (quoted: they are already stemmed)."""
-    quoted = ("'" + lex.replace("\\", "\\\\").replace("'", "''") + "'" for lex in lexemes)
-    return " | ".join(quoted)
 
 
 async def query_terms(session: AsyncSession, query: str) -> dict[str, int]:

@@ -8,12 +8,7 @@ from typing import Any
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from store.queries.search.filters import Filters
-from store.sql import execute
-
-
-def vector_literal(vector: Sequence[float]) -> str:
-    """The text form pgvector reads a vector from."""
-    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
+from store.sql import execute, vector_literal
 
 
 async def semantic_candidates(

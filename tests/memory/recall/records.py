@@ -16,7 +16,7 @@ from schemas.ids import new_ulid
 from store.db import Database
 from store.queries.agents import create_agent
 from store.queries.people import ensure_channel
-from store.queries.recall import vector_literal
+from store.sql import vector_literal
 from tests.harness import unique
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
