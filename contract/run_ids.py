@@ -24,3 +24,12 @@ def task_stable_id(patch: str) -> str:
     if workflow.patched(patch):
         return ulid_from_parts(workflow.info().workflow_start_time, bits)
     return ulid_from_parts(workflow.now(), bits)
+
+
+def run_start_id() -> str:
+    """A ULID from the run's start time and its seeded randomness (workflow code only).
+
+    What :func:`task_stable_id` makes once its patch is deprecated: the caller asks
+    ``workflow.deprecate_patch`` where it asked for the patch.
+    """
+    return ulid_from_parts(workflow.info().workflow_start_time, workflow.random().getrandbits(80))

@@ -11,7 +11,7 @@ from temporalio import workflow
 
 from contract import attribution, names
 from contract.policies import DATABASE, TEMPORAL_CALL, summarized, summarized_local
-from contract.run_ids import task_stable_id
+from contract.run_ids import run_start_id
 from schemas.autonomy import (
     REFLECTION_CHANNEL,
     REMINDER_CHANNEL,
@@ -29,7 +29,8 @@ with workflow.unsafe.imports_passed_through():
 
 
 STABLE_IMPULSE_ID_PATCH = "impulse-id-from-run-start"
-"""Runs recorded before it named the impulse by the time of the task that claimed it."""
+"""The impulse is named by the run's start time. Deprecated: a firing runs seconds, so none of
+the runs that named it by the time of the task that claimed it (before 2026-12-01) is open."""
 
 
 async def claim(kind: FiringKind, data: FiringInput) -> Firing:
@@ -37,7 +38,8 @@ async def claim(kind: FiringKind, data: FiringInput) -> Firing:
     channel = REFLECTION_CHANNEL if kind is FiringKind.HEARTBEAT else REMINDER_CHANNEL
     attribution.bind(agent=data.agent, channel=f"{SELF_SERVICE}:{channel}", trigger=kind.value)
     workflow.upsert_search_attributes([names.AGENT.value_set(data.agent)])
-    event_id = task_stable_id(STABLE_IMPULSE_ID_PATCH)
+    workflow.deprecate_patch(STABLE_IMPULSE_ID_PATCH)
+    event_id = run_start_id()
     firing: Firing = await workflow.execute_local_activity_method(
         FiringActivities.claim_firing,
         ClaimFiringInput(
