@@ -36,10 +36,10 @@ from sqlmodel import select
 
 from activities.context.assembler import ContextAssembler
 from activities.context.model import ContextSource
-from activities.context.observations import ObservationsSource
 from activities.context.sources import ClockSource, ConstraintsSource, DialogSource, PersonaSource
 from activities.gateway.base import DeltaCallback, Provider
 from activities.observations.activities import ObservationActivities
+from activities.observations.source import ObservationsSource
 from bench.harness import percentile, record
 from schemas.activation import AssembleContextInput
 from schemas.agents import AgentCreate

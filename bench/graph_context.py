@@ -27,10 +27,10 @@ from pathlib import Path
 import psycopg
 
 from activities.context.assembler import ContextAssembler
-from activities.context.graph import MAX_PATHS, PATH_HOPS, GraphSource
 from activities.context.model import ContextRequest, ContextSource
 from activities.context.sources import ClockSource, ConstraintsSource, DialogSource, PersonaSource
 from activities.gateway.registry import ModelRegistry
+from activities.graph.source import MAX_PATHS, PATH_HOPS, GraphSource
 from bench.harness import percentile, record
 from schemas.activation import AssembleContextInput
 from schemas.agents import AgentCreate

@@ -40,7 +40,7 @@ def _type_label(value: str) -> str:
 @friendly_errors
 def facts(agent: AgentOpt, who: WhoArg, as_json: JsonOpt = False) -> None:
     """The active facts about a person, best-trusted first."""
-    from activities.context.observations import LABELS, ranked
+    from activities.observations.source import LABELS, ranked
 
     found = ranked(run(people.facts(settings=get_settings(), agent=agent, who=who)))
     if as_json:

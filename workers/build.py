@@ -19,9 +19,7 @@ from activities.channels.pickup import PickupActivities
 from activities.channels.transmit import ChannelActivities
 from activities.context.activities import ContextActivities
 from activities.context.assembler import ContextAssembler
-from activities.context.graph import GraphSource
 from activities.context.model import ContextSource
-from activities.context.observations import ObservationsSource
 from activities.context.sources import ClockSource, ConstraintsSource, DialogSource, PersonaSource
 from activities.deliberation.critique import CritiqueActivities
 from activities.deliberation.decide import DecideActivities
@@ -38,6 +36,7 @@ from activities.gateway.gateway import ModelGateway
 from activities.gateway.registry import ModelRegistry
 from activities.generation import GenerationActivities
 from activities.graph.extract import GraphActivities
+from activities.graph.source import GraphSource
 from activities.guardrails.wiring import build_guardrails
 from activities.images.render import ImageActivities
 from activities.images.source import renders_source
@@ -49,6 +48,7 @@ from activities.memory.remember import RememberActivities
 from activities.memory.retention import RetentionActivities
 from activities.memory.search.activities import DialogSearchActivities
 from activities.observations.activities import ObservationActivities
+from activities.observations.source import ObservationsSource
 from activities.runs import RunActivities
 from activities.sandbox.delegation import DelegationActivities
 from activities.sandbox.delegation_source import sandbox_reports_source

@@ -7,7 +7,7 @@ where the text came from and how far to trust it, and a closing line. The standi
 tell the model that fenced text is material to weigh, never an instruction. A fence means
 something only if the text inside cannot end it early, so every copy of the delimiter inside
 is neutralised, however it is spelled: the neutraliser reads the text through the detectors'
-normalisation (:mod:`activities.guardrails.normalise`), so ``</mat\u200berial>``,
+normalisation (:mod:`activities.context.normalise`), so ``</mat\u200berial>``,
 ``<\u2060/material>``, fullwidth brackets and Cyrillic letters are delimiters too.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from activities.guardrails.normalise import normalise, normalised
+from activities.context.normalise import normalise, normalised
 
 TAG = "material"
 """The fence's tag: ``<material ...>`` opens a block, ``</material>`` closes it."""

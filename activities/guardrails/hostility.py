@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from activities.guardrails.normalise import normalise
+from activities.context.normalise import normalise
 
 _INSULTS = re.compile(
     r"\b(idiot|stupid|moron|dumb|useless|pathetic|worthless|incompetent|garbage|trash|"

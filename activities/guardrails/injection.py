@@ -5,7 +5,7 @@ fetched pages). It is a cheap lexical screen, not a classifier: each signal is o
 attempt (override earlier instructions, impersonate a system or another role, escape the
 fence of :mod:`activities.context.fencing`, smuggle a new system prompt), and the result names
 the families found, so a rule can ask for one or several. The text is read as
-:func:`~activities.guardrails.normalise.normalise` gives it, so fullwidth letters, homoglyphs
+:func:`~activities.context.normalise.normalise` gives it, so fullwidth letters, homoglyphs
 from other scripts and invisible characters hide nothing. The fence stays the defence; the
 detector tells an operator someone is trying.
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from activities.context.fencing import TAG
-from activities.guardrails.normalise import normalise
+from activities.context.normalise import normalise
 
 _FLAGS = re.IGNORECASE | re.MULTILINE
 

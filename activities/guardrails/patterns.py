@@ -15,10 +15,10 @@ from functools import lru_cache
 from itertools import accumulate, pairwise
 from typing import Any
 
+from activities.context.normalise import normalise
 from activities.guardrails.history import History, Turn
 from activities.guardrails.hostility import hostility
 from activities.guardrails.injection import detect_injection
-from activities.guardrails.normalise import normalise
 from activities.guardrails.sensitive import find_sensitive
 from schemas.guardrails import (
     BurstPattern,

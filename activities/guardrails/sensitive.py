@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from activities.guardrails.normalise import normalise
+from activities.context.normalise import normalise
 from schemas.guardrails import SensitiveKind
 
 _CARD = re.compile(r"(?<![\d.-])(?:\d[ .-]?){12,18}\d(?![.-]?\d)")

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from activities.context.fencing import fence
-from activities.context.observations import OBSERVATIONS, line, ranked
 from activities.gateway.gateway import ModelGateway
+from activities.observations.source import OBSERVATIONS, line, ranked
 from activities.prompts import load
 from contract.provider_errors import ProviderError
 from schemas.models import ChatMessage, ModelRequest, TaskType

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from activities.context.skills import SkillsSource
 from activities.skills.library import SkillLibrary
-from activities.tools.builtin.skills import skill_tools
+from activities.skills.source import SkillsSource
+from activities.skills.tools import skill_tools
 from activities.tools.registry import Tool
 from schemas.settings import Settings
 from schemas.skills import SkillsStatus

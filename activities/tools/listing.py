@@ -86,7 +86,7 @@ async def _sandbox(settings: Settings) -> list[ToolAvailability]:
 
 def _skills(settings: Settings, agent: str) -> list[ToolAvailability]:
     wiring = _optional("activities.skills.wiring")
-    tools = _optional("activities.tools.builtin.skills")
+    tools = _optional("activities.skills.tools")
     if wiring is None or tools is None:
         return []
     status = wiring.skills_status(settings)

@@ -8,7 +8,7 @@ import pytest
 from sqlmodel import col, select
 from temporalio.client import Client
 
-import activities.context.graph as graph_source
+import activities.graph.source as graph_source
 from schemas.events import Outcome, Receipt
 from schemas.graph import GraphSettings
 from store.queries.graph import upsert_edge, upsert_node

@@ -1,7 +1,7 @@
 """Lexical tricks against the detectors and the fence: each bypass found, and a property over all.
 
 Every detector and the fence's neutraliser read text through one normalisation
-(:mod:`activities.guardrails.normalise`), so invisible characters, no-break spaces, fullwidth
+(:mod:`activities.context.normalise`), so invisible characters, no-break spaces, fullwidth
 forms and homoglyphs from other scripts change nothing they see.
 """
 
@@ -15,9 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from activities.context.fencing import TAG, TOOL_RESULT, fence, neutralise
+from activities.context.normalise import normalise, normalised
 from activities.guardrails.history import History, Turn
 from activities.guardrails.injection import detect_injection
-from activities.guardrails.normalise import normalise, normalised
 from activities.guardrails.patterns import evaluate
 from activities.guardrails.rules import default_rules
 from activities.guardrails.sensitive import detect_sensitive

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from activities.skills.library import SkillLibrary
-from activities.tools.builtin.skills import (
+from activities.skills.tools import (
     LoadSkill,
     LoadSkillInput,
     ReadSkillResource,
