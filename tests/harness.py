@@ -241,7 +241,9 @@ def record_new_histories(
 
     A recorded history is never overwritten: it stands for runs already out there, and a
     change to workflow code must keep replaying it (``workflow.patched``). Only a new
-    workflow or a new path gets a new file.
+    workflow or a new path gets a new file, or one deleted by hand because a deprecated patch
+    left it the history of a run that can no longer exist (docs/operations.md, "The life of
+    a patch").
     """
     if os.environ.get("PERSYN_RECORD_HISTORIES") != "1":
         return
