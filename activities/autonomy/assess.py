@@ -14,7 +14,7 @@ import random
 
 from temporalio import activity
 
-from activities.deliberation.calls import complete
+from activities.gateway.activity_call import complete
 from activities.gateway.gateway import ModelGateway
 from activities.prompts import load
 from schemas.autonomy import AutonomyEntry, AutonomySettings, GoalPublic

@@ -1,4 +1,6 @@
-"""Shared plumbing of the deliberation activities: stored prompts, model calls, clipped text.
+"""Shared plumbing of the deliberation activities: stored prompts, token streams, clipped text.
+
+Their model calls go through :func:`activities.gateway.activity_call.complete`.
 
 Text handed to a critic, the refiner or the judge is fenced with the one fence of the project
 (:mod:`activities.context.fencing`), labelled with where it came from.
@@ -17,12 +19,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.channels.stream import NotifySink
 from activities.gateway.base import DeltaCallback
-from activities.gateway.errors import to_application_error
-from activities.gateway.gateway import ModelGateway
-from activities.heartbeating import heartbeating
-from contract.provider_errors import ProviderError
 from schemas.activation import StreamTarget
-from schemas.models import ModelRequest, ModelResponse
 from store.db import Database
 from store.queries.runtime import load_prompt
 from store.tables import PromptRow
@@ -41,21 +38,6 @@ async def stored_prompt(db: Database, prompt_id: str) -> PromptRow:
             f"prompt {prompt_id} is missing", type="PromptMissing", non_retryable=True
         )
     return row
-
-
-async def complete(
-    gateway: ModelGateway, request: ModelRequest, *, on_delta: DeltaCallback | None = None
-) -> ModelResponse:
-    """One model call from an activity, heartbeating while it runs.
-
-    Raises:
-        ApplicationError: A classified provider failure; Temporal retries the transient ones.
-    """
-    try:
-        async with heartbeating():
-            return await gateway.complete(request, on_delta=on_delta)
-    except ProviderError as err:
-        raise to_application_error(err) from err
 
 
 @contextlib.asynccontextmanager

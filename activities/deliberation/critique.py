@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from temporalio import activity
 
-from activities.deliberation.calls import clip, complete, stored_prompt
+from activities.deliberation.calls import clip, stored_prompt
 from activities.deliberation.objections import CRITIQUE_SCHEMA, CriticOutputError, parse_objections
 from activities.deliberation.records import records_in_context
 from activities.deliberation.templates import critic_message, critic_system, load_rules
 from activities.drafts import with_candidate
+from activities.gateway.activity_call import complete
 from activities.gateway.gateway import ModelGateway
 from schemas.deliberation import (
     Critique,

@@ -15,8 +15,9 @@ from typing import Any
 from temporalio import activity
 
 from activities.context.fencing import CANDIDATE, CONVERSATION, fence
-from activities.deliberation.calls import clip, complete, find_json
+from activities.deliberation.calls import clip, find_json
 from activities.drafts import with_candidate
+from activities.gateway.activity_call import complete
 from activities.gateway.gateway import ModelGateway
 from activities.prompts import load
 from schemas.deliberation import JudgeInput, SpeakBasis, Verdict, fallback_verdict

@@ -12,9 +12,10 @@ from __future__ import annotations
 from temporalio import activity
 
 from activities.context.fencing import DRAFT, MEMORY, OBJECTIONS, fence
-from activities.deliberation.calls import clip, complete, stored_prompt, token_stream
+from activities.deliberation.calls import clip, stored_prompt, token_stream
 from activities.deliberation.records import records_in_context, render_records
 from activities.drafts import with_candidate
+from activities.gateway.activity_call import complete
 from activities.gateway.gateway import ModelGateway
 from activities.prompts import load
 from schemas.deliberation import Objection, RefineInput, Refinement

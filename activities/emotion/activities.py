@@ -14,7 +14,6 @@ from datetime import timedelta
 
 from temporalio import activity
 
-from activities.deliberation.calls import complete
 from activities.emotion.classifier import (
     EmotionReplyError,
     classifier_request,
@@ -24,6 +23,7 @@ from activities.emotion.classifier import (
 )
 from activities.emotion.mood import MoodReader, decline_reason
 from activities.emotion.state import decayed, top_of
+from activities.gateway.activity_call import complete
 from activities.gateway.gateway import ModelGateway
 from schemas.deliberation import Screening, SpeakBasis, Verdict
 from schemas.dialog import DialogTurn

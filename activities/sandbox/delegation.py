@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from temporalio import activity
 
 from activities.channels.starting import start_delivery
-from activities.deliberation.calls import complete
+from activities.gateway.activity_call import complete
 from activities.gateway.gateway import ModelGateway
 from activities.heartbeating import heartbeating
 from activities.sandbox.provider import ExecutionProvider, SandboxError, SandboxUnavailableError
