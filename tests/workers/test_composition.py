@@ -1,5 +1,6 @@
 """The composition root builds every activity, each method is named as it is registered, no
-import runs back up the layers and no two modules import each other.
+import runs back up the layers, no two modules import each other, and no two parts of the
+domain layer (``activities/``) do.
 
 Histories refer to activities by their registered names, so those never change; the Python
 method carries the same name so a reader of a workflow finds the activity it calls.
@@ -87,6 +88,21 @@ def test_no_import_cycle(graph: dict[str, list[Import]]) -> None:
     edges = {module: {i.module for i in found} for module, found in graph.items()}
     found = [", ".join(c) for c in cycles(edges)]
     assert not found, "import cycles (the modules of each):\n" + "\n".join(found)
+
+
+def test_no_two_parts_of_the_domain_import_each_other(graph: dict[str, list[Import]]) -> None:
+    """A feature of ``activities/`` and another (``context`` among them) depend one way only."""
+
+    def part(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    uses: dict[str, set[str]] = {}
+    for module, found in graph.items():
+        if module.startswith("activities."):
+            targets = {part(i.module) for i in found if i.module.startswith("activities.")}
+            uses.setdefault(part(module), set()).update(targets - {part(module)})
+    pairs = sorted(f"{a} <-> {b}" for a in uses for b in uses[a] if a < b and a in uses.get(b, ()))
+    assert not pairs, "parts of activities/ importing each other:\n" + "\n".join(pairs)
 
 
 def test_the_graph_sees_lazy_and_relative_imports_and_finds_their_cycles(tmp_path: Path) -> None:
