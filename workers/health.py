@@ -14,12 +14,13 @@ from pydantic import BaseModel
 from temporalio.client import Client
 
 from schemas.codec import get_codec_settings
+from schemas.local_model import base_url
 from schemas.settings import Settings
 from temporal.devserver import port_open
 from temporal.inbox import has_pollers
 from workers import channel_processes, liveness
 from workers.channel_processes import ChannelProcess
-from workers.model_server import base_url, model_server, wanted
+from workers.model_server import model_server, wanted
 from workers.process import CODEC, MODEL_SERVER, WORKER, live_pid
 from workers.supervisor_state import ChildState, read_state
 

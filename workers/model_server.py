@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from schemas.local_model import HOST, url_at
-from schemas.local_model import base_url as base_url  # workers.health reads it from here
 from schemas.settings import Settings
 from store.private_files import open_private
 
