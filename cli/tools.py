@@ -25,11 +25,11 @@ def list_tools(
     """Each tool, its source (built-in, provider, mcp:<server>, skill, sandbox), and why not."""
     from pydantic import ValidationError
 
-    from activities.tools.listing import list_tools as collect
     from schemas.settings import get_settings
+    from usecases.tools import list_tools as collect
 
     try:
-        rows = asyncio.run(collect(get_settings(), agent))
+        rows = asyncio.run(collect(settings=get_settings(), agent=agent))
     except ValidationError:
         fail(f"{agent[:40]!r} is not an agent handle (lowercase letters, digits and -)")
     if as_json:

@@ -1,9 +1,10 @@
 """Every tool an agent could be offered, its source, and whether it is available and why not.
 
-The operators' view behind ``persyn tools list``. It builds the built-in registry as a worker
-does (without connecting anything) and asks each optional group for its own availability:
-the web, the sandbox, skills and tool servers. The optional groups are imported defensively,
-so a deployment (or a checkout) without one still lists the rest.
+The operators' view behind ``persyn tools list``: a use case above the features it asks, so
+``activities/tools/`` does not reach up into skills, images or the sandbox for it. It builds the
+built-in registry as a worker does (without connecting anything) and asks each optional group
+for its own availability: the web, the sandbox, skills and tool servers. The optional groups
+are imported defensively, so a deployment (or a checkout) without one still lists the rest.
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ def _for_model(rows: list[ToolAvailability], binding: ModelBinding) -> list[Tool
     return out
 
 
-async def list_tools(settings: Settings, agent: str) -> list[ToolAvailability]:
+async def list_tools(*, settings: Settings, agent: str) -> list[ToolAvailability]:
     """Every tool ``agent`` could be offered, by source then name; never raises for a group.
 
     Raises:
