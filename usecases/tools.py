@@ -1,7 +1,7 @@
 """Every tool an agent could be offered, its source, and whether it is available and why not.
 
 The operators' view behind ``persyn tools list``: a use case above the features it asks, so
-``activities/tools/`` does not reach up into skills, images or the sandbox for it. It builds the
+``activities/tools/`` need not name the skills feature (which imports it) for it. It builds the
 built-in registry as a worker does (without connecting anything) and asks each optional group
 for its own availability: the web, the sandbox, skills and tool servers. The optional groups
 are imported defensively, so a deployment (or a checkout) without one still lists the rest.
