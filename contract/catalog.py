@@ -41,7 +41,9 @@ from schemas.contacts import PersonFolded
 from schemas.conversation import (
     ConversationClosed,
     ConversationInput,
+    ExchangeDone,
     InboundTurn,
+    TurnTaken,
     WindowAnswer,
     WindowQuery,
 )
@@ -330,6 +332,25 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         None,
         "persyn",
         "Sent by the agent to route an input to an open conversation.",
+    ),
+    HandlerSpec(
+        names.CONVERSATION_WORKFLOW,
+        "signal",
+        names.TURN_TAKEN,
+        TurnTaken,
+        None,
+        "persyn",
+        "Sent by the agent after it admitted a person's turn to the conversation and started "
+        "its activation.",
+    ),
+    HandlerSpec(
+        names.CONVERSATION_WORKFLOW,
+        "signal",
+        names.EXCHANGE_DONE,
+        ExchangeDone,
+        None,
+        "persyn",
+        "Sent by an activation the agent started, when its exchange ends (the reply, if any).",
     ),
     HandlerSpec(
         names.CONVERSATION_WORKFLOW,

@@ -31,6 +31,17 @@ class ActivationInput(Wire):
     window_turn_ids: list[Ulid] = Field(
         default_factory=list, description="Recent dialog, oldest first, ending with this input."
     )
+    admitted: bool = Field(
+        default=False,
+        description="Started by the agent after admission (schemas.admission): the turn is "
+        "written, the budget asked, and the conversation is told when the exchange ends.",
+    )
+    prompt: PromptRef | None = Field(
+        default=None, description="The prompt assembled at admission, if it was."
+    )
+    withheld: str | None = Field(
+        default=None, description="Why admission found no reply may be generated."
+    )
 
 
 class ActivationResult(Wire):

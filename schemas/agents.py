@@ -65,6 +65,11 @@ class InFlight(Wire):
         default=None,
         description="The activation the agent assigned; only its completion is accepted.",
     )
+    admitted: bool = Field(
+        default=False,
+        description="Admitted by the agent (schemas.admission): its turn is written and the agent "
+        "started its activation, so its conversation closing does not send it elsewhere.",
+    )
 
 
 class AgentState(Wire):

@@ -23,6 +23,21 @@ class InboundTurn(Wire):
     )
 
 
+class TurnTaken(Wire):
+    """Signal from the agent to a conversation: a person's turn was admitted to it."""
+
+    inbound: InboundTurn = Field(description="The event, its person and its activation's ID.")
+    turn: DialogTurn = Field(description="The person's turn as written through.")
+
+
+class ExchangeDone(Wire):
+    """Signal from an activation to its conversation: the exchange ended (the reply, if any)."""
+
+    activation_id: Ulid
+    event_id: Ulid
+    reply: DialogTurn | None = None
+
+
 class ConversationState(Wire):
     """The session: verbatim window (source of truth while open) and who took part."""
 
@@ -44,6 +59,19 @@ class ConversationState(Wire):
         default=None, description="Consolidate every so many tokens (loaded once per run)."
     )
     consolidations: int = 0
+    # Admission (schemas/admission.py): the agent writes the turn and starts the activation.
+    taken: list[TurnTaken] = Field(
+        default_factory=list, description="Turns the agent admitted, not yet taken into the window."
+    )
+    done: list[ExchangeDone] = Field(
+        default_factory=list, description="Exchanges ended, not yet taken into the window."
+    )
+    awaiting: dict[str, InboundTurn] = Field(
+        default_factory=dict, description="Activation ID to the admitted input it answers."
+    )
+    last_input: Ulid | None = Field(
+        default=None, description="The newest person turn this conversation was told of."
+    )
 
 
 class ConversationInput(Wire):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import AwareDatetime
+from pydantic import AwareDatetime, Field
 
 from schemas.dialog import DialogTurn
 from schemas.events import ChannelRef, Speaker, Wire
@@ -67,6 +67,11 @@ class CloseConversationInput(Wire):
     reason: str
     turns: int
     participants: list[Ulid]
+    last_input: Ulid | None = Field(
+        default=None,
+        description="The newest person turn the conversation was told of: a guarded close "
+        "(admission.close) is refused while a newer one was admitted.",
+    )
 
 
 class Done(Wire):

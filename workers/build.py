@@ -10,6 +10,7 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.admission import AdmissionActivities
 from activities.autonomy.wiring import build_autonomy
 from activities.channels.adapters.base import ChannelAdapter
 from activities.channels.adapters.registry import build_registry
@@ -246,6 +247,8 @@ def activities(
     pickup = PickupActivities(deps.db)
     # The token budget asked before a reply on a paced channel is generated.
     pacing = PacingActivities(deps.db, deps.settings.pacing)
+    # An event made ready for its model call in one step of the agent's (schemas/admission.py).
+    admission = AdmissionActivities(deps.db, assembler, pacing)
     formation = ConsolidationActivities(deps.db, deps.gateway, deps.encoder, deps.settings.memory)
     graph = GraphActivities(deps.db, deps.gateway, deps.settings.graph)
     retention = RetentionActivities(
@@ -285,6 +288,8 @@ def activities(
         store.record_turn,
         store.close_conversation,
         store.record_outcome,
+        admission.admit,
+        admission.close,
         runs.termination,
         context.assemble,
         generation.generate,

@@ -12,15 +12,18 @@ to the steps after it.
 
 from __future__ import annotations
 
+import asyncio
+
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 from contract import attribution, names
 from schemas.activation import ActivationInput, ActivationResult, Decision, Draft
+from schemas.conversation import ExchangeDone
 from schemas.dialog import DialogTurn
 from schemas.events import CompletionMarker, Outcome
 from schemas.turn import TurnState
-from workflows.lock import release
+from workflows.lock import release, tell_conversation
 from workflows.pipeline import metrics
 from workflows.pipeline.afford import afford
 from workflows.pipeline.context import assemble
@@ -86,26 +89,43 @@ class ActivationWorkflow:
             f"{doing} for {data.person_name} on {data.channel.key} (event {data.event.event_id})"
         )
 
-    async def _finish(self, data: ActivationInput, marker: CompletionMarker) -> None:
+    async def _finish(
+        self, data: ActivationInput, marker: CompletionMarker, reply: DialogTurn | None
+    ) -> None:
         self._step(data, f"Done: {marker.outcome.value}")
         workflow.upsert_search_attributes([names.OUTCOME.value_set(marker.outcome.value)])
         self._count(data, marker.outcome)
-        await release(data.agent, marker)
+        if not data.admitted:
+            await release(data.agent, marker)
+            return
+        # Started by the agent: its conversation hears how the exchange ended, beside the
+        # release (both signals leave in this workflow task).
+        done = ExchangeDone(
+            activation_id=data.activation_id, event_id=data.event.event_id, reply=reply
+        )
+        await asyncio.gather(
+            release(data.agent, marker), tell_conversation(data.conversation_id, done)
+        )
 
     async def _withheld(self, data: ActivationInput, reason: str) -> ActivationResult:
         """End silent without generating: the channel's token budget is spent."""
         self._step(data, "Staying silent (budget spent)")
         marker = await record(data, Draft(text=""), Decision(speak=False, reason=reason), None)
-        await self._finish(data, marker)
+        await self._finish(data, marker, None)
         return ActivationResult(marker=marker, reply=None)
 
     async def _pipeline(self, data: ActivationInput) -> ActivationResult:
-        self._step(data, "Checking the channel's token budget")
-        withheld = await afford(data)
+        if data.admitted:  # admission asked the budget and (normally) assembled the prompt
+            withheld = data.withheld
+        else:
+            self._step(data, "Checking the channel's token budget")
+            withheld = await afford(data)
         if withheld is not None:
             return await self._withheld(data, withheld)
-        self._step(data, "Assembling context")
-        prompt = await assemble(data)
+        prompt = data.prompt
+        if prompt is None:
+            self._step(data, "Assembling context")
+            prompt = await assemble(data)
         self._step(data, "Generating a reply")
         draft = await respond(data, prompt)
         self._step(data, "Deliberating")
@@ -117,7 +137,7 @@ class ActivationWorkflow:
         self._step(data, "Transmitting" if decision.speak else "Staying silent")
         reply: DialogTurn | None = await transmit(data, final) if decision.speak else None
         marker = await record(data, final, decision, reply)
-        await self._finish(data, marker)
+        await self._finish(data, marker, reply)
         await after_transmit(data, prompt, draft, self._turn, transmitted=reply is not None)
         await take_stock(data, reply)
         return ActivationResult(marker=marker, reply=reply)

@@ -21,17 +21,18 @@ it and every handler has finished.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ChildWorkflowError
 from temporalio.workflow import ParentClosePolicy
 
 from contract import attribution, names
 from contract.policies import DATABASE, MESSAGE_STEP, MESSAGE_STEP_LIMIT, summarized_local
-from schemas.activation import ActivationFinished
+from schemas.activation import ActivationFinished, ActivationInput
+from schemas.admission import Admission, AdmitInput
 from schemas.agents import (
     AgentState,
     AgentStatus,
@@ -42,7 +43,13 @@ from schemas.agents import (
     OpenConversation,
 )
 from schemas.autonomy import SELF_SERVICE, impulse_event
-from schemas.conversation import ConversationClosed, ConversationInput, InboundTurn
+from schemas.conversation import (
+    ConversationClosed,
+    ConversationInput,
+    ConversationState,
+    InboundTurn,
+    TurnTaken,
+)
 from schemas.events import (
     CompletionMarker,
     ImpulseInput,
@@ -61,7 +68,7 @@ from schemas.peers import AGENT_SERVICE, PeerMessageInput, peer_event
 from schemas.pickup import PullOutboxInput, PullOutboxRequest, PullOutboxResult
 from schemas.records import AgentLookupInput, AgentProfile, ResolveSpeakerInput
 from schemas.runs import HISTORY_LIMIT
-from workflows import handlers, inbox_metrics, run_length
+from workflows import admission, handlers, inbox_metrics, run_length
 from workflows.conversation import ConversationWorkflow
 from workflows.steps import Progress, StepFailedError, bounded
 
@@ -119,6 +126,8 @@ class AgentWorkflow:
         # Conversation starts still running; each drops out when done (asyncio keeps only a
         # weak reference to a task, so one must be held until then).
         self._starting: set[asyncio.Task[None]] = set()
+        # The activations this run started, each watched until it ends (``_run_activation``).
+        self._watching: set[asyncio.Task[None]] = set()
         # The event being dispatched and the activation ID it was given: set before the event
         # is routed, so a completion that outruns the routing signal is still recognised.
         self._dispatching: tuple[str, str | None] | None = None
@@ -307,6 +316,7 @@ class AgentWorkflow:
         flight = self._state.in_flight
         if (
             flight is not None
+            and not flight.admitted  # its turn is written and its activation runs on
             and flight.conversation_id == data.conversation_id
             and flight.event.event_id not in self._state.markers
         ):
@@ -600,6 +610,9 @@ class AgentWorkflow:
         self._progress = progress
 
     async def _dispatch(self, event: InboundEvent) -> None:
+        if workflow.patched(admission.PATCH):
+            await self._admit(event)
+            return
         speaker = ResolveSpeakerInput(
             agent=self._state.handle,
             channel=event.channel,
@@ -662,6 +675,155 @@ class AgentWorkflow:
         self._state.in_flight = None
         self._state.handled += 1
         self._state.since_continued += 1
+
+    async def _admit(self, event: InboundEvent) -> None:
+        """Admit the event (one step), then start its activation and wait for its marker."""
+        assert self._profile is not None
+        key, activation_id = event.channel.key, self._new_id()
+        # The agent names the activation, so it can tell its completion from any other.
+        self._dispatching = (event.event_id, activation_id)
+        while True:
+            current = self._state.open.get(key)
+            if event.conversation_id is not None and (
+                current is None or current.conversation_id != event.conversation_id
+            ):
+                self._fail(
+                    event,
+                    f"conversation {event.conversation_id} is not open on {key}: "
+                    "omit conversation_id to start a new one",
+                )
+                return
+            request = AdmitInput(
+                agent=self._state.handle,
+                event=event,
+                conversation_id=self._new_id() if current is None else current.conversation_id,
+                opening=current is None,
+                activation_id=activation_id,
+                at=workflow.now(),
+            )
+            try:
+                admitted = await admission.admit(request, report=self._report)
+            except StepFailedError as err:
+                # The event ends here, saying why; the events behind it are not held.
+                self._fail(event, str(err))
+                return
+            if admitted.admission is Admission.ADMITTED:
+                break
+            # Its conversation closed before the turn reached it: the turn goes to a fresh one.
+            self._state.open.pop(key, None)
+        assert admitted.turn is not None and admitted.person_id is not None
+        conversation_id = request.conversation_id
+        taken = TurnTaken(
+            inbound=InboundTurn(
+                event=event,
+                person_id=admitted.person_id,
+                person_name=admitted.person_name,
+                activation_id=activation_id,
+            ),
+            turn=admitted.turn,
+        )
+        if request.opening:
+            self._state.open[key] = OpenConversation(
+                conversation_id=conversation_id, channel_key=key, opened_at=workflow.now()
+            )
+        # Both go out with this workflow task: the conversation hears of the turn beside the
+        # activation, not before it.
+        self._background(self._tell_conversation(taken, opening=request.opening), self._starting)
+        activation = admission.activation_input(request, admitted, agent_name=self._profile.name)
+        self._state.in_flight = InFlight(
+            event=event,
+            conversation_id=conversation_id,
+            dispatched_at=workflow.now(),
+            activation_id=activation_id,
+            admitted=True,
+        )
+        self._background(self._run_activation(activation), self._watching)
+        event_id = event.event_id
+        try:
+            await workflow.wait_condition(
+                lambda: event_id in self._state.markers,
+                timeout=ACTIVATION_DEADLINE,
+                timeout_summary="activation deadline: past it the turn is recorded as failed",
+            )
+        except TimeoutError:
+            self._fail(event, "the activation did not finish in time", conversation_id)
+            await admission.tell_conversation_failed(activation)
+        self._state.in_flight = None
+        self._state.handled += 1
+        self._state.since_continued += 1
+
+    @staticmethod
+    def _background(work: Coroutine[Any, Any, None], held: set[asyncio.Task[None]]) -> None:
+        """Run ``work`` beside the critical section, ``held`` until done.
+
+        asyncio keeps only a weak reference to a task, so it must be held until then.
+        """
+        task = asyncio.create_task(work)
+        held.add(task)
+        task.add_done_callback(held.discard)
+
+    async def _tell_conversation(self, taken: TurnTaken, *, opening: bool) -> None:
+        """Start the conversation with its first turn, or signal it the turn."""
+        conversation_id = taken.turn.conversation_id
+        if not opening:
+            try:
+                await workflow.get_external_workflow_handle(
+                    names.conversation_workflow_id(conversation_id)
+                ).signal(names.TURN_TAKEN, taken)
+            except Exception as err:
+                workflow.logger.warning("conversation %s not told: %s", conversation_id, err)
+            return
+        assert self._profile is not None
+        key = taken.inbound.event.channel.key
+        try:
+            await workflow.start_child_workflow(
+                ConversationWorkflow.run,
+                ConversationInput(
+                    conversation_id=conversation_id,
+                    agent=self._state.handle,
+                    agent_name=self._profile.name,
+                    channel=taken.inbound.event.channel,
+                    idle_seconds=self._profile.idle_minutes * 60,
+                    state=ConversationState(opened=True, taken=[taken]),
+                    history_limit=self._history_limit or HISTORY_LIMIT,
+                ),
+                id=names.conversation_workflow_id(conversation_id),
+                parent_close_policy=ParentClosePolicy.ABANDON,
+                search_attributes=names.search_attributes(
+                    agent=self._state.handle, channel=key, conversation=conversation_id
+                ),
+                static_summary=f"{self._state.handle} talking on {key}",
+            )
+        except Exception as err:
+            workflow.logger.error("conversation %s did not start: %s", conversation_id, err)
+            current = self._state.open.get(key)
+            if current is not None and current.conversation_id == conversation_id:
+                del self._state.open[key]
+
+    async def _run_activation(self, activation: ActivationInput) -> None:
+        """Start the activation; if it fails or is terminated, end its event saying why."""
+        event_id = activation.event.event_id
+        try:
+            handle = await admission.start_activation(activation)
+            await handle
+        except ChildWorkflowError as err:
+            marker = await admission.failure_marker(err, activation)
+        except Exception as err:
+            marker = failed_marker(
+                event_id,
+                f"could not start the activation: {err}"[:500],
+                at=workflow.now(),
+                activation_id=activation.activation_id,
+                conversation_id=activation.conversation_id,
+            )
+        else:
+            return
+        workflow.logger.error("activation %s failed: %s", activation.activation_id, marker.reason)
+        if self._dispatching == (event_id, activation.activation_id) and (
+            event_id not in self._state.markers
+        ):
+            self._release(marker)
+        await admission.tell_conversation_failed(activation)
 
     @workflow.run
     async def run(self, data: AgentWorkflowInput) -> None:

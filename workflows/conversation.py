@@ -12,12 +12,10 @@ agent. It continues as new, with its state, when Temporal suggests it.
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from temporalio import workflow
 from temporalio.exceptions import (
-    ActivityError,
-    ApplicationError,
     ChildWorkflowError,
     TerminatedError,
 )
@@ -36,7 +34,9 @@ from schemas.conversation import (
     ConversationClosed,
     ConversationInput,
     ConversationState,
+    ExchangeDone,
     InboundTurn,
+    TurnTaken,
     WindowAnswer,
     WindowQuery,
 )
@@ -49,12 +49,21 @@ from schemas.markers import failed_marker
 from schemas.records import CloseConversationInput, OpenConversationInput, RecordTurnInput
 from workflows import conversation_hooks, guardrail_hooks, handlers, run_length
 from workflows.activation import ActivationWorkflow
+from workflows.admission import activation_failure
 from workflows.lock import release
 from workflows.pipeline import termination
-from workflows.steps import StepFailedError, bounded, one_line
+from workflows.steps import StepFailedError, bounded
 
 with workflow.unsafe.imports_passed_through():
+    from activities.admission import AdmissionActivities
     from activities.store import StoreActivities
+
+PATCH_GUARDED_CLOSE = "guarded-close"
+"""A close is refused while a turn the agent admitted has not reached the conversation; runs
+recorded before closed unconditionally."""
+
+EXCHANGE_LIMIT = ACTIVATION_RUN_LIMIT + timedelta(minutes=2)
+"""Longest a conversation waits for an admitted turn's exchange to end before going idle."""
 
 PATCH_ACTIVATION_TASK_TIMEOUT = "activation-task-timeout"
 """Activations start with ``contract.policies.ACTIVATION_TASK_TIMEOUT``. Deprecated: runs
@@ -78,6 +87,8 @@ class ConversationWorkflow:
         self._closing = False
         self._ending: str | None = None  # why to close now (a guardrail or an operator)
         self._guarding: guardrail_hooks.Running | None = None
+        self._close_reason = "idle"
+        self._closed_at: datetime | None = None  # set by ``_closed``
 
     @workflow.signal(
         name=names.INBOUND,
@@ -89,6 +100,29 @@ class ConversationWorkflow:
         if self._closing or self._seen(turn.event.event_id):
             return
         self._state.pending.append(turn)
+
+    @workflow.signal(
+        name=names.TURN_TAKEN,
+        description="Internal: the agent admitted a person's turn to this conversation and "
+        "started its activation (a TurnTaken).",
+    )
+    @handlers.guarded_signal(TurnTaken)
+    def turn_taken(self, taken: TurnTaken) -> None:
+        """Queue an admitted turn for the window (taken even while closing: see ``_close``)."""
+        if not self._seen(taken.turn.turn_id):
+            self._state.taken.append(taken)
+
+    @workflow.signal(
+        name=names.EXCHANGE_DONE,
+        description="Internal: an activation the agent started ended (an ExchangeDone).",
+    )
+    @handlers.guarded_signal(ExchangeDone)
+    def exchange_done(self, done: ExchangeDone) -> None:
+        """Queue the end of an exchange: its reply joins the window, its background starts."""
+        if done.activation_id in self._state.awaiting or any(
+            t.inbound.activation_id == done.activation_id for t in self._state.taken
+        ):
+            self._state.done.append(done)
 
     @workflow.query(
         name=names.WINDOW,
@@ -137,9 +171,15 @@ class ConversationWorkflow:
             self._ending = data.reason
 
     def _seen(self, event_id: str) -> bool:
-        return any(t.event.event_id == event_id for t in self._state.pending) or any(
-            t.turn_id == event_id for t in self._state.window
+        return (
+            any(t.event.event_id == event_id for t in self._state.pending)
+            or any(t.turn_id == event_id for t in self._state.window)
+            or any(t.turn.turn_id == event_id for t in self._state.taken)
         )
+
+    def _news(self) -> bool:
+        """Whether anything waits to be handled: an input, an admitted turn, an exchange."""
+        return bool(self._state.pending or self._state.taken or self._state.done)
 
     def _remember(self, turn: DialogTurn) -> None:
         self._state.window.append(turn)
@@ -182,15 +222,24 @@ class ConversationWorkflow:
             )
             try:
                 await workflow.wait_condition(
-                    lambda: bool(self._state.pending) or self._ending is not None,
-                    timeout=timedelta(seconds=data.idle_seconds),
+                    lambda: self._news() or self._ending is not None,
+                    timeout=self._idle(data),
                     timeout_summary="idle timeout: the conversation closes without new input",
                 )
             except TimeoutError:
-                break
-            if not self._state.pending:  # asked to end, and nothing is left to answer
-                break
-            await self._handle(self._state.pending.pop(0))
+                if await self._closed(reason=self._ending or "idle"):
+                    break
+                continue
+            if not self._news():  # asked to end, and nothing is left to answer
+                if await self._closed(reason=self._ending or "idle"):
+                    break
+                continue
+            if self._state.taken:
+                self._take(self._state.taken.pop(0))
+            elif self._state.done:
+                await self._exchanged(self._state.done.pop(0))
+            else:
+                await self._handle(self._state.pending.pop(0))
             if self._time_to_continue(history_limit):
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 # An end asked for meanwhile is not part of the state: let the loop take it.
@@ -198,7 +247,36 @@ class ConversationWorkflow:
                     workflow.continue_as_new(
                         data.model_copy(update={"state": self._state, "first": None})
                     )
-        return await self._close(reason=self._ending or "idle")
+        return await self._end(data)
+
+    def _idle(self, data: ConversationInput) -> timedelta:
+        """How long to wait for news: while an exchange is out, until its activation must end."""
+        idle = timedelta(seconds=data.idle_seconds)
+        return max(idle, EXCHANGE_LIMIT) if self._state.awaiting else idle
+
+    def _take(self, taken: TurnTaken) -> None:
+        """An admitted turn joins the window; its exchange is awaited."""
+        self._remember(taken.turn)
+        self._state.last_input = taken.turn.turn_id
+        person = taken.inbound.person_id
+        if person not in self._state.participants:
+            self._state.participants.append(person)
+        if taken.inbound.activation_id is not None:
+            self._state.awaiting[taken.inbound.activation_id] = taken.inbound
+
+    async def _exchanged(self, done: ExchangeDone) -> None:
+        """An exchange ended: its reply joins the window and its background work starts."""
+        turn = self._state.awaiting.pop(done.activation_id, None)
+        if turn is None:
+            return
+        if done.reply is not None:
+            self._remember(done.reply)
+        # Background work started now belongs to this exchange (its cost and its trace).
+        attribution.bind(activation=done.activation_id)
+        await conversation_hooks.after_turn(self._input, self._state)
+        self._guarding = await guardrail_hooks.start(
+            self._input, turn, done.activation_id, done.reply
+        )
 
     def _time_to_continue(self, history_limit: int | None) -> bool:
         if self._ending is not None:
@@ -240,6 +318,7 @@ class ConversationWorkflow:
             await release(data.agent, self._failed(turn, str(err)))
             return
         self._remember(person_turn)
+        self._state.last_input = person_turn.turn_id
         if turn.person_id not in self._state.participants:
             self._state.participants.append(turn.person_id)
         activation_id = turn.activation_id or ulid_from_parts(
@@ -333,26 +412,64 @@ class ConversationWorkflow:
         )
         return closed
 
-    async def _close(self, *, reason: str) -> ConversationClosed:
+    async def _closed(self, *, reason: str) -> bool:
+        """Record the close; ``False`` if a turn this conversation has not heard of came first.
+
+        The agent writes an admitted turn before it tells the conversation, so the row in
+        PostgreSQL decides (``store.queries.admission``). A refused close waits for the news
+        on its way (at most until that turn's activation must have ended) and is tried again.
+        """
         data = self._input
         self._closing = True
-        now = workflow.now()
-        await workflow.execute_local_activity_method(
-            StoreActivities.close_conversation,
-            CloseConversationInput(
-                conversation_id=data.conversation_id,
-                closed_at=now,
-                reason=reason,
-                turns=self._state.turns,
-                participants=self._state.participants,
-            ),
+        self._close_reason, self._closed_at = reason, workflow.now()
+        closing = CloseConversationInput(
+            conversation_id=data.conversation_id,
+            closed_at=self._closed_at,
+            reason=reason,
+            turns=self._state.turns,
+            participants=self._state.participants,
+            last_input=self._last_input(),
+        )
+        if not workflow.patched(PATCH_GUARDED_CLOSE):
+            await workflow.execute_local_activity_method(
+                StoreActivities.close_conversation,
+                closing,
+                **summarized_local(DATABASE, "record the close"),
+            )
+            return True
+        closed: bool = await workflow.execute_local_activity_method(
+            AdmissionActivities.close,
+            closing,
             **summarized_local(DATABASE, "record the close"),
         )
+        if closed:
+            return True
+        self._closing = False
+        try:
+            await workflow.wait_condition(
+                self._news,
+                timeout=EXCHANGE_LIMIT,
+                timeout_summary="close refused: waiting for the turn the agent admitted",
+            )
+        except TimeoutError:
+            workflow.logger.warning("no news of the turn that refused the close: closing again")
+        return False
+
+    def _last_input(self) -> str | None:
+        """The newest person turn this conversation knows (older states: from the window)."""
+        if self._state.last_input is not None:
+            return self._state.last_input
+        people = [t.turn_id for t in self._state.window if t.role is Role.PERSON]
+        return people[-1] if people else None
+
+    async def _end(self, data: ConversationInput) -> ConversationClosed:
+        """Tell the agent the conversation closed, then settle what the close starts."""
+        assert self._closed_at is not None
         closed = ConversationClosed(
             conversation_id=data.conversation_id,
             channel_key=data.channel.key,
-            closed_at=now,
-            reason=reason,
+            closed_at=self._closed_at,
+            reason=self._close_reason,
         )
         try:
             await workflow.get_external_workflow_handle(names.agent_workflow_id(data.agent)).signal(
@@ -365,13 +482,3 @@ class ConversationWorkflow:
         await conversation_hooks.on_close(data, self._state)
         await guardrail_hooks.settle(self._guarding)
         return closed
-
-
-def activation_failure(err: ChildWorkflowError) -> str:
-    """Why an activation failed, naming the step that gave up when one did."""
-    cause = err.cause
-    if isinstance(cause, ActivityError):
-        return f"the activation failed at step '{cause.activity_type}': {one_line(cause)}"
-    if isinstance(cause, ApplicationError):
-        return f"the activation failed: {one_line(cause)}"
-    return f"the activation failed: {cause or err}"

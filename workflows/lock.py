@@ -14,6 +14,7 @@ from temporalio import workflow
 
 from contract import names
 from schemas.activation import ActivationFinished
+from schemas.conversation import ExchangeDone
 from schemas.events import CompletionMarker
 
 
@@ -26,3 +27,17 @@ async def release(agent: str, marker: CompletionMarker) -> None:
     await workflow.get_external_workflow_handle(names.agent_workflow_id(agent)).signal(
         names.ACTIVATION_FINISHED, ActivationFinished(marker=marker)
     )
+
+
+async def tell_conversation(conversation_id: str, done: ExchangeDone) -> None:
+    """Tell an admitted event's conversation how its exchange ended (``exchange_done``).
+
+    The agent holds the lock, not the conversation, so nothing waits on this signal: a
+    conversation already gone (closed, deleted) is logged, not an error.
+    """
+    try:
+        await workflow.get_external_workflow_handle(
+            names.conversation_workflow_id(conversation_id)
+        ).signal(names.EXCHANGE_DONE, done)
+    except Exception as err:
+        workflow.logger.warning("conversation %s not told: %s", conversation_id, err)

@@ -1,14 +1,16 @@
-"""A conversation's close crossing the agent's routing signal, made to happen on every run.
+"""A conversation's close crossing the agent's admission of a turn, made to happen on every run.
 
-When a conversation idles out (or is told to end) while its agent routes a new input to it, the
-conversation ignores the input (it is closing) and the agent hears ``conversation_closed``.
-The two messages cross in one of two orders, and each must end with the input answered once,
-by a fresh conversation:
+When a conversation idles out (or is told to end) while its agent admits a new input to it,
+the conversation's row decides (``store.queries.admission``): whichever takes its lock first
+wins, and either way the input is answered once:
 
-- the close reaches the agent before the agent's signal is delivered (``_dispatch`` sees the
-  conversation among the closed ones: behind the ``closed-while-routing`` patch);
-- the close reaches the agent after the input went in flight (``conversation_closed`` puts it
-  back at the head of the queue).
+- the close takes the row first: admission finds it closed and admits the turn to a fresh
+  conversation;
+- the admission takes the row first: the close is refused while the conversation has not heard
+  of the turn; it hears, the exchange ends, and then the conversation closes.
+
+Runs recorded before admission raced the routing signal instead; their histories replay
+(tests/workflows/test_replay.py).
 
 Real agent, conversations and activations on the dev server; gates on two activities decide
 which message arrives first (tests/workflows/gates.py).
@@ -28,7 +30,7 @@ from contract import names
 from schemas.agents import AgentStatus, AgentStatusQuery
 from schemas.events import InboundEvent, Outcome, Receipt
 from schemas.guardrails import EndConversationRequest
-from store.tables import ActivationRow, DialogTurnRow
+from store.tables import ActivationRow, Conversation, DialogTurnRow
 from tests.harness import Harness, Stack, event, replayer, until
 from tests.workflows.gates import (
     Gates,
@@ -86,17 +88,6 @@ async def _in_flight_is(client: Client, handle: str, event_id: str) -> bool:
     return status.in_flight_event == event_id
 
 
-async def _order_at_agent(client: Client, handle: str, conversation_id: str) -> tuple[int, int]:
-    """Where the agent heard the close, and where its input signal to the conversation landed."""
-    events = await history(client, names.agent_workflow_id(handle))
-    closed = signals_received(events, names.CONVERSATION_CLOSED, conversation_id)
-    routed = signals_delivered(
-        events, names.INBOUND, names.conversation_workflow_id(conversation_id)
-    )
-    assert len(closed) == 1 and len(routed) == 1, (closed, routed)
-    return closed[0], routed[0]
-
-
 async def _replays(client: Client, handle: str) -> None:
     """The agent's history, with the input routed twice, replays deterministically."""
     found = await client.get_workflow_handle(names.agent_workflow_id(handle)).fetch_history()
@@ -131,54 +122,54 @@ async def _answered_once(
         assert runs.all() == [marker.activation_id]
 
 
-async def test_a_close_that_reaches_the_agent_before_its_routing_signal_lands(
+async def _admitted_to(harness: Harness, event_id: str) -> list[str]:
+    async with harness.db.session() as session:
+        said: Any = await session.exec(
+            select(DialogTurnRow.conversation_id).where(DialogTurnRow.id == event_id)
+        )
+        return list(said.all())
+
+
+async def test_a_close_that_takes_the_row_first_sends_the_turn_to_a_fresh_conversation(
     client: Client, harness: Harness, gates: Gates
 ) -> None:
     agent = await harness.create_agent()
     first = await _open_conversation(harness, agent.handle)
 
-    # The agent's workflow task stays open while it resolves the speaker: a close arriving
-    # then is buffered, and the agent signals a conversation it still believes open.
-    routing = gates.hold(
+    # The agent's workflow task stays open while it admits the event: the conversation
+    # closes meanwhile (recorded and told), and the agent still believes it open.
+    admitting = gates.hold(
         lambda info, args: (
-            info.activity_type == "store.resolve_speaker"
+            info.activity_type == "admission.admit"
             and info.workflow_id == names.agent_workflow_id(agent.handle)
-            and args[0].speaker.speaker_id == "bob"
+            and args[0].event.speaker.speaker_id == "bob"
         )
-    )
-    # The closing conversation's consolidation keeps it running after it said it closed, so
-    # the agent's signal reaches it (and is ignored) instead of failing as undeliverable.
-    consolidating = gates.hold(
-        lambda info, args: info.workflow_type == names.CONSOLIDATION_WORKFLOW
     )
     second = event("are you still there?", speaker="bob")
     submission = asyncio.create_task(harness.send(agent.handle, second))
-    await asyncio.wait_for(routing.entered.wait(), ANSWER_WITHIN_S)
+    await asyncio.wait_for(admitting.entered.wait(), ANSWER_WITHIN_S)
 
     await _end(client, first)
     await until(lambda: _told_agent(client, first, agent.handle))
-    routing.open()
-    await until(lambda: _received(client, first, names.INBOUND, second.event_id))
-    consolidating.open()
+    admitting.open()
     receipt = await asyncio.wait_for(submission, ANSWER_WITHIN_S)
 
-    closed_at, routed_at = await _order_at_agent(client, agent.handle, first)
-    assert closed_at < routed_at, "the close was meant to reach the agent first"
+    # Refused by the closed row, the turn went to a fresh conversation, once.
     await _answered_once(harness, receipt, second, closed=first)
     await _replays(client, agent.handle)
 
 
-async def test_a_close_that_reaches_the_agent_while_the_input_is_in_flight(
+async def test_a_turn_admitted_first_refuses_the_close_and_is_answered_where_it_was_said(
     client: Client, harness: Harness, gates: Gates
 ) -> None:
     agent = await harness.create_agent()
     first = await _open_conversation(harness, agent.handle)
 
-    # The conversation has begun closing (it ignores inputs from now on) but has not yet told
-    # the agent: recording the close is held.
+    # The conversation has begun closing (asked to end) but its close has not yet taken the
+    # row: recording the close is held while the agent admits a turn to it.
     recording_close = gates.hold(
         lambda info, args: (
-            info.activity_type == "store.close_conversation"
+            info.activity_type == "admission.close"
             and info.workflow_id == names.conversation_workflow_id(first)
         )
     )
@@ -187,13 +178,25 @@ async def test_a_close_that_reaches_the_agent_while_the_input_is_in_flight(
 
     second = event("are you still there?", speaker="bob")
     submission = asyncio.create_task(harness.send(agent.handle, second))
-    # In flight on the closing conversation: the agent's signal was delivered to it.
-    await until(lambda: _in_flight_is(client, agent.handle, second.event_id))
+    await until(lambda: _admitted_to_async(harness, second.event_id, first))
     recording_close.open()
     receipt = await asyncio.wait_for(submission, ANSWER_WITHIN_S)
 
-    closed_at, routed_at = await _order_at_agent(client, agent.handle, first)
-    assert routed_at < closed_at, "the input was meant to be in flight when the close came"
-    assert await _received(client, first, names.INBOUND, second.event_id)
-    await _answered_once(harness, receipt, second, closed=first)
+    marker = receipt.marker
+    assert marker is not None and marker.outcome is Outcome.SPOKE
+    assert marker.conversation_id == first, "answered in the conversation it was admitted to"
+    assert await _admitted_to(harness, second.event_id) == [first]
+    assert await _received(client, first, names.TURN_TAKEN, second.event_id)
+    # The refused close was tried again once the exchange ended, and then the conversation
+    # closed (it had been asked to end), telling the agent.
+    await until(lambda: _told_agent(client, first, agent.handle))
+    async with harness.db.session() as session:
+        row = await session.get(Conversation, first)
+        assert row is not None and row.status == "closed" and row.turns == 4
     await _replays(client, agent.handle)
+    found = await client.get_workflow_handle(names.conversation_workflow_id(first)).fetch_history()
+    await replayer(client).replay_workflow(found)
+
+
+async def _admitted_to_async(harness: Harness, event_id: str, conversation_id: str) -> bool:
+    return await _admitted_to(harness, event_id) == [conversation_id]

@@ -22,7 +22,8 @@ from workflows.deliberation import DeliberationWorkflow
 
 OUTPUTS = {
     EventType.EVENT_TYPE_MARKER_RECORDED,  # the transmitted turn (the local activity's result)
-    EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED,  # the agent's marker
+    # the agent's marker, and the conversation's exchange (the reply turn, for its window)
+    EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED,
     EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,  # the reply turn, for the window
 }
 
@@ -80,5 +81,5 @@ async def test_the_reply_reaches_every_step_by_reference(client: Client, stack: 
         )
     # No activity input or result, no child's input: only what the activation hands back.
     assert in_activation and set(in_activation) <= OUTPUTS, in_activation
-    assert len(in_activation) == 3
+    assert len(in_activation) == 4
     assert in_deliberation == []

@@ -34,13 +34,13 @@ from schemas.events import ChannelRef, CompletionMarker, Outcome
 from schemas.ids import new_ulid
 from schemas.models import ProviderName
 from store.db import Database
+from store.tables import DialogTurnRow
 from temporal import inbox
 from tests.harness import Harness, Stack, close_dependencies, dependencies, event, unique, until
 from tests.schemas.test_hostile_text import STRING_FIELDS, hostile_text
 from usecases.inboxes import current_details, inbox_view
 from workers.build import build_worker
-from workflows.agent import RESOLVE_STEP
-from workflows.conversation import WRITE_STEP
+from workflows.admission import ADMIT_STEP
 
 FAULTS = [
     """
@@ -228,7 +228,7 @@ async def test_a_value_postgresql_refuses_ends_the_event_at_once_naming_the_step
 
     assert receipt.marker is not None and receipt.marker.outcome is Outcome.FAILED
     reason = receipt.marker.reason or ""
-    assert f"step '{RESOLVE_STEP}' failed after 1 attempt" in reason
+    assert f"step '{ADMIT_STEP}' failed after 1 attempt" in reason
     assert "DataError" in reason and "value refused" in reason
     await answered_next(harness, handle)
 
@@ -258,16 +258,16 @@ async def test_a_step_that_keeps_failing_is_visible_then_ends_within_its_bound(
         assert status.queued == 1 and status.oldest_waiting_since is not None
         flight = status.in_flight
         assert flight is not None and flight.event_id == stuck.event_id
-        assert flight.step == RESOLVE_STEP and "connection lost" in (flight.last_error or "")
+        assert flight.step == ADMIT_STEP and "connection lost" in (flight.last_error or "")
         details = await current_details(agent)
-        assert details is not None and f"step '{RESOLVE_STEP}' is retrying" in details
+        assert details is not None and f"step '{ADMIT_STEP}' is retrying" in details
         # persyn status shows the same, with ages.
         view = await inbox_view(skipping.client, handle)
         assert view.queued == 1 and view.oldest_waiting_seconds is not None
-        assert view.in_flight is not None and view.in_flight.step == RESOLVE_STEP
+        assert view.in_flight is not None and view.in_flight.step == ADMIT_STEP
         shown = "\n".join(inbox_lines([view]))
         assert f"in flight: event {stuck.event_id}" in shown
-        assert f"step '{RESOLVE_STEP}', attempt" in shown and "connection lost" in shown
+        assert f"step '{ADMIT_STEP}', attempt" in shown and "connection lost" in shown
 
         # Past the step's bound the event fails, naming the step, and the next is answered.
         await skipping.sleep(timedelta(minutes=3))
@@ -275,7 +275,7 @@ async def test_a_step_that_keeps_failing_is_visible_then_ends_within_its_bound(
             await inbox.marker(skipping.client, handle=handle, event_id=stuck.event_id)
         ).marker
         assert failed is not None and failed.outcome is Outcome.FAILED
-        assert f"step '{RESOLVE_STEP}' failed after" in (failed.reason or "")
+        assert f"step '{ADMIT_STEP}' failed after" in (failed.reason or "")
         assert "connection lost" in (failed.reason or "")
 
         async def answered() -> bool:
@@ -287,7 +287,7 @@ async def test_a_step_that_keeps_failing_is_visible_then_ends_within_its_bound(
         assert after.marker is not None and after.marker.outcome is Outcome.SPOKE
 
 
-async def test_a_conversation_step_that_keeps_failing_ends_its_event_and_frees_the_channel(
+async def test_a_turn_that_cannot_be_written_ends_its_event_and_frees_the_channel(
     skipping: WorkflowEnvironment, stack: Stack, faults: None
 ) -> None:
     async with skipping_harness(skipping, stack) as harness:
@@ -301,14 +301,8 @@ async def test_a_conversation_step_that_keeps_failing_ends_its_event_and_frees_t
         agent = agent_of(harness, handle)
 
         async def retrying() -> bool:
-            for conversation in (await status_of(agent)).open_conversations:
-                conv = skipping.client.get_workflow_handle(
-                    names.conversation_workflow_id(conversation.conversation_id)
-                )
-                details = await current_details(conv)
-                if details and f"step '{WRITE_STEP}' is retrying" in details:
-                    return True
-            return False
+            details = await current_details(agent)
+            return bool(details and f"step '{ADMIT_STEP}' is retrying" in details)
 
         await until(retrying, timeout=120)
         await skipping.sleep(timedelta(minutes=3))
@@ -328,9 +322,13 @@ async def test_a_conversation_step_that_keeps_failing_ends_its_event_and_frees_t
             await inbox.marker(skipping.client, handle=handle, event_id=behind.event_id)
         ).marker
         assert failed is not None and failed.outcome is Outcome.FAILED
-        assert f"step '{WRITE_STEP}' failed after" in (failed.reason or "")
+        assert f"step '{ADMIT_STEP}' failed after" in (failed.reason or "")
         assert answered is not None and answered.outcome is Outcome.SPOKE
-        assert answered.conversation_id == failed.conversation_id  # the same, freed channel
+        # Nothing of the failed event was stored: the conversation it would have opened was
+        # rolled back with its turn, and the next event opened the channel's conversation.
+        assert failed.conversation_id is None and answered.conversation_id is not None
+        async with harness.db.session() as session:
+            assert await session.get(DialogTurnRow, stuck.event_id) is None
 
         # Temporal itself bounds the turn that ran: its run timeout is the activation's limit.
         activation = skipping.client.get_workflow_handle(

@@ -49,6 +49,9 @@ async def test_background_children_start_at_background_priority(harness: Harness
         names.activation_workflow_id(said.marker.activation_id)
     )
     children |= _children(await activation.fetch_history())
+    # The agent starts the activation (schemas/admission.py) and opened the conversation.
+    agent_run = harness.client.get_workflow_handle(names.agent_workflow_id(agent.handle))
+    children |= _children(await agent_run.fetch_history())
 
     assert children["ActivationWorkflow"] == INHERIT
     background_children = (

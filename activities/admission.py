@@ -1,0 +1,140 @@
+"""The admission activity: an event made ready for its model call in one local activity.
+
+It does in one step, in the agent's critical section, what three workflows did in turn: the
+speaker resolved to a person, the person's turn written into the conversation (recorded first
+when new) under the conversation row's lock, the window read, the channel's token budget asked
+and the prompt assembled (``schemas.admission``). Every part is idempotent, so an attempt run
+again after a crash changes nothing twice: the turn's ID is the event's, the prompt's the
+activation's.
+"""
+
+from __future__ import annotations
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.channels.pacing import PacingActivities
+from activities.context.assembler import ContextAssembler, UnknownAgentError
+from schemas.activation import AssembleContextInput
+from schemas.admission import Admission, AdmitInput, Admitted
+from schemas.delivery import AffordReplyInput
+from schemas.dialog import DialogTurn, Role
+from schemas.events import person_text
+from schemas.records import CloseConversationInput, ResolveSpeakerInput
+from store.db import Database
+from store.queries.admission import admit_turn, close_if_settled
+from store.queries.people import known_speaker, resolve_speaker
+
+
+class AdmissionActivities:
+    """Admits events to conversations and closes conversations only once settled."""
+
+    def __init__(self, db: Database, assembler: ContextAssembler, pacing: PacingActivities):
+        self._db = db
+        self._assembler = assembler
+        self._pacing = pacing
+
+    @activity.defn(name="admission.admit")
+    async def admit(self, data: AdmitInput) -> Admitted:
+        """Resolve, write through, read the window, ask the budget, assemble the prompt."""
+        event = data.event
+        speaker = ResolveSpeakerInput(
+            agent=data.agent, channel=event.channel, speaker=event.speaker, seen_at=data.at
+        )
+        person_id, person_name = await self._person(speaker)
+        turn = DialogTurn(
+            turn_id=event.event_id,
+            conversation_id=data.conversation_id,
+            role=Role.PERSON,
+            speaker_id=person_id,
+            speaker_name=person_name,
+            text=person_text(event),
+            at=data.at,
+        )
+        async with self._db.session() as session:
+            window = await admit_turn(
+                session,
+                agent=data.agent,
+                channel=event.channel,
+                turn=turn,
+                opening=data.opening,
+                window_turns=data.window_turns,
+            )
+        if window is None:
+            return Admitted(
+                admission=Admission.CLOSED, person_id=person_id, person_name=person_name
+            )
+        admitted = Admitted(
+            admission=Admission.ADMITTED,
+            person_id=person_id,
+            person_name=person_name,
+            turn=turn,
+            window_turn_ids=window.turn_ids,
+            participants=window.participants,
+        )
+        affordance = await self._pacing.afford_reply(
+            AffordReplyInput(
+                agent=data.agent, channel=event.channel, activation_id=data.activation_id
+            )
+        )
+        if affordance.withheld is not None:
+            return admitted.model_copy(update={"withheld": affordance.withheld})
+        return await self._assembled(data, admitted)
+
+    async def _person(self, speaker: ResolveSpeakerInput) -> tuple[str, str]:
+        # A known speaker (nearly every message) is one statement: no transaction around it.
+        async with self._db.autocommit() as session:
+            known = await known_speaker(
+                session,
+                agent=speaker.agent,
+                channel=speaker.channel,
+                speaker=speaker.speaker,
+                seen_at=speaker.seen_at,
+            )
+        if known is None:
+            async with self._db.session() as session:
+                known = await resolve_speaker(
+                    session,
+                    agent=speaker.agent,
+                    channel=speaker.channel,
+                    speaker=speaker.speaker,
+                    seen_at=speaker.seen_at,
+                )
+        return known.person_id, known.person_name
+
+    async def _assembled(self, data: AdmitInput, admitted: Admitted) -> Admitted:
+        """The admission with its prompt; without, saying why, if assembly failed here."""
+        assert admitted.person_id is not None
+        request = AssembleContextInput(
+            activation_id=data.activation_id,
+            agent=data.agent,
+            conversation_id=data.conversation_id,
+            channel=data.event.channel,
+            event=data.event,
+            person_id=admitted.person_id,
+            participants=admitted.participants,
+            window_turn_ids=admitted.window_turn_ids,
+            now=data.at,
+        )
+        try:
+            prompt = await self._assembler.assemble(request)
+        except UnknownAgentError as err:
+            raise ApplicationError(str(err), type="UnknownAgent", non_retryable=True) from err
+        except Exception as err:
+            # The turn is written: this attempt must not fail for the prompt, or the event
+            # would be retried whole. The activation's own step assembles under its retries.
+            activity.logger.warning("assembly at admission failed: %s", err)
+            return admitted.model_copy(update={"prompt_error": str(err)[:500]})
+        return admitted.model_copy(update={"prompt": prompt})
+
+    @activity.defn(name="admission.close")
+    async def close(self, data: CloseConversationInput) -> bool:
+        """Close the conversation unless a turn it has not heard of was admitted to it."""
+        async with self._db.session() as session:
+            return await close_if_settled(
+                session,
+                conversation_id=data.conversation_id,
+                closed_at=data.closed_at,
+                reason=data.reason,
+                last_input=data.last_input,
+            )
