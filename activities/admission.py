@@ -17,6 +17,7 @@ from activities.channels.pacing import PacingActivities
 from activities.context.assembler import ContextAssembler, UnknownAgentError
 from schemas.activation import AssembleContextInput
 from schemas.admission import Admission, AdmitInput, Admitted
+from schemas.autonomy import SELF_SERVICE
 from schemas.delivery import AffordReplyInput
 from schemas.dialog import DialogTurn, Role
 from schemas.events import person_text
@@ -72,6 +73,8 @@ class AdmissionActivities:
             window_turn_ids=window.turn_ids,
             participants=window.participants,
         )
+        if event.channel.service == SELF_SERVICE:  # the agent's own channels are never paced
+            return await self._assembled(data, admitted)
         affordance = await self._pacing.afford_reply(
             AffordReplyInput(
                 agent=data.agent, channel=event.channel, activation_id=data.activation_id

@@ -1,0 +1,117 @@
+"""The conversation row decides between an admitted turn and a close, in either order."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+from schemas.dialog import DialogTurn, Role
+from schemas.events import ChannelRef
+from schemas.ids import new_ulid
+from store.queries.admission import Window, admit_turn, close_if_settled
+from store.tables import Conversation, DialogTurnRow
+from tests.harness import Harness
+
+CHANNEL = ChannelRef(service="team", channel="general")
+
+
+def turn(conversation_id: str, text: str) -> DialogTurn:
+    return DialogTurn(
+        turn_id=new_ulid(),
+        conversation_id=conversation_id,
+        role=Role.PERSON,
+        speaker_id=new_ulid(),
+        speaker_name="Una",
+        text=text,
+        at=datetime.now(UTC),
+    )
+
+
+async def admit(harness: Harness, agent: str, said: DialogTurn, *, opening: bool) -> Window | None:
+    async with harness.db.session() as session:
+        return await admit_turn(
+            session, agent=agent, channel=CHANNEL, turn=said, opening=opening, window_turns=40
+        )
+
+
+async def close(harness: Harness, conversation_id: str, last_input: str | None) -> bool:
+    async with harness.db.session() as session:
+        return await close_if_settled(
+            session,
+            conversation_id=conversation_id,
+            closed_at=datetime.now(UTC),
+            reason="idle",
+            last_input=last_input,
+        )
+
+
+async def test_admission_opens_writes_and_reads_the_window_once_per_turn(harness: Harness) -> None:
+    agent = (await harness.create_agent()).handle
+    conversation = new_ulid()
+    first = turn(conversation, "hello")
+    window = await admit(harness, agent, first, opening=True)
+    again = await admit(harness, agent, first, opening=True)  # a retried attempt
+    second = turn(conversation, "and again")
+    later = await admit(harness, agent, second, opening=False)
+
+    assert window is not None and window.turn_ids == [first.turn_id]
+    assert again is not None and again.turn_ids == [first.turn_id]
+    assert later is not None and later.turn_ids == [first.turn_id, second.turn_id]
+    assert later.participants == [first.speaker_id, second.speaker_id]
+    async with harness.db.session() as session:
+        row = await session.get(Conversation, conversation)
+        assert row is not None and row.turns == 2 and row.status == "open"
+
+
+async def test_a_closed_conversation_takes_no_turn(harness: Harness) -> None:
+    agent = (await harness.create_agent()).handle
+    conversation = new_ulid()
+    first = turn(conversation, "hello")
+    await admit(harness, agent, first, opening=True)
+    assert await close(harness, conversation, first.turn_id)
+
+    late = turn(conversation, "too late")
+    assert await admit(harness, agent, late, opening=False) is None
+    async with harness.db.session() as session:
+        assert await session.get(DialogTurnRow, late.turn_id) is None
+
+
+async def test_a_close_is_refused_while_a_turn_it_never_heard_of_was_admitted(
+    harness: Harness,
+) -> None:
+    agent = (await harness.create_agent()).handle
+    conversation = new_ulid()
+    first = turn(conversation, "hello")
+    await admit(harness, agent, first, opening=True)
+    unheard = turn(conversation, "one more thing")
+    await admit(harness, agent, unheard, opening=False)
+
+    assert not await close(harness, conversation, first.turn_id)
+    async with harness.db.session() as session:
+        row = await session.get(Conversation, conversation)
+        assert row is not None and row.status == "open"
+    assert await close(harness, conversation, unheard.turn_id)
+    assert await close(harness, conversation, unheard.turn_id)  # already closed counts
+
+
+async def test_racing_admissions_and_a_close_never_lose_a_turn(harness: Harness) -> None:
+    agent = (await harness.create_agent()).handle
+    conversation = new_ulid()
+    first = turn(conversation, "hello")
+    await admit(harness, agent, first, opening=True)
+    racing = [turn(conversation, f"turn {i}") for i in range(6)]
+    results = await asyncio.gather(
+        close(harness, conversation, first.turn_id),
+        *(admit(harness, agent, t, opening=False) for t in racing),
+    )
+    closed, admitted = results[0], results[1:]
+    async with harness.db.session() as session:
+        row = await session.get(Conversation, conversation)
+        stored = {t.turn_id for t in racing if await session.get(DialogTurnRow, t.turn_id)}
+    assert row is not None
+    # Every turn was either admitted (and stored) or refused (and stored nowhere).
+    assert stored == {t.turn_id for t, w in zip(racing, admitted, strict=True) if w is not None}
+    # A close that won was not preceded by an admitted turn it never heard of.
+    assert closed == (row.status == "closed")
+    if closed:
+        assert not stored
