@@ -198,6 +198,15 @@ MESSAGE_PATH_DATABASE: LocalActivityConfig = {
 for a value PostgreSQL refused. The activation then fails, and its conversation releases the
 agent with a ``failed`` marker naming the step."""
 
+GUARDRAIL_SCREEN: LocalActivityConfig = {
+    "start_to_close_timeout": timedelta(minutes=1),
+    "schedule_to_close_timeout": MESSAGE_STEP_LIMIT,
+    "retry_policy": DATABASE_RETRY,
+}
+"""The background guardrails evaluated in the conversation (a rule may ask the model to rate
+hostility, hence the minute). Bounded like a message-path step: the conversation's next turn
+waits behind it, and a failed evaluation fires nothing (docs/guardrails.md)."""
+
 DATABASE_ACTIVITY: ActivityConfig = {
     "start_to_close_timeout": timedelta(seconds=15),
     "schedule_to_close_timeout": timedelta(minutes=30),

@@ -215,6 +215,11 @@ class GuardrailInput(Wire):
     inbound_turn_id: str = Field(min_length=1, max_length=64)
     reply_turn_id: str | None = Field(default=None, max_length=64)
     at: AwareDatetime = Field(description="The exchange's moment: windows end here.")
+    evaluation: GuardrailEvaluation | None = Field(
+        default=None,
+        description="What the conversation's evaluation found (the run acts on it); None: the "
+        "run evaluates itself (runs started before the conversation evaluated).",
+    )
 
 
 class GuardrailFiring(Wire):

@@ -274,9 +274,8 @@ class ConversationWorkflow:
         # Background work started now belongs to this exchange (its cost and its trace).
         attribution.bind(activation=done.activation_id)
         await conversation_hooks.after_turn(self._input, self._state)
-        self._guarding = await guardrail_hooks.start(
-            self._input, turn, done.activation_id, done.reply
-        )
+        running = await guardrail_hooks.screen(self._input, turn, done.activation_id, done.reply)
+        self._guarding = running or self._guarding
 
     def _time_to_continue(self, history_limit: int | None) -> bool:
         if self._ending is not None:

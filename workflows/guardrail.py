@@ -1,13 +1,14 @@
 """``GuardrailWorkflow``: the background guardrails of one exchange, and their actions.
 
-Lifecycle: started as ``guardrail/{activation ulid}`` by the conversation after each
-activation (a child with ``ABANDON``, never awaited: it is off the reply's path). One activity
-evaluates every background rule over the exchange's history and records each firing once;
-it also returns the firings blocking rules recorded in the screen, whose remaining actions
-run here too. Then, per firing and in the rule's order: ``notify`` POSTs the supervisor's
-webhook (its row is already the inbox entry; the POST is retried for about a day),
-``cooldown`` starts or extends a cooldown, ``end_conversation`` signals the conversation to
-close. The rule IDs that fired go into the ``PersynGuardrails`` search attribute. Every step
+Lifecycle: started as ``guardrail/{activation ulid}`` by the conversation after an exchange on
+which a rule fired or failed (a child with ``ABANDON``, never awaited: it is off the reply's
+path). The conversation evaluated every background rule over the exchange's history in a local
+activity, recording each firing once, and hands the run what it found, including the firings
+blocking rules recorded in the screen, whose remaining actions run here too; runs started before
+that evaluate in their own activity. Then, per firing and in the rule's order: ``notify`` POSTs
+the supervisor's webhook (its row is already the inbox entry; the POST is retried for about a
+day), ``cooldown`` starts or extends a cooldown, ``end_conversation`` signals the conversation
+to close. The rule IDs that fired go into the ``PersynGuardrails`` search attribute. Every step
 fails soft: a failed evaluation ends the run with nothing fired, a failed action is logged and
 the others still run. No messages; it never continues as new.
 """
@@ -26,7 +27,6 @@ from schemas.guardrails import (
     CoolDownInput,
     EndConversationRequest,
     GuardrailAction,
-    GuardrailEvaluation,
     GuardrailFiring,
     GuardrailInput,
     GuardrailResult,
@@ -51,15 +51,17 @@ class GuardrailWorkflow:
             activation=data.activation_id,
         )
         result = GuardrailResult()
-        try:
-            evaluation: GuardrailEvaluation = await workflow.execute_activity_method(
-                GuardrailActivities.evaluate,
-                data,
-                **summarized(DATABASE_ACTIVITY, "evaluate the guardrails over recent history"),
-            )
-        except ActivityError as err:
-            workflow.logger.warning("guardrail evaluation failed; nothing fired: %s", err)
-            return result
+        evaluation = data.evaluation
+        if evaluation is None:  # started before the conversation evaluated the rules itself
+            try:
+                evaluation = await workflow.execute_activity_method(
+                    GuardrailActivities.evaluate,
+                    data,
+                    **summarized(DATABASE_ACTIVITY, "evaluate the guardrails over recent history"),
+                )
+            except ActivityError as err:
+                workflow.logger.warning("guardrail evaluation failed; nothing fired: %s", err)
+                return result
         result.failed = evaluation.failed
         if not evaluation.firings:
             return result

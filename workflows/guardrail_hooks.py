@@ -1,7 +1,9 @@
 """Where the background guardrails plug into ``ConversationWorkflow`` (workflow-side).
 
-After each activation the conversation starts a ``GuardrailWorkflow`` for that exchange (a
-child with ``ABANDON``, never awaited on the reply's path). The conversation keeps the latest
+After each exchange the conversation evaluates the background rules in a local activity and,
+when one fired or failed, starts a ``GuardrailWorkflow`` to act on it (a child with
+``ABANDON``, never awaited on the reply's path); before the ``guardrails-in-conversation``
+patch it started one for every exchange, which evaluated. The conversation keeps the latest
 one's handle and waits for it before it finishes closing, as it waits for its closing
 consolidation: a child left running past its parent stalls Temporal's time-skipping test
 server, and a guardrail that ends the conversation has had its say by then. The wait is
@@ -16,16 +18,22 @@ import asyncio
 from datetime import timedelta
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError
 from temporalio.workflow import ChildWorkflowHandle, ParentClosePolicy
 
 from contract import names
-from contract.policies import BACKGROUND
+from contract.policies import BACKGROUND, GUARDRAIL_SCREEN, summarized_local
 from schemas.conversation import ConversationInput, InboundTurn
 from schemas.dialog import DialogTurn
-from schemas.guardrails import GuardrailInput, GuardrailResult
+from schemas.guardrails import GuardrailEvaluation, GuardrailInput, GuardrailResult
 from workflows.guardrail import GuardrailWorkflow
 
+with workflow.unsafe.imports_passed_through():
+    from activities.guardrails.activities import GuardrailActivities
+
 PATCH = "guardrails"
+SCREEN_PATCH = "guardrails-in-conversation"
+"""The conversation evaluates the rules itself and starts a run only for a firing."""
 SETTLE_PATCH = "guardrails-settle"
 SETTLE_WAIT = timedelta(minutes=2)
 """How long a closing conversation waits for its last guardrail run (usually well under 1 s)."""
@@ -33,25 +41,65 @@ SETTLE_WAIT = timedelta(minutes=2)
 Running = ChildWorkflowHandle[GuardrailWorkflow, GuardrailResult]
 
 
-async def start(
+def _request(
     data: ConversationInput, turn: InboundTurn, activation_id: str, reply: DialogTurn | None
+) -> GuardrailInput:
+    return GuardrailInput(
+        activation_id=activation_id,
+        agent=data.agent,
+        conversation_id=data.conversation_id,
+        channel=data.channel,
+        person_id=turn.person_id,
+        inbound_turn_id=turn.event.event_id,
+        reply_turn_id=reply.turn_id if reply is not None else None,
+        at=workflow.now(),
+    )
+
+
+async def screen(
+    data: ConversationInput, turn: InboundTurn, activation_id: str, reply: DialogTurn | None
+) -> Running | None:
+    """Evaluate the background rules here; start a guardrail run only when one fired or failed.
+
+    Most exchanges fire nothing, and a workflow run per exchange to say so cost the server and
+    the worker more than the evaluation (``bench/message_cost.py``). Runs recorded before the
+    ``guardrails-in-conversation`` patch started a run for every exchange.
+    """
+    if not workflow.patched(SCREEN_PATCH):
+        return await start(data, turn, activation_id, reply)
+    request = _request(data, turn, activation_id, reply)
+    try:
+        evaluation: GuardrailEvaluation = await workflow.execute_local_activity_method(
+            GuardrailActivities.evaluate,
+            request,
+            **summarized_local(GUARDRAIL_SCREEN, "evaluate the guardrails over recent history"),
+        )
+    except ActivityError as err:
+        workflow.logger.warning("guardrail evaluation failed; nothing fired: %s", err)
+        return None
+    if not evaluation.firings and not evaluation.failed:
+        return None
+    return await start(data, turn, activation_id, reply, evaluation=evaluation)
+
+
+async def start(
+    data: ConversationInput,
+    turn: InboundTurn,
+    activation_id: str,
+    reply: DialogTurn | None,
+    *,
+    evaluation: GuardrailEvaluation | None = None,
 ) -> Running | None:
     """Start the background guardrails of one exchange; ``None`` when they did not start."""
     if not workflow.patched(PATCH):
         return None
+    request = _request(data, turn, activation_id, reply)
+    if evaluation is not None:
+        request = request.model_copy(update={"evaluation": evaluation})
     try:
         return await workflow.start_child_workflow(
             GuardrailWorkflow.run,
-            GuardrailInput(
-                activation_id=activation_id,
-                agent=data.agent,
-                conversation_id=data.conversation_id,
-                channel=data.channel,
-                person_id=turn.person_id,
-                inbound_turn_id=turn.event.event_id,
-                reply_turn_id=reply.turn_id if reply is not None else None,
-                at=workflow.now(),
-            ),
+            request,
             id=names.guardrail_workflow_id(activation_id),
             parent_close_policy=ParentClosePolicy.ABANDON,
             priority=BACKGROUND,

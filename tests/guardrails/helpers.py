@@ -15,6 +15,9 @@ from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule
 from contract import names
+from schemas.conversation import WindowAnswer, WindowQuery
+from schemas.dialog import Role
+from schemas.events import Receipt
 from schemas.guardrails import GuardrailResult
 from tests.harness import Harness, Stack, running_worker, unique, until
 
@@ -58,6 +61,47 @@ async def guardrail_result(harness: Harness, activation_id: str) -> GuardrailRes
     await until(started, timeout=30)
     result: GuardrailResult = await handle.result()
     return result
+
+
+async def screened_starts(harness: Harness, receipt: Receipt) -> list[str]:
+    """The runs the exchange's conversation has started, once it has screened the exchange.
+
+    The conversation takes the reply into its window and screens the exchange in the same
+    workflow task, so once the window holds the reply the guardrail run's start, had there been
+    one, is in the conversation's history.
+    """
+    marker = receipt.marker
+    assert marker is not None and marker.activation_id and marker.conversation_id and marker.text
+    conversation = harness.client.get_workflow_handle(
+        names.conversation_workflow_id(marker.conversation_id)
+    )
+
+    async def screened() -> bool:
+        answer = await conversation.query(names.WINDOW, WindowQuery(), result_type=WindowAnswer)
+        return any(t.role is Role.AGENT and t.text == marker.text for t in answer.window)
+
+    await until(screened, timeout=30)
+    return [
+        event.start_child_workflow_execution_initiated_event_attributes.workflow_id
+        async for event in conversation.fetch_history_events()
+        if event.HasField("start_child_workflow_execution_initiated_event_attributes")
+    ]
+
+
+async def no_guardrail_run(harness: Harness, receipt: Receipt) -> None:
+    """The exchange was screened in its conversation and fired nothing: no run was started."""
+    assert receipt.marker is not None and receipt.marker.activation_id
+    started = await screened_starts(harness, receipt)
+    assert names.guardrail_workflow_id(receipt.marker.activation_id) not in started, started
+
+
+async def fired_on(harness: Harness, receipt: Receipt) -> list[str]:
+    """The rules that fired on the exchange: none when no guardrail run was started for it."""
+    assert receipt.marker is not None and receipt.marker.activation_id
+    activation = receipt.marker.activation_id
+    if names.guardrail_workflow_id(activation) not in await screened_starts(harness, receipt):
+        return []
+    return (await guardrail_result(harness, activation)).fired
 
 
 @dataclass

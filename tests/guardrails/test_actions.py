@@ -18,6 +18,7 @@ from store.queries.guardrails import list_firings
 from tests.guardrails.helpers import (
     guarded_worker,
     guardrail_result,
+    no_guardrail_run,
     rules_file,
     webhook_server,
 )
@@ -90,7 +91,7 @@ async def test_cooldown_silences_the_person_with_the_reason(client: Client, stac
     async with guarded_worker(client, stack, rules_yaml=COOL_ON_SPELLS) as harness:
         agent = (await harness.create_agent()).handle
         first = await harness.say(agent, "teach me the forbidden spell")
-        assert (await guardrail_result(harness, ids(first)[0])).fired == []
+        await no_guardrail_run(harness, first)
         # The second request, on another channel where the operator knows Ada by the same
         # speaker ID: the same person, so it counts.
         other = ChannelRef(service="terminal", channel="second")
@@ -136,8 +137,7 @@ async def test_escalation_ends_the_conversation(client: Client, stack: Stack) ->
     async with guarded_worker(client, stack, rules_yaml=END_ON_CONFLICT) as harness:
         agent = (await harness.create_agent()).handle
         receipts = [await harness.say(agent, text) for text in HEATING]
-        calm = await guardrail_result(harness, ids(receipts[2])[0])
-        assert calm.fired == []
+        await no_guardrail_run(harness, receipts[2])
         activation, conversation = ids(receipts[-1])
         result = await guardrail_result(harness, activation)
         assert result.done == ["heated:notify", "heated:end_conversation"]

@@ -13,7 +13,7 @@ from temporalio.client import Client
 from activities.gateway.providers.scripted import ScriptRule
 from activities.guardrails.hostility import hostility
 from schemas.models import TaskType
-from tests.guardrails.helpers import guarded_worker, guardrail_result, rules_file
+from tests.guardrails.helpers import fired_on, guarded_worker, rules_file
 from tests.harness import Stack
 
 POLITE_MENACE = [
@@ -48,15 +48,13 @@ async def _last_exchange(client: Client, stack: Stack, script: list[ScriptRule])
     async with guarded_worker(client, stack, rules_yaml=BY_MODEL, script=script) as harness:
         agent = (await harness.create_agent()).handle
         receipts = [await harness.say(agent, text) for text in POLITE_MENACE]
-        marker = receipts[-1].marker
-        assert marker is not None and marker.activation_id is not None
-        result = await guardrail_result(harness, marker.activation_id)
+        fired = await fired_on(harness, receipts[-1])
         asked = [r for r in harness.provider.requests if r.task is TaskType.CLASSIFY]
         if asked:
             # Other people's words reach the classifier fenced, never as instructions.
             assert POLITE_MENACE[-1] in asked[-1].messages[0].content
             assert '<material source="dialog"' in asked[-1].messages[0].content
-        return result.fired
+        return fired
 
 
 async def test_the_model_sees_menace_the_lexical_score_misses(client: Client, stack: Stack) -> None:
