@@ -15,6 +15,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.channels.pacing import PacingActivities
 from activities.context.assembler import ContextAssembler, UnknownAgentError
+from activities.store import StoreActivities
 from schemas.activation import AssembleContextInput
 from schemas.admission import Admission, AdmitInput, Admitted
 from schemas.autonomy import SELF_SERVICE
@@ -24,14 +25,20 @@ from schemas.events import person_text
 from schemas.records import CloseConversationInput, ResolveSpeakerInput
 from store.db import Database
 from store.queries.admission import admit_turn, close_if_settled
-from store.queries.people import known_speaker, resolve_speaker
 
 
 class AdmissionActivities:
     """Admits events to conversations and closes conversations only once settled."""
 
-    def __init__(self, db: Database, assembler: ContextAssembler, pacing: PacingActivities):
+    def __init__(
+        self,
+        db: Database,
+        store: StoreActivities,
+        assembler: ContextAssembler,
+        pacing: PacingActivities,
+    ) -> None:
         self._db = db
+        self._store = store
         self._assembler = assembler
         self._pacing = pacing
 
@@ -42,7 +49,8 @@ class AdmissionActivities:
         speaker = ResolveSpeakerInput(
             agent=data.agent, channel=event.channel, speaker=event.speaker, seen_at=data.at
         )
-        person_id, person_name = await self._person(speaker)
+        person = await self._store.resolve_speaker(speaker)
+        person_id, person_name = person.person_id, person.person_name
         turn = DialogTurn(
             turn_id=event.event_id,
             conversation_id=data.conversation_id,
@@ -83,27 +91,6 @@ class AdmissionActivities:
         if affordance.withheld is not None:
             return admitted.model_copy(update={"withheld": affordance.withheld})
         return await self._assembled(data, admitted)
-
-    async def _person(self, speaker: ResolveSpeakerInput) -> tuple[str, str]:
-        # A known speaker (nearly every message) is one statement: no transaction around it.
-        async with self._db.autocommit() as session:
-            known = await known_speaker(
-                session,
-                agent=speaker.agent,
-                channel=speaker.channel,
-                speaker=speaker.speaker,
-                seen_at=speaker.seen_at,
-            )
-        if known is None:
-            async with self._db.session() as session:
-                known = await resolve_speaker(
-                    session,
-                    agent=speaker.agent,
-                    channel=speaker.channel,
-                    speaker=speaker.speaker,
-                    seen_at=speaker.seen_at,
-                )
-        return known.person_id, known.person_name
 
     async def _assembled(self, data: AdmitInput, admitted: Admitted) -> Admitted:
         """The admission with its prompt; without, saying why, if assembly failed here."""

@@ -532,19 +532,25 @@ class AgentWorkflow:
 
     # -- the critical section -----------------------------------------------------------------
 
+    def _not_open(self, event: InboundEvent, current: OpenConversation | None) -> bool:
+        """Fail an event that names a conversation not open on its channel; whether it did."""
+        if event.conversation_id is None or (
+            current is not None and current.conversation_id == event.conversation_id
+        ):
+            return False
+        self._fail(
+            event,
+            f"conversation {event.conversation_id} is not open on {event.channel.key}: "
+            "omit conversation_id to start a new one",
+        )
+        return True
+
     async def _route(self, turn: InboundTurn) -> str | None:
         """Hand the turn to its conversation; returns the conversation ID, or ``None``."""
         event = turn.event
         key = event.channel.key
         current = self._state.open.get(key)
-        if event.conversation_id is not None and (
-            current is None or current.conversation_id != event.conversation_id
-        ):
-            self._fail(
-                event,
-                f"conversation {event.conversation_id} is not open on {key}: "
-                "omit conversation_id to start a new one",
-            )
+        if self._not_open(event, current):
             return None
         if current is not None:
             try:
@@ -684,14 +690,7 @@ class AgentWorkflow:
         self._dispatching = (event.event_id, activation_id)
         while True:
             current = self._state.open.get(key)
-            if event.conversation_id is not None and (
-                current is None or current.conversation_id != event.conversation_id
-            ):
-                self._fail(
-                    event,
-                    f"conversation {event.conversation_id} is not open on {key}: "
-                    "omit conversation_id to start a new one",
-                )
+            if self._not_open(event, current):
                 return
             request = AdmitInput(
                 agent=self._state.handle,

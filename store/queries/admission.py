@@ -14,15 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy.dialects.postgresql import insert
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.dialog import DialogTurn
 from schemas.events import ChannelRef
-from store.queries.dialog import record_turn
-from store.queries.people import ensure_channel
+from store.queries.dialog import insert_conversation, record_turn
 from store.sql import execute
-from store.tables import Conversation
 
 _LOCK_OPEN = """
     SELECT status FROM conversations WHERE id = :id FOR UPDATE
@@ -74,20 +71,12 @@ async def admit_turn(
     """
     conversation_id = turn.conversation_id
     if opening:
-        channel_id = await ensure_channel(session, agent=agent, channel=channel, seen_at=turn.at)
-        await session.exec(
-            insert(Conversation)
-            .values(
-                id=conversation_id,
-                agent=agent,
-                channel_id=channel_id,
-                status="open",
-                opened_at=turn.at,
-                turns=0,
-                participants=[],
-                source="live",
-            )
-            .on_conflict_do_nothing(index_elements=["id"])
+        await insert_conversation(
+            session,
+            conversation_id=conversation_id,
+            agent=agent,
+            channel=channel,
+            opened_at=turn.at,
         )
     status = (await execute(session, _LOCK_OPEN, {"id": conversation_id})).scalar_one_or_none()
     if status != "open":

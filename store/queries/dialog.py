@@ -31,6 +31,27 @@ async def open_conversation(
     source: str = "live",
 ) -> None:
     """Record a conversation as open (a no-op if it already is)."""
+    await insert_conversation(
+        session,
+        conversation_id=conversation_id,
+        agent=agent,
+        channel=channel,
+        opened_at=opened_at,
+        source=source,
+    )
+    await session.commit()
+
+
+async def insert_conversation(
+    session: AsyncSession,
+    *,
+    conversation_id: str,
+    agent: str,
+    channel: ChannelRef,
+    opened_at: datetime,
+    source: str = "live",
+) -> None:
+    """Insert the conversation's row, open, unless it exists (its channel's too). No commit."""
     channel_id = await ensure_channel(session, agent=agent, channel=channel, seen_at=opened_at)
     await session.exec(
         insert(Conversation)
@@ -46,7 +67,6 @@ async def open_conversation(
         )
         .on_conflict_do_nothing(index_elements=["id"])
     )
-    await session.commit()
 
 
 _RECORD_TURN = text(
