@@ -75,9 +75,10 @@ class AdmissionActivities:
             )
         admitted = Admitted(
             admission=Admission.ADMITTED,
+            conversation_id=window.conversation_id,
             person_id=person_id,
             person_name=person_name,
-            turn=turn,
+            turn=turn.model_copy(update={"conversation_id": window.conversation_id}),
             window_turn_ids=window.turn_ids,
             participants=window.participants,
         )
@@ -98,7 +99,7 @@ class AdmissionActivities:
         request = AssembleContextInput(
             activation_id=data.activation_id,
             agent=data.agent,
-            conversation_id=data.conversation_id,
+            conversation_id=admitted.conversation_id,
             channel=data.event.channel,
             event=data.event,
             person_id=admitted.person_id,

@@ -45,6 +45,11 @@ class Admitted(Wire):
     """An admitted event: its person, its turn, its window and (normally) its prompt."""
 
     admission: Admission
+    conversation_id: Ulid | None = Field(
+        default=None,
+        description="The conversation the turn is in: the one asked for, or the one an attempt "
+        "of the same workflow task that never completed admitted it to.",
+    )
     person_id: Ulid | None = None
     person_name: str = ""
     turn: DialogTurn | None = None

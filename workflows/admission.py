@@ -69,12 +69,12 @@ async def admit(
 
 def activation_input(data: AdmitInput, admitted: Admitted, *, agent_name: str) -> ActivationInput:
     """The activation's input from what admission found."""
-    assert admitted.person_id is not None
+    assert admitted.person_id is not None and admitted.conversation_id is not None
     return ActivationInput(
         activation_id=data.activation_id,
         agent=data.agent,
         agent_name=agent_name,
-        conversation_id=data.conversation_id,
+        conversation_id=admitted.conversation_id,
         channel=data.event.channel,
         event=data.event,
         person_id=admitted.person_id,

@@ -711,7 +711,8 @@ class AgentWorkflow:
             # Its conversation closed before the turn reached it: the turn goes to a fresh one.
             self._state.open.pop(key, None)
         assert admitted.turn is not None and admitted.person_id is not None
-        conversation_id = request.conversation_id
+        # Normally the one asked for; after a task that never completed, the one it admitted to.
+        conversation_id = admitted.conversation_id or request.conversation_id
         taken = TurnTaken(
             inbound=InboundTurn(
                 event=event,

@@ -21,6 +21,10 @@ from schemas.events import ChannelRef
 from store.queries.dialog import insert_conversation, record_turn
 from store.sql import execute
 
+_ADMITTED_TO = """
+    SELECT conversation_id FROM dialog_turns WHERE id = :id
+"""
+
 _LOCK_OPEN = """
     SELECT status FROM conversations WHERE id = :id FOR UPDATE
 """
@@ -49,8 +53,9 @@ _CLOSE = """
 
 @dataclass(frozen=True)
 class Window:
-    """A conversation's recent turns (oldest first) and its participants in order."""
+    """The conversation the turn is in, its recent turns (oldest first) and its participants."""
 
+    conversation_id: str
     turn_ids: list[str]
     participants: list[str]
 
@@ -67,8 +72,15 @@ async def admit_turn(
     """Write ``turn`` into its conversation if that is open; ``None`` if it has closed.
 
     With ``opening`` the conversation is recorded first (a no-op when a retry already did).
-    The turn is written under the conversation row's lock, so a close waits for it. Commits.
+    The turn is written under the conversation row's lock, so a close waits for it. A turn an
+    earlier attempt already admitted stays where it is, and the window says which conversation
+    that is. Commits.
     """
+    earlier = (await execute(session, _ADMITTED_TO, {"id": turn.turn_id})).scalar_one_or_none()
+    if earlier is not None and earlier != turn.conversation_id:
+        # An attempt of the same workflow task that never completed admitted it already, to the
+        # conversation that attempt named (a fresh ID is made from the task's time): adopt it.
+        turn = turn.model_copy(update={"conversation_id": earlier})
     conversation_id = turn.conversation_id
     if opening:
         await insert_conversation(
@@ -84,7 +96,11 @@ async def admit_turn(
         return None
     await record_turn(session, agent=agent, channel=channel, turn=turn)  # commits
     row = (await execute(session, _WINDOW, {"id": conversation_id, "n": window_turns})).one()
-    return Window(turn_ids=list(reversed(row.recent)), participants=list(row.participants))
+    return Window(
+        conversation_id=conversation_id,
+        turn_ids=list(reversed(row.recent)),
+        participants=list(row.participants),
+    )
 
 
 async def close_if_settled(

@@ -115,3 +115,20 @@ async def test_racing_admissions_and_a_close_never_lose_a_turn(harness: Harness)
     assert closed == (row.status == "closed")
     if closed:
         assert not stored
+
+
+async def test_a_task_run_again_adopts_the_conversation_its_first_attempt_admitted_to(
+    harness: Harness,
+) -> None:
+    # A workflow task that never completed named a fresh conversation from its own time and
+    # admitted the turn there; the task run again names another one for the same turn.
+    agent = (await harness.create_agent()).handle
+    first_attempt = turn(new_ulid(), "hello")
+    await admit(harness, agent, first_attempt, opening=True)
+    again = first_attempt.model_copy(update={"conversation_id": new_ulid()})
+    window = await admit(harness, agent, again, opening=True)
+
+    assert window is not None and window.conversation_id == first_attempt.conversation_id
+    assert window.turn_ids == [first_attempt.turn_id]
+    async with harness.db.session() as session:
+        assert await session.get(Conversation, again.conversation_id) is None
