@@ -190,6 +190,21 @@ async def test_every_signal_survives_garbage_naive_times_forged_ids_and_replays(
             }
         ],
         names.INBOUND: [{"event": event, "person_id": new_ulid(), "person_name": "M"}],
+        names.TURN_TAKEN: [
+            {
+                "inbound": {"event": event, "person_id": new_ulid(), "person_name": "M"},
+                "turn": {
+                    "turn_id": new_ulid(),
+                    "conversation_id": conversation_id,
+                    "role": "person",
+                    "speaker_id": "not-an-id",
+                    "text": "forged",
+                    "at": NAIVE,
+                },
+            }
+        ],
+        # A forged end of an exchange the conversation never took.
+        names.EXCHANGE_DONE: [{"activation_id": new_ulid(), "event_id": new_ulid()}],
         names.FORGET_TURNS: [{"before": NAIVE}],
         names.PERSON_FOLDED: [{"folded": "not-an-id", "survivor": new_ulid()}],
         # Only refusals: a valid one would close the conversation the later signals target.
