@@ -286,13 +286,29 @@ async def start_agent(client: Client, *, handle: str, task_queue: str) -> None:
     )
 
 
+# A busy server can answer a task-queue read with CANCELLED while matching loads the queue's
+# partition (seen right after a worker starts on a fresh queue); the read is safe to repeat.
+_TRANSIENT = (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.UNAVAILABLE)
+_PAUSES = (0.25, 0.5, 1.0)
+
+
 async def has_pollers(client: Client, task_queue: str) -> bool:
-    """Whether some worker polls ``task_queue`` for workflow tasks right now."""
-    response = await client.workflow_service.describe_task_queue(
-        DescribeTaskQueueRequest(
-            namespace=client.namespace,
-            task_queue=TaskQueue(name=task_queue),
-            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-        )
+    """Whether some worker polls ``task_queue`` for workflow tasks right now.
+
+    A transient server answer is read again after a short pause, three times at most.
+    """
+    request = DescribeTaskQueueRequest(
+        namespace=client.namespace,
+        task_queue=TaskQueue(name=task_queue),
+        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
     )
+    for pause in _PAUSES:
+        try:
+            response = await client.workflow_service.describe_task_queue(request)
+            return len(response.pollers) > 0
+        except RPCError as err:
+            if err.status not in _TRANSIENT:
+                raise
+        await asyncio.sleep(pause)
+    response = await client.workflow_service.describe_task_queue(request)
     return len(response.pollers) > 0
