@@ -22,9 +22,10 @@ from activities.heartbeating import heartbeating
 from activities.tools import rounds
 from activities.tools.registry import ToolRegistry
 from contract.provider_errors import ProviderError
-from schemas.activation import DraftRef, PromptRef, StreamTarget
+from schemas.activation import DraftRef, PromptRef
 from schemas.ids import new_ulid
 from schemas.models import ChatMessage, ModelRequest, ModelResponse, ToolCall
+from schemas.streaming import StreamTarget
 from schemas.tools import RespondInput, ToolCallRef, ToolGeneration
 from store.db import Database
 from store.queries.drafts import save_draft

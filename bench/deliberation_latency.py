@@ -34,7 +34,6 @@ from temporalio.api.enums.v1 import EventType
 
 from bench.harness import BenchStack, bench_stack, new_agent, percentile, record, worker_process
 from contract import names
-from contract.names import deliberation_workflow_id
 from schemas.events import ChannelRef, InboundEvent, Outcome, Receipt, Speaker
 from schemas.ids import new_ulid
 from store.db import Database
@@ -80,8 +79,8 @@ async def send(stack: BenchStack, queue: str, handle: str, channel: str) -> tupl
     return elapsed, receipt
 
 
-async def drain(stack: BenchStack, receipt: Receipt, *, deferred: bool = False) -> int:
-    """Wait for the activation and, when deferred, the deliberation it started.
+async def drain(stack: BenchStack, receipt: Receipt) -> int:
+    """Wait for the activation to end: released, it runs a deferred deliberation itself.
 
     Returns:
         The model calls the activation scheduled before its reply was out: every activity it
@@ -91,8 +90,6 @@ async def drain(stack: BenchStack, receipt: Receipt, *, deferred: bool = False) 
     activation = receipt.marker.activation_id
     handle = stack.client.get_workflow_handle(names.activation_workflow_id(activation))
     await handle.result()
-    if deferred:
-        await stack.client.get_workflow_handle(deliberation_workflow_id(activation)).result()
     calls = 0
     async for event in handle.fetch_history_events():
         if event.event_type == EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED:
@@ -143,7 +140,7 @@ async def measure(
         for i in range(n + 3):
             for mode in MODES:
                 elapsed, receipt = await send(stack, queue, handle, mode)
-                calls[mode].add(await drain(stack, receipt, deferred=mode == "deferred"))
+                calls[mode].add(await drain(stack, receipt))
                 assert receipt.marker is not None and receipt.marker.activation_id
                 assert (receipt.marker.text == REPLY) is (mode != "inline")
                 if i >= 3:  # warm-up: imports, pools, caches

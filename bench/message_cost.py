@@ -11,7 +11,8 @@ each *variant* is a real worker process started from a source tree (the current 
 * worker and Temporal-server CPU per message (process counters over the sequential messages);
 * throughput of 20 agents x 10 messages at once;
 * in the same run, the one-activity floor and the no-op three-workflow shape (in-process
-  worker, sandboxed), for the targets that are stated against them;
+  worker, sandboxed), for the targets that are stated against them, and the no-op shape of the
+  agent starting the activation itself: latency and throughput with no work in any step;
 * where the pre-model time goes: the server's hops and each workflow's task on the path, read
   from the histories (``bench/premodel_path.py``).
 
@@ -36,7 +37,7 @@ from pathlib import Path
 import psutil
 from sqlalchemy import text
 
-from bench.baselines import floor_latency, shape_latency
+from bench.baselines import floor_latency, shape_latency, shape_throughput
 from bench.harness import BenchStack, bench_stack, new_agent, percentile, record, worker_process
 from bench.plain_pipeline import make_event
 from bench.premodel_path import SEGMENTS, Mark, breakdown
@@ -198,6 +199,9 @@ async def main() -> None:
                 await one_turn(stack, db, variant, args.messages)
         floor = await floor_latency(stack, 50, sandboxed=True)
         shape = await shape_latency(stack, 100, local_activities=True, sandboxed=True)
+        # The design's own limit: the agent starting the activation itself, every step a no-op.
+        direct = await shape_latency(stack, 100, local_activities=True, sandboxed=True, direct=True)
+        direct_rate = await shape_throughput(stack, 20, 10, sandboxed=True, direct=True)
         await db.aclose()
     round_ms = percentile(floor, 0.5) / 2  # the floor workflow is two workflow-task rounds
     header = "| measurement | " + " | ".join(v.name for v in variants) + " |"
@@ -250,7 +254,10 @@ list each turn. Variants: {described}.
 
 - Same run, in-process sandboxed worker: one-activity floor {_ms(floor)}
   ({round_ms:.0f} ms a round); the three-workflow shape with no-op steps and its local
-  activities {_ms(shape)}.
+  activities {_ms(shape)}; the agent starting the activation itself (admission's shape) with
+  no-op steps {_ms(direct)} ({percentile(direct, 0.5) / percentile(shape, 0.5):.2f}x the no-op
+  shape), and 20 x 10 of it at once {direct_rate:.1f}/s: no work at all, the limit of the design
+  on this machine.
 {chr(10).join(lines)}
 """
     record("The cost of one message around the model call", body)

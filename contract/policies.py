@@ -21,7 +21,11 @@ from contract.provider_errors import NON_RETRYABLE
 
 
 def summarized(
-    config: ActivityConfig, summary: str, *, activity_id: str | None = None
+    config: ActivityConfig,
+    summary: str,
+    *,
+    activity_id: str | None = None,
+    priority: Priority | None = None,
 ) -> ActivityConfig:
     """``config`` with the summary the Web UI shows for this activity call.
 
@@ -29,11 +33,14 @@ def summarized(
         config: The dependency's policy.
         summary: What the call does, in a few words.
         activity_id: A fixed activity ID (default: the SDK's sequence number).
+        priority: A dispatch priority of its own (default: its workflow's).
     """
     options = config.copy()
     options["summary"] = summary
     if activity_id is not None:
         options["activity_id"] = activity_id
+    if priority is not None:
+        options["priority"] = priority
     return options
 
 

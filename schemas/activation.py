@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pydantic import AwareDatetime, Field
 
+from schemas.deliberation import DeliberationResult
 from schemas.dialog import DialogTurn
 from schemas.events import ChannelRef, CompletionMarker, InboundEvent, Wire
 from schemas.ids import AgentHandle, Ulid
 from schemas.models import TaskType, TokenUsage
+from schemas.streaming import StreamTarget
 
 FALLBACK_REPLY = (
     "I'm having trouble thinking clearly right now, so I'd rather not answer badly. "
@@ -42,6 +44,11 @@ class ActivationInput(Wire):
     withheld: str | None = Field(
         default=None, description="Why admission found no reply may be generated."
     )
+    person_turn: DialogTurn | None = Field(
+        default=None,
+        description="The person's turn as admission wrote it: the activation hands it to its "
+        "conversation with the exchange's end (runs before told the conversation separately).",
+    )
 
 
 class ActivationResult(Wire):
@@ -49,6 +56,11 @@ class ActivationResult(Wire):
 
     marker: CompletionMarker
     reply: DialogTurn | None = None
+    deliberation: DeliberationResult | None = Field(
+        default=None,
+        description="What the deferred deliberation concluded, when the activation ran it "
+        "itself after its release (runs recorded before ran it as ``DeliberationWorkflow``).",
+    )
 
 
 class ActivationFinished(Wire):
@@ -87,13 +99,6 @@ class PromptRef(Wire):
     task: TaskType
     token_estimate: int
     parts: list[ContextPart] = Field(default_factory=list)
-
-
-class StreamTarget(Wire):
-    """Where token deltas go, best effort (Appendix B): a LISTEN/NOTIFY channel key."""
-
-    key: str = Field(pattern=r"^[A-Za-z0-9_]{1,60}$")
-    phase: str = "draft"
 
 
 class GenerateInput(Wire):

@@ -36,6 +36,11 @@ class ExchangeDone(Wire):
     activation_id: Ulid
     event_id: Ulid
     reply: DialogTurn | None = None
+    taken: TurnTaken | None = Field(
+        default=None,
+        description="The person's turn the exchange answered, for a conversation that was not "
+        "told of it when it was admitted (it joins the window before the reply).",
+    )
 
 
 class ConversationState(Wire):

@@ -12,11 +12,11 @@ from pathlib import Path
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
-from schemas.activation import StreamTarget
 from schemas.agents import DeliberationMode
 from schemas.emotion import MoodNote
 from schemas.events import ChannelRef, InboundEvent, Wire
 from schemas.ids import AgentHandle, Ulid
+from schemas.streaming import StreamTarget
 
 
 class Lens(StrEnum):

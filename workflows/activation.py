@@ -1,13 +1,15 @@
 """``ActivationWorkflow``: one run of the response pipeline (spec §4).
 
-Lifecycle: started by a ``ConversationWorkflow`` as ``activation/{ulid}`` (a fresh ULID, never
-reused) for one input; on a paced channel whose token budget is spent it ends silent at once,
-before any model call; otherwise it runs assemble context -> respond -> deliberate -> decide ->
-transmit -> record -> take stock of its emotional state (each step a module of
-``workflows.pipeline``); signals ``activation_finished`` to its agent, releasing the agent's
-lock, and returns the reply turn to its conversation. It never continues as new. The run owns
-its turn state (``TurnState``): each step returns what it learned and the workflow hands that
-to the steps after it.
+Lifecycle: started by its agent once it admitted an input (by a ``ConversationWorkflow`` in runs
+recorded before admission) as ``activation/{ulid}`` (a fresh ULID, never reused); on a paced
+channel whose token budget is spent it ends silent at once, before any model call; otherwise it
+runs assemble context -> respond -> deliberate -> decide -> transmit -> record (each step a
+module of ``workflows.pipeline``); signals ``activation_finished`` to its agent, releasing the
+agent's lock; then, released, takes stock of its emotional state and, when deliberation is
+deferred, reconsiders the reply (an activation the agent started does so itself; one its
+conversation started starts ``DeliberationWorkflow``), and returns the reply turn. It never
+continues as new. The run owns its turn state (``TurnState``): each step returns what it
+learned and the workflow hands that to the steps after it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 from contract import attribution, names
 from schemas.activation import ActivationInput, ActivationResult, Decision, Draft
-from schemas.conversation import ExchangeDone
 from schemas.dialog import DialogTurn
 from schemas.events import CompletionMarker, Outcome
 from schemas.turn import TurnState
@@ -28,7 +29,13 @@ from workflows.pipeline import metrics
 from workflows.pipeline.afford import afford
 from workflows.pipeline.context import assemble
 from workflows.pipeline.decide import decide
-from workflows.pipeline.deliberate import after_transmit, deliberate
+from workflows.pipeline.deliberate import (
+    after_transmit,
+    deferred,
+    deliberate,
+    start_deferred,
+)
+from workflows.pipeline.deliberate import in_run as deliberate_in_run
 from workflows.pipeline.emotion import take_stock
 from workflows.pipeline.respond import respond
 from workflows.pipeline.transmit import record, transmit
@@ -98,14 +105,9 @@ class ActivationWorkflow:
         if not data.admitted:
             await release(data.agent, marker)
             return
-        # Started by the agent: its conversation hears how the exchange ended, beside the
-        # release (both signals leave in this workflow task).
-        done = ExchangeDone(
-            activation_id=data.activation_id, event_id=data.event.event_id, reply=reply
-        )
-        await asyncio.gather(
-            release(data.agent, marker), tell_conversation(data.conversation_id, done)
-        )
+        # Started by the agent: its conversation hears how the exchange ended (and, in runs
+        # that carry it, the person's turn), beside the release: both leave in this task.
+        await asyncio.gather(release(data.agent, marker), tell_conversation(data, reply))
 
     async def _withheld(self, data: ActivationInput, reason: str) -> ActivationResult:
         """End silent without generating: the channel's token budget is spent."""
@@ -138,6 +140,14 @@ class ActivationWorkflow:
         reply: DialogTurn | None = await transmit(data, final) if decision.speak else None
         marker = await record(data, final, decision, reply)
         await self._finish(data, marker, reply)
-        await after_transmit(data, prompt, draft, self._turn, transmitted=reply is not None)
+        owed = await after_transmit(data, prompt, draft, self._turn, transmitted=reply is not None)
+        if owed is not None and deliberate_in_run(data):
+            # Released: the critics and the emotion reading run side by side in this run, not
+            # as a workflow of their own (one start, two tasks and a visibility record fewer).
+            self._step(data, f"Reconsidering the reply ({marker.outcome.value})")
+            concluded, _ = await asyncio.gather(deferred(owed), take_stock(data, reply))
+            return ActivationResult(marker=marker, reply=reply, deliberation=concluded)
+        if owed is not None:
+            await start_deferred(data, owed)
         await take_stock(data, reply)
         return ActivationResult(marker=marker, reply=reply)

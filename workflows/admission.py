@@ -5,8 +5,9 @@ resolved the speaker and signalled the conversation, the conversation wrote the 
 started the activation, the activation assembled the prompt; each was a workflow task with a
 database step, and the server's hop between each pair another round. Now the agent does all
 of it in one local activity (``activities.admission``), then in the same workflow task starts
-the activation and tells the conversation about the turn beside it: the model call waits for
-the agent's task and the activation's first.
+the activation: the model call waits for the agent's task and the activation's first. The
+conversation hears of the turn when its exchange ends (``ExchangeDone.taken``), or at its start
+when the turn opened it.
 
 Deterministic: only ``workflow`` APIs.
 """
@@ -34,7 +35,6 @@ from contract.policies import (
 )
 from schemas.activation import ActivationInput, ActivationResult
 from schemas.admission import AdmitInput, Admitted
-from schemas.conversation import ExchangeDone
 from schemas.events import CompletionMarker
 from schemas.markers import failed_marker
 from workflows.activation import ActivationWorkflow
@@ -48,6 +48,11 @@ with workflow.unsafe.imports_passed_through():
 PATCH = "admission"
 """Runs recorded before admission resolved the speaker, then routed the event to its
 conversation, which wrote the turn and started the activation."""
+
+PATCH_TURN_IN_EXCHANGE = "turn-in-exchange"
+"""The conversation hears of an admitted turn with its exchange's end (``ExchangeDone.taken``):
+one signal and one conversation workflow task fewer per message. Runs recorded before signalled
+``turn_taken`` beside the activation's start."""
 
 ADMIT_STEP = "admit the event"
 """The agent's one step on an event's path (``workflows.steps.bounded``)."""
@@ -67,8 +72,14 @@ async def admit(
     )
 
 
-def activation_input(data: AdmitInput, admitted: Admitted, *, agent_name: str) -> ActivationInput:
-    """The activation's input from what admission found."""
+def activation_input(
+    data: AdmitInput, admitted: Admitted, *, agent_name: str, with_turn: bool
+) -> ActivationInput:
+    """The activation's input from what admission found.
+
+    ``with_turn``: the activation hands the person's turn to the conversation with the
+    exchange's end (``PATCH_TURN_IN_EXCHANGE``), instead of the agent telling it beforehand.
+    """
     assert admitted.person_id is not None and admitted.conversation_id is not None
     return ActivationInput(
         activation_id=data.activation_id,
@@ -84,6 +95,7 @@ def activation_input(data: AdmitInput, admitted: Admitted, *, agent_name: str) -
         admitted=True,
         prompt=admitted.prompt,
         withheld=admitted.withheld,
+        person_turn=admitted.turn if with_turn else None,
     )
 
 
@@ -142,7 +154,4 @@ def activation_failure(err: ChildWorkflowError) -> str:
 
 async def tell_conversation_failed(data: ActivationInput) -> None:
     """Tell the conversation its exchange ended with no reply (the activation failed)."""
-    await tell_conversation(
-        data.conversation_id,
-        ExchangeDone(activation_id=data.activation_id, event_id=data.event.event_id),
-    )
+    await tell_conversation(data, None)

@@ -113,6 +113,9 @@ PATCH_ACTIVATION_ID = "agent-names-activation"
 PATCH_UNKNOWN_COMPLETES = "unknown-agent-completes"
 PATCH_PEER_CHANNEL = "agent-channel-refused"
 PATCH_CLOSED_WHILE_ROUTING = "closed-while-routing"
+PATCH_FAILED_AFTER_RELEASE = "failed-after-release"
+"""An activation that fails after releasing the lock no longer tells its conversation the
+exchange failed: it already told it how the exchange ended."""
 
 
 @workflow.defn(name=names.AGENT_WORKFLOW)
@@ -726,10 +729,17 @@ class AgentWorkflow:
             self._state.open[key] = OpenConversation(
                 conversation_id=conversation_id, channel_key=key, opened_at=workflow.now()
             )
-        # Both go out with this workflow task: the conversation hears of the turn beside the
-        # activation, not before it.
-        self._background(self._tell_conversation(taken, opening=request.opening), self._starting)
-        activation = admission.activation_input(request, admitted, agent_name=self._profile.name)
+        # A new conversation starts with the turn in its state, beside the activation (both go
+        # out with this workflow task). An open one hears of it with the exchange's end, from
+        # the activation; runs recorded before signalled it the turn here.
+        told_later = not request.opening and workflow.patched(admission.PATCH_TURN_IN_EXCHANGE)
+        if not told_later:
+            self._background(
+                self._tell_conversation(taken, opening=request.opening), self._starting
+            )
+        activation = admission.activation_input(
+            request, admitted, agent_name=self._profile.name, with_turn=told_later
+        )
         self._state.in_flight = InFlight(
             event=event,
             conversation_id=conversation_id,
@@ -800,6 +810,11 @@ class AgentWorkflow:
             if current is not None and current.conversation_id == conversation_id:
                 del self._state.open[key]
 
+    def _released(self, activation: ActivationInput) -> bool:
+        """Whether ``activation`` already ended its event (its marker is recorded)."""
+        marker = self._state.markers.get(activation.event.event_id)
+        return marker is not None and marker.activation_id == activation.activation_id
+
     async def _run_activation(self, activation: ActivationInput) -> None:
         """Start the activation; if it fails or is terminated, end its event saying why."""
         event_id = activation.event.event_id
@@ -817,6 +832,13 @@ class AgentWorkflow:
                 conversation_id=activation.conversation_id,
             )
         else:
+            return
+        if self._released(activation) and workflow.patched(PATCH_FAILED_AFTER_RELEASE):
+            # Its event ended when it released the lock; what failed was its work afterwards
+            # (the deferred deliberation, the emotion reading), and its conversation heard.
+            workflow.logger.warning(
+                "activation %s failed after its reply: %s", activation.activation_id, marker.reason
+            )
             return
         workflow.logger.error("activation %s failed: %s", activation.activation_id, marker.reason)
         if self._dispatching == (event_id, activation.activation_id) and (

@@ -104,7 +104,7 @@ class ConversationWorkflow:
     @workflow.signal(
         name=names.TURN_TAKEN,
         description="Internal: the agent admitted a person's turn to this conversation and "
-        "started its activation (a TurnTaken).",
+        "started its activation (a TurnTaken; agents' runs from before turn-in-exchange).",
     )
     @handlers.guarded_signal(TurnTaken)
     def turn_taken(self, taken: TurnTaken) -> None:
@@ -114,14 +114,22 @@ class ConversationWorkflow:
 
     @workflow.signal(
         name=names.EXCHANGE_DONE,
-        description="Internal: an activation the agent started ended (an ExchangeDone).",
+        description="Internal: an activation the agent started ended (an ExchangeDone, with "
+        "the person's turn when the conversation was not told of it before).",
     )
     @handlers.guarded_signal(ExchangeDone)
     def exchange_done(self, done: ExchangeDone) -> None:
-        """Queue the end of an exchange: its reply joins the window, its background starts."""
-        if done.activation_id in self._state.awaiting or any(
+        """Queue the end of an exchange: its turns join the window, its background starts.
+
+        Accepted once per activation: one this conversation awaits, or one whose person's turn
+        it carries and the window does not hold yet.
+        """
+        if any(d.activation_id == done.activation_id for d in self._state.done):
+            return
+        awaited = done.activation_id in self._state.awaiting or any(
             t.inbound.activation_id == done.activation_id for t in self._state.taken
-        ):
+        )
+        if awaited or (done.taken is not None and not self._seen(done.taken.turn.turn_id)):
             self._state.done.append(done)
 
     @workflow.query(
@@ -265,7 +273,9 @@ class ConversationWorkflow:
             self._state.awaiting[taken.inbound.activation_id] = taken.inbound
 
     async def _exchanged(self, done: ExchangeDone) -> None:
-        """An exchange ended: its reply joins the window and its background work starts."""
+        """An exchange ended: its turns join the window and its background work starts."""
+        if done.taken is not None and not self._seen(done.taken.turn.turn_id):
+            self._take(done.taken)  # admitted to this open conversation, heard of only now
         turn = self._state.awaiting.pop(done.activation_id, None)
         if turn is None:
             return

@@ -13,8 +13,9 @@ from __future__ import annotations
 from temporalio import workflow
 
 from contract import names
-from schemas.activation import ActivationFinished
-from schemas.conversation import ExchangeDone
+from schemas.activation import ActivationFinished, ActivationInput
+from schemas.conversation import ExchangeDone, InboundTurn, TurnTaken
+from schemas.dialog import DialogTurn
 from schemas.events import CompletionMarker
 
 
@@ -29,12 +30,29 @@ async def release(agent: str, marker: CompletionMarker) -> None:
     )
 
 
-async def tell_conversation(conversation_id: str, done: ExchangeDone) -> None:
+def exchange_done(data: ActivationInput, reply: DialogTurn | None) -> ExchangeDone:
+    """How an admitted event's exchange ended, with the person's turn when the run carries it."""
+    taken = None
+    if data.person_turn is not None:
+        inbound = InboundTurn(
+            event=data.event,
+            person_id=data.person_id,
+            person_name=data.person_name,
+            activation_id=data.activation_id,
+        )
+        taken = TurnTaken(inbound=inbound, turn=data.person_turn)
+    return ExchangeDone(
+        activation_id=data.activation_id, event_id=data.event.event_id, reply=reply, taken=taken
+    )
+
+
+async def tell_conversation(data: ActivationInput, reply: DialogTurn | None) -> None:
     """Tell an admitted event's conversation how its exchange ended (``exchange_done``).
 
     The agent holds the lock, not the conversation, so nothing waits on this signal: a
     conversation already gone (closed, deleted) is logged, not an error.
     """
+    conversation_id, done = data.conversation_id, exchange_done(data, reply)
     try:
         await workflow.get_external_workflow_handle(
             names.conversation_workflow_id(conversation_id)

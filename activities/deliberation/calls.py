@@ -19,7 +19,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.channels.stream import NotifySink
 from activities.gateway.base import DeltaCallback
-from schemas.activation import StreamTarget
+from schemas.streaming import StreamTarget
 from store.db import Database
 from store.queries.runtime import load_prompt
 from store.tables import PromptRow

@@ -17,14 +17,16 @@ from activities.gateway.base import DeltaCallback
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
 from contract import names
 from observability.metering.hub import UsageMeter
+from schemas.activation import ActivationResult
 from schemas.agents import AgentConfig, AgentCreate
-from schemas.deliberation import ScreenInput
+from schemas.deliberation import DeliberationResult, ScreenInput
 from schemas.models import ModelBinding, ModelRequest, ModelResponse, ProviderName, TaskType
 from store.db import Database
 from store.queries.agents import create_agent
 from store.tables import PromptRow
 from tests.harness import Harness, Stack, close_dependencies, dependencies, unique
 from workers.build import build_worker
+from workflows.activation import ActivationWorkflow
 
 CLAIM = (
     "We agreed last Tuesday that you would send me the quarterly report by Friday, and you "
@@ -201,3 +203,23 @@ async def settled(harness: Harness, activation_id: str | None) -> str:
     handle = harness.client.get_workflow_handle(names.activation_workflow_id(activation_id))
     await handle.result()
     return activation_id
+
+
+async def activation_result(harness: Harness, activation_id: str | None) -> ActivationResult:
+    """The result of an activation, once it ended (after its release and background work)."""
+    assert activation_id is not None
+    handle = harness.client.get_workflow_handle_for(
+        ActivationWorkflow.run, names.activation_workflow_id(activation_id)
+    )
+    return await handle.result()
+
+
+async def deferred_conclusion(harness: Harness, activation_id: str | None) -> DeliberationResult:
+    """What the deferred deliberation on an activation's reply concluded.
+
+    An activation the agent started deliberates itself once released, so the conclusion is in
+    its own result (``ActivationResult.deliberation``).
+    """
+    result = await activation_result(harness, activation_id)
+    assert result.deliberation is not None, f"activation {activation_id} did not deliberate"
+    return result.deliberation

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from sqlmodel import func, select
 from temporalio.client import Client
-from temporalio.service import RPCError
 
 from activities.gateway.providers.scripted import ScriptRule
 from cli.talk import render
-from contract.names import deliberation_workflow_id
 from schemas.events import Outcome
 from schemas.models import TaskType
 from store.queries.deliberation import get_decision
@@ -17,6 +15,7 @@ from store.tables import DialogTurnRow, OutboxRow
 from tests.deliberation.helpers import (
     CLAIM,
     Veto,
+    activation_result,
     new_agent,
     requests_for,
     settled,
@@ -54,13 +53,7 @@ async def test_a_declined_request_is_silence_with_its_reason_and_nothing_is_sent
             decision = await get_decision(session, activation_id=marker.activation_id)
         sent = await _count(harness, OutboxRow, handle)
         said = await _count(harness, DialogTurnRow, handle)
-        try:
-            await harness.client.get_workflow_handle(
-                deliberation_workflow_id(marker.activation_id)
-            ).describe()
-            deferred = True
-        except RPCError:
-            deferred = False
+        deferred = (await activation_result(harness, marker.activation_id)).deliberation
 
     assert marker.outcome is Outcome.SILENT and marker.text is None
     assert marker.reason == DECLINE
@@ -69,7 +62,7 @@ async def test_a_declined_request_is_silence_with_its_reason_and_nothing_is_sent
     assert decision is not None
     assert (decision.speak, decision.basis, decision.transmitted) == (False, "model", False)
     assert decision.reason == DECLINE
-    assert not deferred  # nothing was said, so there is nothing to reconsider
+    assert deferred is None  # nothing was said, so there is nothing to reconsider
     # `persyn send` and `persyn chat` show it as a notice, not an error.
     assert render(receipt, "Wren") == f"[Wren chose not to reply: {DECLINE}]"
 

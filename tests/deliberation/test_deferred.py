@@ -7,17 +7,17 @@ from temporalio.client import Client
 
 from activities.gateway.providers.scripted import Script, ScriptRule
 from contract import names
-from contract.names import deliberation_workflow_id
-from schemas.deliberation import DeliberationResult
 from schemas.events import Outcome
 from schemas.models import TaskType
 from store.queries.deliberation import parked_for
+from temporal import inbox
 from tests.deliberation.helpers import (
     CLAIM,
     CONFABULATION,
     HEDGED,
     GatedProvider,
     claim_rules,
+    deferred_conclusion,
     new_agent,
     requests_for,
     respond_prompt,
@@ -25,17 +25,9 @@ from tests.deliberation.helpers import (
     verdict,
     worker,
 )
-from tests.harness import Harness, Stack
+from tests.harness import Stack, until
+from tests.workflows.gates import history, signals_received
 from workflows.conversation import ConversationWorkflow
-from workflows.deliberation import DeliberationWorkflow
-
-
-async def deliberation_of(harness: Harness, activation_id: str) -> DeliberationResult:
-    await settled(harness, activation_id)  # the activation starts it after the receipt
-    handle = harness.client.get_workflow_handle_for(
-        DeliberationWorkflow.run, deliberation_workflow_id(activation_id)
-    )
-    return await handle.result()
 
 
 async def test_the_conclusion_reaches_the_next_turn_after_the_conversation_closed(
@@ -60,7 +52,7 @@ async def test_the_conclusion_reaches_the_next_turn_after_the_conversation_close
             assert (await conversation.result()).reason == "idle"
         finally:
             provider.gate.set()
-        result = await deliberation_of(harness, first.marker.activation_id)
+        result = await deferred_conclusion(harness, first.marker.activation_id)
         assert result.parked_id is not None and result.deliberated.text == HEDGED
 
         second = await harness.say(handle, "so, anything else?")
@@ -96,7 +88,7 @@ async def test_a_silent_turn_leaves_the_conclusion_for_the_next_spoken_one(
         handle = await new_agent(harness.db)
         first = await harness.say(handle, "what did we agree about the report?")
         assert first.marker is not None and first.marker.activation_id
-        await deliberation_of(harness, first.marker.activation_id)
+        await deferred_conclusion(harness, first.marker.activation_id)
 
         aside = await harness.say(handle, "bystanders chatting", addressed=False)
         spoken = await harness.say(handle, "back to you: anything else?")
@@ -120,7 +112,46 @@ async def test_nothing_is_parked_when_the_critics_have_no_objection(
         handle = await new_agent(harness.db)
         receipt = await harness.say(handle, "what did we agree about the report?")
         assert receipt.marker is not None and receipt.marker.activation_id
-        result = await deliberation_of(harness, receipt.marker.activation_id)
+        result = await deferred_conclusion(harness, receipt.marker.activation_id)
 
     assert result.parked_id is None and not result.deliberated.objections
     assert not requests_for(harness.provider, TaskType.REFINE)
+
+
+async def test_an_activation_ended_while_it_reconsiders_leaves_its_answer_standing(
+    client: Client, stack: Stack
+) -> None:
+    # The critics wait; the activation is terminated while they do, after its reply went out.
+    provider = GatedProvider(Script(rules=claim_rules()), TaskType.CRITIQUE)
+    async with worker(client, stack, provider=provider) as harness:
+        try:
+            handle = await new_agent(harness.db)
+            first = await harness.say(handle, "what did we agree about the report?")
+            marker = first.marker
+            assert marker is not None and marker.activation_id and marker.conversation_id
+            assert marker.outcome is Outcome.SPOKE
+            activation = harness.client.get_workflow_handle(
+                names.activation_workflow_id(marker.activation_id)
+            )
+
+            async def reconsidering() -> bool:
+                pending = (await activation.describe()).raw_description.pending_activities
+                return any(a.activity_type.name == "deliberation.critique" for a in pending)
+
+            await until(reconsidering)
+            await activation.terminate("the operator ends it")
+
+            # The event stays answered as it was, and the agent goes on answering.
+            answer = await inbox.marker(harness.client, handle=handle, event_id=marker.event_id)
+            second = await harness.say(handle, "still there?")
+        finally:
+            provider.gate.set()
+        conversation = names.conversation_workflow_id(marker.conversation_id)
+        told = signals_received(
+            await history(harness.client, conversation), names.EXCHANGE_DONE, marker.activation_id
+        )
+
+    assert answer.marker is not None and answer.marker.outcome is Outcome.SPOKE
+    assert answer.marker.text == CLAIM
+    assert second.marker is not None and second.marker.outcome is Outcome.SPOKE
+    assert len(told) == 1  # its conversation heard how the exchange ended once, not twice

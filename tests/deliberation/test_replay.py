@@ -14,7 +14,6 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHistory
 
 from contract import names
-from contract.names import deliberation_workflow_id
 from schemas.deliberation import DRAWN_LENSES
 from tests.deliberation.helpers import claim_rules, new_agent, worker
 from tests.harness import Harness, Stack, record_new_histories, replayer, terminal
@@ -45,15 +44,10 @@ async def _scenario(harness: Harness) -> dict[str, WorkflowHistory]:
     deferred = await harness.say(handle, "and the report?")
     assert inline.marker is not None and inline.marker.activation_id
     assert deferred.marker is not None and deferred.marker.activation_id
-    activation_deferred = await _activation(harness, deferred.marker.activation_id)
-    deliberation = harness.client.get_workflow_handle(
-        deliberation_workflow_id(deferred.marker.activation_id)
-    )
-    await deliberation.result()
+    # Released, the deferred activation deliberates itself: its history holds the critics.
     return {
         "activation_inline": await _activation(harness, inline.marker.activation_id),
-        "activation_deferred": activation_deferred,
-        "deliberation": await deliberation.fetch_history(),
+        "activation_deferred": await _activation(harness, deferred.marker.activation_id),
     }
 
 
@@ -64,11 +58,12 @@ async def test_fresh_histories_replay(client: Client, stack: Stack) -> None:
     record_new_histories(HISTORIES, histories)
     for history in histories.values():
         await replayer(client).replay_workflow(history)
-    # The inline turn ran the provenance gate and exactly one drawn lens.
-    ran = critique_ids(histories["activation_inline"])
-    assert len(ran) == 2 and "critique-provenance" in ran
-    [drawn] = [i for i in ran if i != "critique-provenance"]
-    assert drawn.removeprefix("critique-") in {lens.value for lens in DRAWN_LENSES}
+    # Each turn, inline and deferred, ran the provenance gate and exactly one drawn lens.
+    for name in ("activation_inline", "activation_deferred"):
+        ran = critique_ids(histories[name])
+        assert len(ran) == 2 and "critique-provenance" in ran, name
+        [drawn] = [i for i in ran if i != "critique-provenance"]
+        assert drawn.removeprefix("critique-") in {lens.value for lens in DRAWN_LENSES}
 
 
 @pytest.mark.parametrize("name", RECORDED)

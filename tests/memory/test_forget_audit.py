@@ -80,8 +80,8 @@ async def quiet(
 ) -> None:
     """Wait until only the agent's inbox (and ``conversations``) run; flush the spans made.
 
-    Deferred deliberations outlive their activations and call models with the same prompts;
-    what they trace must be in the span file before the audit, not exported after it.
+    Deferred deliberations run after their activations' receipts and call models with the same
+    prompts; what they trace must be in the span file before the audit, not exported after it.
     """
     async with harness.db.session() as session:
         activations = [
@@ -91,7 +91,8 @@ async def quiet(
             )
         ]
     for activation_id in activations:
-        handle = harness.client.get_workflow_handle(names.deliberation_workflow_id(activation_id))
+        # Released activations go on deliberating after their receipt: wait for their end.
+        handle = harness.client.get_workflow_handle(names.activation_workflow_id(activation_id))
         with contextlib.suppress(RPCError, WorkflowFailureError):
             await handle.result()
 

@@ -186,7 +186,9 @@ async def test_a_turn_admitted_first_refuses_the_close_and_is_answered_where_it_
     assert marker is not None and marker.outcome is Outcome.SPOKE
     assert marker.conversation_id == first, "answered in the conversation it was admitted to"
     assert await _admitted_to(harness, second.event_id) == [first]
-    assert await _received(client, first, names.TURN_TAKEN, second.event_id)
+    # It heard of the turn with the exchange's end, from the activation.
+    assert await _received(client, first, names.EXCHANGE_DONE, second.event_id)
+    assert not await _received(client, first, names.TURN_TAKEN, second.event_id)
     # The refused close was tried again once the exchange ended, and then the conversation
     # closed (it had been asked to end), telling the agent.
     await until(lambda: _told_agent(client, first, agent.handle))

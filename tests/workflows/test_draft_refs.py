@@ -13,12 +13,18 @@ from temporalio.client import Client
 
 from activities.gateway.providers.scripted import Script, ScriptedProvider
 from contract import names
-from schemas.deliberation import DeliberationResult
 from store.sql import execute
-from tests.deliberation.helpers import CLAIM, HEDGED, claim_rules, new_agent, settled, worker
+from tests.deliberation.helpers import (
+    CLAIM,
+    HEDGED,
+    claim_rules,
+    deferred_conclusion,
+    new_agent,
+    settled,
+    worker,
+)
 from tests.harness import Harness, Stack
 from tests.memory.forget_audit import payloads_of
-from workflows.deliberation import DeliberationWorkflow
 
 OUTPUTS = {
     EventType.EVENT_TYPE_MARKER_RECORDED,  # the transmitted turn (the local activity's result)
@@ -49,10 +55,7 @@ async def test_the_reply_reaches_every_step_by_reference(client: Client, stack: 
         receipt = await harness.say(handle, "what did we agree about the report?")
         assert receipt.marker is not None and receipt.marker.text == CLAIM
         activation_id = await settled(harness, receipt.marker.activation_id)
-        deliberation = harness.client.get_workflow_handle_for(
-            DeliberationWorkflow.run, names.deliberation_workflow_id(activation_id)
-        )
-        result: DeliberationResult = await deliberation.result()
+        result = await deferred_conclusion(harness, activation_id)
         assert result.parked_id is not None and result.deliberated.text == HEDGED
 
         async with harness.db.session() as session:
@@ -76,10 +79,6 @@ async def test_the_reply_reaches_every_step_by_reference(client: Client, stack: 
         in_activation = await events_holding(
             harness, names.activation_workflow_id(activation_id), CLAIM
         )
-        in_deliberation = await events_holding(
-            harness, names.deliberation_workflow_id(activation_id), CLAIM
-        )
     # No activity input or result, no child's input: only what the activation hands back.
     assert in_activation and set(in_activation) <= OUTPUTS, in_activation
     assert len(in_activation) == 4
-    assert in_deliberation == []

@@ -177,7 +177,9 @@ async def test_the_agent_continues_as_new_at_its_history_limit(harness: Harness)
     )
     first_run = harness.client.get_workflow_handle(handle.id, run_id=handle.result_run_id)
 
-    for i in range(12):
+    # Enough for the conversation too, which records fewer events per message than the agent.
+    messages = 24
+    for i in range(messages):
         await harness.say(agent.handle, f"turn {i}")
     history = await first_run.fetch_history()
 
@@ -186,7 +188,7 @@ async def test_the_agent_continues_as_new_at_its_history_limit(harness: Harness)
     assert history.events[-1].event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
     assert 100 <= len(history.events) < 200
     status = await handle.query(names.STATUS, AgentStatusQuery(), result_type=AgentStatus)
-    assert status.handled == 12
+    assert status.handled == messages
     await replayer(harness.client).replay_workflow(history)  # raises if it does not replay
     # Its conversation, open throughout, took the agent's limit and continued as well.
     (conversation,) = status.open_conversations

@@ -36,6 +36,19 @@ def _children(history: WorkflowHistory) -> dict[str, int]:
     }
 
 
+def _critics(history: WorkflowHistory) -> dict[str, int]:
+    """The priority key of each critique activity the history scheduled, by activity ID."""
+    scheduled = EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+    return {
+        event.activity_task_scheduled_event_attributes.activity_id: (
+            event.activity_task_scheduled_event_attributes.priority.priority_key
+        )
+        for event in history.events
+        if event.event_type == scheduled
+        and event.activity_task_scheduled_event_attributes.activity_id.startswith("critique-")
+    }
+
+
 async def test_background_children_start_at_background_priority(harness: Harness) -> None:
     agent = await harness.create_agent(config=AgentConfig(idle_minutes=0.02))
     said = await harness.say(agent.handle, "Please remember that my sister is called Ines.")
@@ -58,14 +71,12 @@ async def test_background_children_start_at_background_priority(harness: Harness
     children |= _children(await agent_run.fetch_history())
 
     assert children["ActivationWorkflow"] == INHERIT
-    background_children = (
-        "GuardrailWorkflow",
-        "ConsolidationWorkflow",
-        "ObservationWorkflow",
-        "DeliberationWorkflow",
-    )
+    background_children = ("GuardrailWorkflow", "ConsolidationWorkflow", "ObservationWorkflow")
     for background in background_children:
         assert children[background] == BACKGROUND.priority_key, background
+    # Released, the activation reconsiders its reply itself, its critics at background priority.
+    critics = _critics(await activation.fetch_history())
+    assert critics and set(critics.values()) == {BACKGROUND.priority_key}, critics
 
 
 def test_background_schedules_start_at_background_priority() -> None:

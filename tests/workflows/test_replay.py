@@ -57,7 +57,14 @@ async def test_fresh_histories_replay(harness: Harness) -> None:
         await replayer(harness.client).replay_workflow(history)
 
 
-@pytest.mark.parametrize("name", ["agent", "conversation", "activation"])
+RECORDED = ["agent", "conversation", "activation"]
+ADMISSION_ERA = ["agent_admission", "conversation_admission", "activation_admission"]
+"""Recorded at bc46219 (admission, before ``turn-in-exchange`` and
+``deferred-deliberation-in-run``): two turns in one conversation, the second told by
+``turn_taken`` and deliberated on by a ``DeliberationWorkflow`` the activation started."""
+
+
+@pytest.mark.parametrize("name", RECORDED + ADMISSION_ERA)
 async def test_recorded_histories_replay(name: str, client: Client) -> None:
     path = HISTORIES / f"{name}.json"
     assert path.exists(), f"record it with PERSYN_RECORD_HISTORIES=1 ({path.name})"

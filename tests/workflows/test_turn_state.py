@@ -14,14 +14,12 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities.gateway.providers.scripted import Script, ScriptedProvider
-from contract import names
 from schemas.models import ProviderName
 from store.queries.deliberation import get_decision
-from tests.deliberation.helpers import CLAIM, claim_rules, new_agent, settled
+from tests.deliberation.helpers import CLAIM, claim_rules, deferred_conclusion, new_agent, settled
 from tests.harness import Harness, Stack, unique
 from workers.build import WORKFLOWS, activities, build_dependencies
 from workers.runner import workflow_runner
-from workflows.deliberation import DeliberationWorkflow
 
 WORKFLOW_CODE = Path(__file__).parent.parent.parent / "workflows"
 
@@ -56,11 +54,8 @@ async def test_notes_reach_the_record_step_when_every_task_replays(
             receipt = await harness.say(handle, "what did we agree about the report?")
             assert receipt.marker is not None and receipt.marker.text == CLAIM
             activation_id = await settled(harness, receipt.marker.activation_id)
-            # The deferred deliberation got the lens the deliberate step drew.
-            deliberation = client.get_workflow_handle_for(
-                DeliberationWorkflow.run, names.deliberation_workflow_id(activation_id)
-            )
-            await deliberation.result()
+            # The deferred deliberation (in the released activation) got the lens drawn.
+            await deferred_conclusion(harness, activation_id)
     finally:
         await deps.aclose()
     async with deps.db.session() as session:

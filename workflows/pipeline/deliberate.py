@@ -3,12 +3,14 @@
 A plan (local activity) gives the mode on this channel and whether the candidate is
 substantive; one lens is drawn at random with the workflow's seeded generator, so a replay
 draws the same one. Inline: the critics run now, concurrently, and the refined draft replaces
-the candidate before the decide step. Deferred (the default): the candidate goes out as is, and
-:func:`after_transmit` starts ``DeliberationWorkflow``, whose conclusion is parked for the
-agent's next turn on the channel. ``after_transmit`` also records the decision to speak and
-consumes the parked conclusions the transmitted turn was given. What this step learns goes back
-to ``ActivationWorkflow`` in its result (``TurnState``), and the workflow hands it on: no state
-is kept in this module.
+the candidate before the decide step. Deferred (the default): the candidate goes out as is,
+and once the agent's lock is released the activation deliberates on it itself
+(:func:`deferred`; on the conversation's older path it starts ``DeliberationWorkflow`` instead,
+:func:`start_deferred`); the conclusion is parked for the agent's next turn on the channel.
+:func:`after_transmit` records the decision to speak, consumes the parked conclusions the
+transmitted turn was given, and says what deferred deliberation is owed. What this step learns
+goes back to ``ActivationWorkflow`` in its result (``TurnState``), and the workflow hands it
+on: no state is kept in this module.
 """
 
 from __future__ import annotations
@@ -20,17 +22,24 @@ from temporalio.workflow import ParentClosePolicy
 from contract import names
 from contract.names import deliberation_workflow_id
 from contract.policies import BACKGROUND, MESSAGE_PATH_DATABASE, summarized_local
-from schemas.activation import ActivationInput, Draft, PromptRef, StreamTarget
+from schemas.activation import ActivationInput, Draft, PromptRef
 from schemas.agents import DeliberationMode
 from schemas.deliberation import (
     DeliberationInput,
     DeliberationPlan,
     DeliberationPlanInput,
+    DeliberationResult,
     Lens,
     SettleInput,
 )
+from schemas.streaming import StreamTarget
 from schemas.turn import DeliberatedTurn, TurnState
-from workflows.deliberation import DELIBERATION_DEADLINE, DeliberationWorkflow, critique_and_refine
+from workflows.deliberation import (
+    DELIBERATION_DEADLINE,
+    DeliberationWorkflow,
+    critique_and_refine,
+    deliberate_and_park,
+)
 
 with workflow.unsafe.imports_passed_through():
     from activities.deliberation.parking import DeliberationActivities
@@ -92,20 +101,19 @@ def _revise_stream(data: ActivationInput) -> StreamTarget | None:
     return StreamTarget(key=data.event.event_id, phase="revise") if data.event.stream else None
 
 
+DEFERRED_IN_RUN_PATCH = "deferred-deliberation-in-run"
+"""An activation the agent started deliberates on its transmitted reply itself, after its
+release; runs recorded before started a ``DeliberationWorkflow`` for it."""
+
+
 async def after_transmit(
     data: ActivationInput, prompt: PromptRef, draft: Draft, turn: TurnState, *, transmitted: bool
-) -> None:
-    """Record the decision, consume woven conclusions, start deferred deliberation.
+) -> DeliberationInput | None:
+    """Record the decision and consume woven conclusions; the deferred deliberation owed, if any.
 
     ``turn`` is what the deliberate and decide steps learned, as the workflow holds it.
     """
     plan = turn.plan
-    deferred = (
-        transmitted
-        and plan is not None
-        and plan.mode is DeliberationMode.DEFERRED
-        and plan.substantive
-    )
     try:
         await workflow.execute_local_activity_method(
             DeliberationActivities.settle,
@@ -128,34 +136,49 @@ async def after_transmit(
     except ActivityError as err:
         # The reply is out and the marker recorded: a bookkeeping failure must not fail the turn.
         workflow.logger.warning("could not record the decision: %s", err.cause or err)
-    if deferred and plan is not None:
-        await _start_deferred(data, prompt, draft, plan, turn.lens)
+    if not transmitted or plan is None or plan.mode is not DeliberationMode.DEFERRED:
+        return None
+    if not plan.substantive:
+        return None
+    return DeliberationInput(
+        activation_id=data.activation_id,
+        agent=data.agent,
+        channel=data.channel,
+        conversation_id=data.conversation_id,
+        event_id=data.event.event_id,
+        prompt_id=prompt.prompt_id,
+        candidate=draft.text,
+        draft_id=draft.draft_id,
+        lens=turn.lens,
+        provenance=plan.provenance,
+        stream=_revise_stream(data),
+    )
 
 
-async def _start_deferred(
-    data: ActivationInput,
-    prompt: PromptRef,
-    draft: Draft,
-    plan: DeliberationPlan,
-    lens: Lens | None,
-) -> None:
+def in_run(data: ActivationInput) -> bool:
+    """Whether this run deliberates on its reply itself once released (the agent started it).
+
+    An activation of the conversation's path returns to a conversation that waits for it, so
+    its deliberation runs as a workflow of its own instead.
+    """
+    return data.admitted and workflow.patched(DEFERRED_IN_RUN_PATCH)
+
+
+async def deferred(owed: DeliberationInput) -> DeliberationResult:
+    """Deliberate on the transmitted reply in this run (released: nobody waits for it).
+
+    Its model calls go at background priority, as the calls of a ``DeliberationWorkflow`` did.
+    """
+    return await deliberate_and_park(owed, priority=BACKGROUND)
+
+
+async def start_deferred(data: ActivationInput, owed: DeliberationInput) -> None:
+    """Start ``DeliberationWorkflow`` on the transmitted reply; it outlives this activation."""
     workflow_id = deliberation_workflow_id(data.activation_id)
     try:
         await workflow.start_child_workflow(
             DeliberationWorkflow.run,
-            DeliberationInput(
-                activation_id=data.activation_id,
-                agent=data.agent,
-                channel=data.channel,
-                conversation_id=data.conversation_id,
-                event_id=data.event.event_id,
-                prompt_id=prompt.prompt_id,
-                candidate=draft.text,
-                draft_id=draft.draft_id,
-                lens=lens,
-                provenance=plan.provenance,
-                stream=_revise_stream(data),
-            ),
+            owed,
             id=workflow_id,
             # It must outlive this activation, and the conversation it belongs to.
             parent_close_policy=ParentClosePolicy.ABANDON,

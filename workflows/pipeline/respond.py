@@ -27,9 +27,10 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 from contract.policies import MODEL_CALL, SELF_ASSESSMENT, TOOL_CALL, summarized
-from schemas.activation import FALLBACK_REPLY, ActivationInput, Draft, PromptRef, StreamTarget
+from schemas.activation import FALLBACK_REPLY, ActivationInput, Draft, PromptRef
 from schemas.autonomy import impulse_channel
 from schemas.events import Trigger
+from schemas.streaming import StreamTarget
 from schemas.tools import (
     InvokeToolInput,
     RespondInput,
