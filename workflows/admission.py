@@ -99,28 +99,38 @@ def activation_input(
     )
 
 
-async def start_activation(data: ActivationInput) -> ChildWorkflowHandle[Any, ActivationResult]:
-    """Start the activation as the agent's child (abandoned: the agent may continue as new)."""
+def activation_options(data: ActivationInput) -> dict[str, Any]:
+    """How an activation is started as a child: its ID, bounds and what the Web UI shows.
+
+    Shared by the agent (here) and by a conversation replaying the path before admission.
+    """
     event = data.event
-    return await workflow.start_child_workflow(
-        ActivationWorkflow.run,
-        data,
-        id=names.activation_workflow_id(data.activation_id),
-        parent_close_policy=ParentClosePolicy.ABANDON,
-        task_timeout=ACTIVATION_TASK_TIMEOUT,
+    return {
+        "id": names.activation_workflow_id(data.activation_id),
+        "task_timeout": ACTIVATION_TASK_TIMEOUT,
         # Temporal ends a hung turn, whatever hangs it (not compared on replay).
-        run_timeout=ACTIVATION_RUN_LIMIT,
-        search_attributes=names.search_attributes(
+        "run_timeout": ACTIVATION_RUN_LIMIT,
+        "search_attributes": names.search_attributes(
             agent=data.agent,
             channel=data.channel.key,
             conversation=data.conversation_id,
             trigger=event.trigger.value,
         ),
-        static_summary=f"{data.agent} answers {data.person_name} on {data.channel.key}",
-        static_details=(
+        "static_summary": f"{data.agent} answers {data.person_name} on {data.channel.key}",
+        "static_details": (
             f"event {event.event_id}; trace: persyn trace {data.activation_id}; "
             f"conversation {data.conversation_id}"
         ),
+    }
+
+
+async def start_activation(data: ActivationInput) -> ChildWorkflowHandle[Any, ActivationResult]:
+    """Start the activation as the agent's child (abandoned: the agent may continue as new)."""
+    return await workflow.start_child_workflow(
+        ActivationWorkflow.run,
+        data,
+        parent_close_policy=ParentClosePolicy.ABANDON,
+        **activation_options(data),
     )
 
 

@@ -51,6 +51,7 @@ from schemas.conversation import (
     TurnTaken,
 )
 from schemas.events import (
+    ChannelRef,
     CompletionMarker,
     ImpulseInput,
     InboundEvent,
@@ -571,34 +572,44 @@ class AgentWorkflow:
             conversation_id=conversation_id, channel_key=key, opened_at=workflow.now()
         )
         # Started in the background: the lock waits for the activation, not for the start.
-        task = asyncio.create_task(self._start_conversation(turn, conversation_id))
-        self._starting.add(task)
-        task.add_done_callback(self._starting.discard)
+        self._background(self._start_conversation(turn, conversation_id), self._starting)
         return conversation_id
+
+    async def _open_conversation(
+        self,
+        conversation_id: str,
+        channel: ChannelRef,
+        *,
+        first: InboundTurn | None = None,
+        state: ConversationState | None = None,
+    ) -> None:
+        """Start ``conversation/{conversation_id}`` as this agent's child (abandoned)."""
+        assert self._profile is not None
+        await workflow.start_child_workflow(
+            ConversationWorkflow.run,
+            ConversationInput(
+                conversation_id=conversation_id,
+                agent=self._state.handle,
+                agent_name=self._profile.name,
+                channel=channel,
+                idle_seconds=self._profile.idle_minutes * 60,
+                first=first,
+                state=state,
+                # The agent's own limit goes down to its conversations (tests lower it).
+                history_limit=self._history_limit or HISTORY_LIMIT,
+            ),
+            id=names.conversation_workflow_id(conversation_id),
+            parent_close_policy=ParentClosePolicy.ABANDON,
+            search_attributes=names.search_attributes(
+                agent=self._state.handle, channel=channel.key, conversation=conversation_id
+            ),
+            static_summary=f"{self._state.handle} talking on {channel.key}",
+        )
 
     async def _start_conversation(self, turn: InboundTurn, conversation_id: str) -> None:
         event, key = turn.event, turn.event.channel.key
-        assert self._profile is not None
         try:
-            await workflow.start_child_workflow(
-                ConversationWorkflow.run,
-                ConversationInput(
-                    conversation_id=conversation_id,
-                    agent=self._state.handle,
-                    agent_name=self._profile.name,
-                    channel=event.channel,
-                    idle_seconds=self._profile.idle_minutes * 60,
-                    first=turn,
-                    # The agent's own limit goes down to its conversations (tests lower it).
-                    history_limit=self._history_limit or HISTORY_LIMIT,
-                ),
-                id=names.conversation_workflow_id(conversation_id),
-                parent_close_policy=ParentClosePolicy.ABANDON,
-                search_attributes=names.search_attributes(
-                    agent=self._state.handle, channel=key, conversation=conversation_id
-                ),
-                static_summary=f"{self._state.handle} talking on {key}",
-            )
+            await self._open_conversation(conversation_id, event.channel, first=turn)
         except asyncio.CancelledError:
             raise
         except Exception as err:
@@ -783,27 +794,11 @@ class AgentWorkflow:
             except Exception as err:
                 workflow.logger.warning("conversation %s not told: %s", conversation_id, err)
             return
-        assert self._profile is not None
-        key = taken.inbound.event.channel.key
+        channel = taken.inbound.event.channel
+        key = channel.key
         try:
-            await workflow.start_child_workflow(
-                ConversationWorkflow.run,
-                ConversationInput(
-                    conversation_id=conversation_id,
-                    agent=self._state.handle,
-                    agent_name=self._profile.name,
-                    channel=taken.inbound.event.channel,
-                    idle_seconds=self._profile.idle_minutes * 60,
-                    state=ConversationState(opened=True, taken=[taken]),
-                    history_limit=self._history_limit or HISTORY_LIMIT,
-                ),
-                id=names.conversation_workflow_id(conversation_id),
-                parent_close_policy=ParentClosePolicy.ABANDON,
-                search_attributes=names.search_attributes(
-                    agent=self._state.handle, channel=key, conversation=conversation_id
-                ),
-                static_summary=f"{self._state.handle} talking on {key}",
-            )
+            state = ConversationState(opened=True, taken=[taken])
+            await self._open_conversation(conversation_id, channel, state=state)
         except Exception as err:
             workflow.logger.error("conversation %s did not start: %s", conversation_id, err)
             current = self._state.open.get(key)

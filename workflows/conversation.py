@@ -23,7 +23,6 @@ from temporalio.exceptions import (
 from contract import attribution, names
 from contract.policies import (
     ACTIVATION_RUN_LIMIT,
-    ACTIVATION_TASK_TIMEOUT,
     DATABASE,
     MESSAGE_STEP,
     summarized_local,
@@ -49,7 +48,7 @@ from schemas.markers import failed_marker
 from schemas.records import CloseConversationInput, OpenConversationInput, RecordTurnInput
 from workflows import conversation_hooks, guardrail_hooks, handlers, run_length
 from workflows.activation import ActivationWorkflow
-from workflows.admission import activation_failure
+from workflows.admission import activation_failure, activation_options
 from workflows.lock import release
 from workflows.pipeline import termination
 from workflows.steps import StepFailedError, bounded
@@ -337,35 +336,20 @@ class ConversationWorkflow:
         # patch started its activations without a task timeout, which replay does not compare.
         workflow.deprecate_patch(PATCH_ACTIVATION_TASK_TIMEOUT)
         try:
+            activation = ActivationInput(
+                activation_id=activation_id,
+                agent=data.agent,
+                agent_name=data.agent_name,
+                conversation_id=data.conversation_id,
+                channel=data.channel,
+                event=event,
+                person_id=turn.person_id,
+                person_name=turn.person_name,
+                participants=list(self._state.participants),
+                window_turn_ids=[t.turn_id for t in self._state.window],
+            )
             result: ActivationResult = await workflow.execute_child_workflow(
-                ActivationWorkflow.run,
-                ActivationInput(
-                    activation_id=activation_id,
-                    agent=data.agent,
-                    agent_name=data.agent_name,
-                    conversation_id=data.conversation_id,
-                    channel=data.channel,
-                    event=event,
-                    person_id=turn.person_id,
-                    person_name=turn.person_name,
-                    participants=list(self._state.participants),
-                    window_turn_ids=[t.turn_id for t in self._state.window],
-                ),
-                id=names.activation_workflow_id(activation_id),
-                task_timeout=ACTIVATION_TASK_TIMEOUT,
-                # Temporal ends a hung turn, whatever hangs it (not compared on replay).
-                run_timeout=ACTIVATION_RUN_LIMIT,
-                search_attributes=names.search_attributes(
-                    agent=data.agent,
-                    channel=data.channel.key,
-                    conversation=data.conversation_id,
-                    trigger=event.trigger.value,
-                ),
-                static_summary=f"{data.agent} answers {turn.person_name} on {data.channel.key}",
-                static_details=(
-                    f"event {event.event_id}; trace: persyn trace {activation_id}; "
-                    f"conversation {data.conversation_id}"
-                ),
+                ActivationWorkflow.run, activation, **activation_options(activation)
             )
         except ChildWorkflowError as err:
             # The pipeline degrades rather than fails, so this is a step that gave up (the
