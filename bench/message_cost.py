@@ -97,13 +97,26 @@ async def model_call_window(db: Database, activation_id: str) -> tuple[datetime,
     raise RuntimeError(f"no usage record for activation {activation_id}")
 
 
+TEXT = "message {i}"
+"""The default message: the echo model's reply to it is too short to be critiqued."""
+
+SUBSTANTIVE = "do you remember what we agreed about message {i}?"
+"""A message whose echoed reply speaks of the past: every reply gets deferred deliberation."""
+
+
 async def sequential(
-    stack: BenchStack, db: Database, queue: str, handle: str, n: int, variant: Variant | None
+    stack: BenchStack,
+    db: Database,
+    queue: str,
+    handle: str,
+    n: int,
+    variant: Variant | None,
+    text: str = TEXT,
 ) -> None:
     """``n`` messages one after another; with ``variant``, record their split latencies."""
     marks: list[tuple[float, float, str, str]] = []
     for i in range(n):
-        event = make_event(f"message {i}")
+        event = make_event(text.format(i=i))
         sent = time.time()
         receipt = await inbox.submit(stack.client, handle=handle, event=event, task_queue=queue)
         received = time.time()
@@ -123,7 +136,9 @@ async def sequential(
         variant.segments.setdefault(segment, []).extend(values)
 
 
-async def concurrent(stack: BenchStack, db: Database, queue: str, agents: int, each: int) -> float:
+async def concurrent(
+    stack: BenchStack, db: Database, queue: str, agents: int, each: int, text: str = TEXT
+) -> float:
     """Messages per second from ``agents`` agents talking at once, ``each`` messages apiece."""
     handles = [await new_agent(db) for _ in range(agents)]
     await asyncio.gather(
@@ -133,7 +148,7 @@ async def concurrent(stack: BenchStack, db: Database, queue: str, agents: int, e
     async def talk(handle: str) -> None:
         for i in range(each):
             await inbox.submit(
-                stack.client, handle=handle, event=make_event(f"hi {i}"), task_queue=queue
+                stack.client, handle=handle, event=make_event(text.format(i=i)), task_queue=queue
             )
 
     started = time.perf_counter()
@@ -141,7 +156,9 @@ async def concurrent(stack: BenchStack, db: Database, queue: str, agents: int, e
     return agents * each / (time.perf_counter() - started)
 
 
-async def one_turn(stack: BenchStack, db: Database, variant: Variant, messages: int) -> None:
+async def one_turn(
+    stack: BenchStack, db: Database, variant: Variant, messages: int, text: str = TEXT
+) -> None:
     """Start the variant's worker, warm it, then measure latency, CPU and throughput."""
     queue = f"cost-{uuid.uuid4().hex[:6]}"
     server = server_process(stack)
@@ -156,12 +173,12 @@ async def one_turn(stack: BenchStack, db: Database, variant: Variant, messages: 
             os.chdir(cwd)
             worker = psutil.Process(process.pid)
             handle = await new_agent(db)
-            await sequential(stack, db, queue, handle, 20, None)  # imports, pools, caches
+            await sequential(stack, db, queue, handle, 20, None, text)  # imports, pools, caches
             worker_before, server_before = _cpu_ms(worker), _cpu_ms(server)
-            await sequential(stack, db, queue, handle, messages, variant)
+            await sequential(stack, db, queue, handle, messages, variant, text)
             variant.worker_cpu.append((_cpu_ms(worker) - worker_before) / messages)
             variant.server_cpu.append((_cpu_ms(server) - server_before) / messages)
-            variant.throughput.append(await concurrent(stack, db, queue, 20, 10))
+            variant.throughput.append(await concurrent(stack, db, queue, 20, 10, text))
     finally:
         os.chdir(cwd)
 
@@ -186,17 +203,23 @@ async def main() -> None:
     )
     parser.add_argument("--messages", type=int, default=100)
     parser.add_argument("--turns", type=int, default=2)
+    parser.add_argument(
+        "--substantive",
+        action="store_true",
+        help="send messages whose replies are critiqued (deferred deliberation on each one)",
+    )
     args = parser.parse_args()
     variants = []
     for spec in args.variant:
         name, tree = spec.split("=", 1)
         path, _, mode = tree.partition(":")
         variants.append(Variant(name, Path(path).resolve(), sandboxed=mode != "nosandbox"))
+    text = SUBSTANTIVE if args.substantive else TEXT
     async with bench_stack(tuned=True) as stack:
         db = Database(stack.dsn)
         for _ in range(args.turns):
             for variant in variants:
-                await one_turn(stack, db, variant, args.messages)
+                await one_turn(stack, db, variant, args.messages, text)
         floor = await floor_latency(stack, 50, sandboxed=True)
         shape = await shape_latency(stack, 100, local_activities=True, sandboxed=True)
         # The design's own limit: the agent starting the activation itself, every step a no-op.
@@ -246,9 +269,9 @@ async def main() -> None:
     body = f"""
 Zero-latency scripted model; each variant's worker is a separate process started from its own
 tree, sandbox on unless the variant says otherwise; {args.messages} sequential messages to one
-agent after 20 warm-up messages, then 20 agents x 10 messages, in {args.turns} alternating turns
-per variant on one tuned dev server (SQLite WAL). Latencies pool every turn; CPU and throughput
-list each turn. Variants: {described}.
+agent after 20 warm-up messages, then 20 agents x 10 messages, each "{text.format(i="N")}",
+in {args.turns} alternating turns per variant on one tuned dev server (SQLite WAL). Latencies
+pool every turn; CPU and throughput list each turn. Variants: {described}.
 
 {chr(10).join(rows)}
 
