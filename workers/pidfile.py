@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 from store.private_files import replace_private
 
 _START_TIME_TOLERANCE_S = 0.05
+_EXEC_WAIT_S = 2.0
 
 
 class ProcessRecord(BaseModel):
@@ -43,9 +44,29 @@ def record_of(pid: int) -> ProcessRecord | None:
         return None
 
 
+def _exec_settled(pid: int) -> ProcessRecord | None:
+    """``record_of(pid)`` once a process just spawned shows its own command line.
+
+    Between ``fork`` and ``exec`` a child's command line is its parent's, and during ``exec``
+    it reads empty: recorded then, the record would never match the program that runs, and the
+    process could never be stopped through its file. Waits at most ``_EXEC_WAIT_S``.
+    """
+    ours = psutil.Process().cmdline() if pid != os.getpid() else None
+    deadline = time.monotonic() + _EXEC_WAIT_S
+    while True:
+        record = record_of(pid)
+        settled = record is None or bool(record.command and record.command != ours)
+        if settled or time.monotonic() >= deadline:
+            return record
+        time.sleep(0.005)
+
+
 def write(path: Path, pid: int) -> ProcessRecord | None:
-    """Record process ``pid`` in ``path`` (atomically); ``None`` if it already exited."""
-    record = record_of(pid)
+    """Record process ``pid`` in ``path`` (atomically); ``None`` if it already exited.
+
+    Called right after spawning ``pid``, so it waits (briefly) for the child's own command.
+    """
+    record = _exec_settled(pid)
     if record is None:
         path.unlink(missing_ok=True)
         return None

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,6 +39,28 @@ def test_a_record_names_the_process_by_start_time_and_command(
     assert record.command == ["sleep", "300"]
     assert record.started == pytest.approx(psutil.Process(sleeper.pid).create_time())
     assert pidfile.live_pid(path) == sleeper.pid
+
+
+def test_a_process_recorded_before_it_has_run_its_program_is_named_by_that_program(
+    tmp_path: Path,
+) -> None:
+    # Between fork and exec a child's command line is its parent's (and during exec it reads
+    # empty): recorded then, the record would never match the program that runs, and the
+    # process could never be stopped through its file. This child waits before its exec.
+    pid = os.fork()
+    if pid == 0:  # the child: it sleeps, then runs sleep, and never returns into the tests
+        try:
+            time.sleep(0.3)
+            os.execvp("sleep", ["sleep", "300"])
+        finally:
+            os._exit(127)
+    try:
+        record = pidfile.write(tmp_path / "late.pid", pid)
+        assert record is not None and record.command == ["sleep", "300"]
+        assert pidfile.live_pid(tmp_path / "late.pid") == pid
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
 
 
 @pytest.mark.parametrize(
