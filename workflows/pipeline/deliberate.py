@@ -136,9 +136,8 @@ async def after_transmit(
     except ActivityError as err:
         # The reply is out and the marker recorded: a bookkeeping failure must not fail the turn.
         workflow.logger.warning("could not record the decision: %s", err.cause or err)
-    if not transmitted or plan is None or plan.mode is not DeliberationMode.DEFERRED:
-        return None
-    if not plan.substantive:
+    owed = plan is not None and plan.mode is DeliberationMode.DEFERRED and plan.substantive
+    if not transmitted or plan is None or not owed:
         return None
     return DeliberationInput(
         activation_id=data.activation_id,
