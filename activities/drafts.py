@@ -25,7 +25,7 @@ async def load_draft(db: Database, draft_id: str) -> str:
     Raises:
         ApplicationError: Non-retryable, type ``DraftMissing``, if there is no such draft.
     """
-    async with db.session() as session:
+    async with db.autocommit() as session:
         text = await draft_text(session, draft_id=draft_id)
     if text is None:
         raise ApplicationError(

@@ -60,7 +60,7 @@ class GenerationActivities:
         self._max_rounds = max_tool_rounds
 
     async def _request(self, prompt: PromptRef) -> tuple[ModelRequest, str | None]:
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             row = await load_prompt(session, prompt_id=prompt.prompt_id)
         if row is None:
             raise ApplicationError(
@@ -121,7 +121,7 @@ class GenerationActivities:
         if data.draft and data.agent is not None:
             # The answer stays in PostgreSQL; the activation's history carries its ID.
             draft = DraftRef(draft_id=new_ulid(), chars=len(text))
-            async with self._db.session() as session:
+            async with self._db.autocommit() as session:
                 await save_draft(
                     session,
                     draft_id=draft.draft_id,
@@ -145,7 +145,7 @@ class GenerationActivities:
 
     async def _with_tools(self, request: ModelRequest, data: RespondInput) -> ModelRequest:
         assert self._tools is not None
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             extension = await load_extension(session, prompt_id=data.prompt.prompt_id)
         provider = self._gateway.binding(request).provider
         final = data.tools == "final"

@@ -34,7 +34,7 @@ class StoreActivities:
     @activity.defn(name="store.lookup_agent")
     async def lookup_agent(self, data: AgentLookupInput) -> AgentProfile:
         """The agent's name and conversation settings (``exists=False`` if unknown)."""
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             agent = await get_agent(session, handle=data.handle)
         if agent is None:
             return AgentProfile(
@@ -111,7 +111,7 @@ class StoreActivities:
     @activity.defn(name="store.record_outcome")
     async def record_outcome(self, data: RecordOutcomeInput) -> Done:
         """Persist the activation's outcome and completion marker."""
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             await record_outcome(
                 session, agent=data.agent, trigger=data.trigger, marker=data.marker
             )

@@ -292,6 +292,11 @@ class ScreenInput(Wire):
         "recorded before drafts carry the text instead.",
     )
     degraded: bool = False
+    person_id: Ulid | None = Field(
+        default=None,
+        description="The speaker's person, as admission resolved it; inputs recorded before "
+        "carry none, and the checks then look the speaker up.",
+    )
 
 
 class Screening(Wire):

@@ -98,6 +98,9 @@ WORKFLOWS: list[type] = [
 ]
 """Every workflow a Persyn worker runs."""
 
+WORKER_POOL_SIZE = 20
+"""Database connections a worker keeps open (and as many more it may open for a burst)."""
+
 
 @dataclass
 class Dependencies:
@@ -144,7 +147,10 @@ def build_dependencies(
         meters: Use these meters instead of the configured set.
         dsn: Database URL overriding the settings (tests).
     """
-    db = Database(dsn or settings.database_dsn())
+    # Context assembly alone reads about a dozen sources at once, beside the activities of the
+    # exchange before: a pool below that peak closes its overflow connections on return and
+    # opens (and authenticates) new ones for the next message.
+    db = Database(dsn or settings.database_dsn(), pool_size=WORKER_POOL_SIZE)
     registry = ModelRegistry.from_settings(settings)
     if providers is None:
         providers = {name: build_provider(name, settings) for name in registry.providers()}

@@ -43,7 +43,8 @@ class ChannelActivities:
             at=data.at,
         )
         delivered = answered_in_place(data.channel, unprompted=False)
-        async with self._db.session() as session:
+        # Two statements, each atomic and idempotent on its own: no transaction around them.
+        async with self._db.autocommit() as session:
             await record_turn(session, agent=data.agent, channel=data.channel, turn=turn)
             inserted = await add_outbox(
                 session,

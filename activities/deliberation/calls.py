@@ -31,7 +31,7 @@ async def stored_prompt(db: Database, prompt_id: str) -> PromptRow:
     Raises:
         ApplicationError: ``PromptMissing`` (not retryable): nothing to critique against.
     """
-    async with db.session() as session:
+    async with db.autocommit() as session:
         row = await load_prompt(session, prompt_id=prompt_id)
     if row is None:
         raise ApplicationError(

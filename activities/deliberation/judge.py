@@ -76,7 +76,7 @@ class JudgeActivities:
 
     async def request(self, data: JudgeInput) -> ModelRequest:
         """The judgment's request for ``data``."""
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             agent = await get_agent(session, handle=data.agent)
             turns = await load_turns(session, turn_ids=data.window_turn_ids)
         name = agent.name if agent is not None else data.agent

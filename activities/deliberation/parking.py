@@ -45,7 +45,7 @@ class DeliberationActivities:
     async def plan(self, data: DeliberationPlanInput) -> DeliberationPlan:
         """The mode on this channel, whether the candidate is substantive, the lens pool."""
         data = await with_candidate(self._db, data)
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             agent = await get_agent(session, handle=data.agent)
         default = agent.config.deliberation if agent is not None else DeliberationMode.OFF
         mode = self._settings.mode_for(agent=data.agent, channel=data.channel, default=default)
@@ -64,7 +64,7 @@ class DeliberationActivities:
     async def park(self, data: ParkInput) -> Parked:
         """Park a deferred conclusion for the next turn on the channel (once per activation)."""
         data = await with_candidate(self._db, data)
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             inserted = await park_conclusion(
                 session,
                 parked_id=data.parked_id,
@@ -83,7 +83,7 @@ class DeliberationActivities:
     @activity.defn(name="deliberation.settle")
     async def settle(self, data: SettleInput) -> Settled:
         """Record the decision; if the turn spoke, consume the conclusions woven into it."""
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             await record_decision(session, settle=data)
         if not data.transmitted:
             return Settled()
@@ -92,7 +92,7 @@ class DeliberationActivities:
         ids = woven.get("ids") if isinstance(woven, dict) else None
         if not isinstance(ids, list) or not ids:
             return Settled()
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             rows = await conclusions_by_id(session, ids=[str(i) for i in ids])
             # Only notes the prompt really held: assembly may have trimmed some to fit.
             shown = [row.id for row in rows if render_conclusion(row) in prompt.system]

@@ -84,7 +84,7 @@ class EmotionActivities:
         ids = [*data.window_turn_ids[-self._settings.classifier_turns :]]
         if data.reply_turn_id is not None and data.reply_turn_id not in ids:
             ids.append(data.reply_turn_id)
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             done = await reading_for(session, activation_id=data.activation_id)
             if done is not None:
                 return EmotionClassified(recorded=True, top=done.top, probability=done.probability)
@@ -136,7 +136,7 @@ class EmotionActivities:
         if not self._gateway.runs(TaskType.DECIDE):
             # A small local model's judgment is not trusted to turn people away.
             return Screening()
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             agent = await get_agent(session, handle=data.agent)
         name = agent.name if agent is not None else data.agent
         response = await complete(self._gateway, optional_request(name=name, text=data.event.text))

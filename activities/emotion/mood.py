@@ -10,7 +10,7 @@ import logging
 from datetime import datetime
 
 from activities.emotion.state import decayed, declining_emotion
-from schemas.emotion import AgentEmotion, EmotionSettings, MoodNote
+from schemas.emotion import AgentEmotion, EmotionSettings, EmotionStatePublic, MoodNote
 from schemas.events import Trigger
 from store.db import Database
 from store.queries.emotion import latest_readings
@@ -38,7 +38,7 @@ class MoodReader:
         self, *, agent: str, now: datetime, conversation_id: str | None = None
     ) -> AgentEmotion:
         """The current state and the recent trajectory (of one conversation, if given)."""
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             newest = await latest_readings(session, agent=agent, limit=1, until=now)
             trajectory = await latest_readings(
                 session,
@@ -49,6 +49,12 @@ class MoodReader:
             )
         state = decayed(newest[-1] if newest else None, now, self._settings)
         return AgentEmotion(agent=agent, state=state, trajectory=trajectory)
+
+    async def state(self, *, agent: str, now: datetime) -> EmotionStatePublic:
+        """The current state alone: one read, for a gate that needs no trajectory."""
+        async with self._db.autocommit() as session:
+            newest = await latest_readings(session, agent=agent, limit=1, until=now)
+        return decayed(newest[-1] if newest else None, now, self._settings)
 
     async def in_conversation(
         self, *, agent: str, now: datetime, conversation_id: str
@@ -86,14 +92,12 @@ class MoodReader:
         if trigger is not Trigger.MESSAGE or not addressed or not self._settings.enabled:
             return None
         try:
-            current = await self.emotion(agent=agent, now=now)
+            state = await self.state(agent=agent, now=now)
         except Exception:  # the state is optional: the reply goes on without it
             log.warning("could not read the emotional state of %s", agent, exc_info=True)
             return None
-        found = declining_emotion(current.state, self._settings)
-        if found is None or current.state.reading is None:
+        found = declining_emotion(state, self._settings)
+        if found is None or state.reading is None:
             return None
         emotion, probability = found
-        return MoodNote(
-            emotion=emotion, probability=round(probability, 2), since=current.state.reading.at
-        )
+        return MoodNote(emotion=emotion, probability=round(probability, 2), since=state.reading.at)

@@ -19,7 +19,7 @@ from temporalio import activity
 from activities.gateway.gateway import ModelGateway
 from activities.guardrails.classify import model_hostility
 from activities.guardrails.history import Turn, needs
-from activities.guardrails.loading import load_history, stored_turn
+from activities.guardrails.loading import load_history, stored_turns
 from activities.guardrails.patterns import Match, evaluate_all
 from activities.guardrails.webhook import post_firing
 from schemas.guardrails import (
@@ -126,14 +126,13 @@ class GuardrailActivities:
     async def evaluate(self, data: GuardrailInput) -> GuardrailEvaluation:
         """Run the background rules over the exchange's history; record each firing once."""
         now = data.at
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             held = await queries.blocking_firings(session, activation_id=data.activation_id)
         firings = [to_firing(row, self._by_id.get(row.rule_id)) for row in held]
         if not self._rules:
             return GuardrailEvaluation(firings=firings)
-        async with self._db.session() as session:
-            inbound = await stored_turn(session, data.inbound_turn_id)
-            reply = await stored_turn(session, data.reply_turn_id)
+        async with self._db.autocommit() as session:
+            inbound, reply = await stored_turns(session, data.inbound_turn_id, data.reply_turn_id)
             history = await load_history(
                 session,
                 needs=self._needs,
@@ -155,7 +154,7 @@ class GuardrailActivities:
             on_error=lambda rule: log.exception("guardrail rule %s failed; skipped", rule),
         )
         for rule, match in outcome.matches:
-            async with self._db.session() as session:
+            async with self._db.autocommit() as session:
                 row = await queries.record_firing(
                     session,
                     row=firing_row(

@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime
 
+from sqlmodel.ext.asyncio.session import AsyncSession
+
 from activities.guardrails.activities import firing_row
 from activities.guardrails.history import Turn, needs
 from activities.guardrails.loading import load_history
@@ -30,6 +32,20 @@ log = logging.getLogger(__name__)
 COOLING_DOWN = "I'm taking a break from this conversation for a while."
 
 
+async def speaker_person(session: AsyncSession, data: ScreenInput) -> str | None:
+    """The speaker's person: as admission resolved it, else (older inputs) looked up."""
+    if data.person_id is not None:
+        return data.person_id
+    event = data.event
+    return await queries.person_of_speaker(
+        session,
+        agent=data.agent,
+        service=event.channel.service,
+        channel=event.channel.channel,
+        speaker_id=event.speaker.speaker_id,
+    )
+
+
 class CooldownCheck:
     """Silence while a cooldown on the speaker (as a person) or the channel is in force."""
 
@@ -41,15 +57,8 @@ class CooldownCheck:
 
     async def check(self, data: ScreenInput) -> str | None:
         """The cooldown's reason while one is in force, else ``None``."""
-        event = data.event
-        async with self._db.session() as session:
-            person = await queries.person_of_speaker(
-                session,
-                agent=data.agent,
-                service=event.channel.service,
-                channel=event.channel.channel,
-                speaker_id=event.speaker.speaker_id,
-            )
+        async with self._db.autocommit() as session:
+            person = await speaker_person(session, data)
             keys = [("channel", data.channel.key)]
             if person is not None:
                 keys.insert(0, ("person", person))
@@ -83,14 +92,8 @@ class BlockingRuleCheck:
         who = attribution.current()
         now = datetime.now(UTC)
         event = data.event
-        async with self._db.session() as session:
-            person = await queries.person_of_speaker(
-                session,
-                agent=data.agent,
-                service=event.channel.service,
-                channel=event.channel.channel,
-                speaker_id=event.speaker.speaker_id,
-            )
+        async with self._db.autocommit() as session:
+            person = await speaker_person(session, data)
             history = await load_history(
                 session,
                 needs=self._needs,
@@ -115,7 +118,7 @@ class BlockingRuleCheck:
         if not outcome.matches:
             return None
         rule, match = outcome.matches[0]
-        async with self._db.session() as session:
+        async with self._db.autocommit() as session:
             await queries.record_firing(
                 session,
                 row=firing_row(

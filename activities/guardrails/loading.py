@@ -92,9 +92,9 @@ async def load_history(
     )
 
 
-async def stored_turn(session: AsyncSession, turn_id: str | None) -> Turn | None:
-    """A stored dialog turn by ID, if there is one."""
-    if turn_id is None:
-        return None
-    row = await session.get(DialogTurnRow, turn_id)
-    return _turn(row) if row is not None else None
+async def stored_turns(session: AsyncSession, *turn_ids: str | None) -> list[Turn | None]:
+    """The stored dialog turns with these IDs, in order (``None`` for an ID unknown or unset)."""
+    wanted = [t for t in turn_ids if t is not None]
+    rows = await queries.turns_by_id(session, turn_ids=wanted) if wanted else []
+    found = {row.id: _turn(row) for row in rows}
+    return [found.get(t) if t is not None else None for t in turn_ids]

@@ -18,7 +18,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.dialog import DialogTurn
 from schemas.events import ChannelRef
-from store.queries.dialog import insert_conversation, record_turn
+from store.queries.dialog import insert_conversation, write_turn
 from store.sql import execute
 
 _ADMITTED_TO = """
@@ -94,8 +94,10 @@ async def admit_turn(
     if status != "open":
         await session.rollback()
         return None
-    await record_turn(session, agent=agent, channel=channel, turn=turn)  # commits
+    await write_turn(session, agent=agent, channel=channel, turn=turn)
+    # Read before the commit: after it, the read would open a transaction of its own.
     row = (await execute(session, _WINDOW, {"id": conversation_id, "n": window_turns})).one()
+    await session.commit()
     return Window(
         conversation_id=conversation_id,
         turn_ids=list(reversed(row.recent)),

@@ -104,10 +104,19 @@ _RECORD_TURN = text(
 async def record_turn(
     session: AsyncSession, *, agent: str, channel: ChannelRef, turn: DialogTurn
 ) -> bool:
-    """Write one turn through; returns ``False`` if it was already stored (a retry).
+    """Write one turn through and commit; returns ``False`` if it was already stored (a retry).
 
     One statement inserts the turn and updates the conversation's turn count and participants.
     """
+    stored = await write_turn(session, agent=agent, channel=channel, turn=turn)
+    await session.commit()
+    return stored
+
+
+async def write_turn(
+    session: AsyncSession, *, agent: str, channel: ChannelRef, turn: DialogTurn
+) -> bool:
+    """:func:`record_turn` without the commit, for a caller that reads on in its transaction."""
     params = {
         "id": turn.turn_id,
         "agent": agent,
@@ -126,7 +135,6 @@ async def record_turn(
         # The channel row is missing (a path that never resolved a speaker): create it, retry.
         await ensure_channel(session, agent=agent, channel=channel, seen_at=turn.at)
         stored = (await connection.execute(_RECORD_TURN, params)).first() is not None
-    await session.commit()
     return stored
 
 

@@ -105,6 +105,12 @@ async def tool_results(session: AsyncSession, *, activation_id: str) -> Sequence
     return rows.all()
 
 
+async def turns_by_id(session: AsyncSession, *, turn_ids: Sequence[str]) -> Sequence[DialogTurnRow]:
+    """The stored dialog turns among ``turn_ids`` (any order; unknown IDs are skipped)."""
+    result = await session.exec(select(DialogTurnRow).where(col(DialogTurnRow.id).in_(turn_ids)))
+    return result.all()
+
+
 async def person_of_speaker(
     session: AsyncSession, *, agent: str, service: str, channel: str, speaker_id: str
 ) -> str | None:

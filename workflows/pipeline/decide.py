@@ -45,6 +45,7 @@ async def decide(data: ActivationInput, draft: Draft) -> Verdict:
             candidate=draft.text,
             draft_id=draft.draft_id,
             degraded=draft.degraded,
+            person_id=data.person_id,
         ),
         **summarized_local(MESSAGE_PATH_DATABASE, "screen the reply (rules, guardrails)"),
     )

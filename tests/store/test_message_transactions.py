@@ -1,0 +1,55 @@
+"""A message's path opens a transaction only where several writes must land together.
+
+Every read and every single-statement write on the path runs in autocommit: a transaction
+around them costs two more round trips (``BEGIN`` and its ``COMMIT`` or ``ROLLBACK``) and
+reads nothing different under READ COMMITTED (``store.db.Database.autocommit``). One step
+needs one: admission writes the person's turn under the conversation row's lock, and reads the
+window it made before letting go.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from sqlalchemy import event
+from sqlalchemy.engine import Connection
+from temporalio import activity
+
+from tests.harness import Harness
+
+TRANSACTIONAL = "admission.admit"
+"""The one step whose statements must run together."""
+
+
+def _step() -> str:
+    try:
+        return activity.info().activity_type
+    except RuntimeError:
+        return "(outside an activity)"
+
+
+async def test_a_message_opens_one_transaction_for_the_turn_it_admits(
+    harness: Harness,
+) -> None:
+    agent = (await harness.create_agent()).handle
+    await harness.say(agent, "hello there")  # the conversation opens: a write of its own
+    opened: Counter[str] = Counter()
+
+    def on_end(connection: Connection) -> None:
+        # Each transaction ends once, in a COMMIT or a ROLLBACK. SQLAlchemy reports those for
+        # a connection in autocommit too (the driver sends nothing): those are not counted.
+        if not connection.connection.dbapi_connection.autocommit:  # type: ignore[union-attr]
+            opened[_step()] += 1
+
+    engine = harness.deps.db.engine.sync_engine
+    event.listen(engine, "commit", on_end)
+    event.listen(engine, "rollback", on_end)
+    try:
+        for i in range(3):
+            receipt = await harness.say(agent, f"message {i}")
+            assert receipt.marker is not None
+    finally:
+        event.remove(engine, "commit", on_end)
+        event.remove(engine, "rollback", on_end)
+
+    assert opened == {TRANSACTIONAL: 3}, opened
