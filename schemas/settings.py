@@ -169,6 +169,13 @@ class Settings(BaseSettings):
     )
     openai_compatible_model: str = "default"
     openai_compatible_context_window: int = 8192
+    openai_compatible_structured: Literal["auto", "json_schema", "json_object", "prompt"] = Field(
+        default="auto",
+        description="How the OpenAI-compatible server is asked for a reply held to a schema: "
+        "json_schema (OpenAI's form; vLLM, LM Studio, Ollama, llama-server), json_object "
+        "(llama-cpp-python's server), prompt (the schema in the instructions), or auto: "
+        "json_schema first, stepping down when the server refuses the form.",
+    )
     anthropic_base_url: str | None = None
     model_timeout_seconds: float = Field(default=120.0, gt=0)
     models: dict[TaskType, ModelBinding] = Field(

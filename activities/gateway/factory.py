@@ -31,13 +31,25 @@ def build_provider(name: ProviderName, settings: Settings) -> Provider:
             base_url=settings.anthropic_base_url,
             timeout_seconds=settings.model_timeout_seconds,
         )
-    if name in (ProviderName.OPENAI, ProviderName.OPENAI_COMPATIBLE):
+    if name is ProviderName.OPENAI_COMPATIBLE:
+        from activities.gateway.providers.compatible import CompatibleProvider, StructuredDialect
+
+        assert settings.openai_base_url is not None  # the registry refuses the provider without
+        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+        structured = settings.openai_compatible_structured
+        return CompatibleProvider(
+            api_key=key or "not-needed",
+            base_url=settings.openai_base_url,
+            timeout_seconds=settings.model_timeout_seconds,
+            dialect=None if structured == "auto" else StructuredDialect(structured),
+        )
+    if name is ProviderName.OPENAI:
         from activities.gateway.providers.openai import OpenAIProvider
 
         key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
         return OpenAIProvider(
             api_key=key or "not-needed",
-            base_url=settings.openai_base_url if name is ProviderName.OPENAI_COMPATIBLE else None,
+            base_url=None,
             timeout_seconds=settings.model_timeout_seconds,
             provider=name,
         )

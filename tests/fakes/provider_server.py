@@ -55,6 +55,8 @@ class FakeProviderServer:
     def __init__(self, reply: str = "Hello from the fake provider.") -> None:
         self.reply = reply
         self.structured: Any = {"ok": True}
+        self.response_formats: Dialect | None = None
+        """Set: refuse a ``response_format`` of any other type, as that server does."""
         self.requests: list[Recorded] = []
         self._faults: list[Fault] = []
         self._tool_calls: list[wire.ToolCalls] = []
@@ -139,6 +141,54 @@ class FakeProviderServer:
         self.stop()
 
 
+@dataclass(frozen=True)
+class Dialect:
+    """The ``response_format`` types a compatible server accepts, and how it refuses others."""
+
+    accepts: frozenset[str]
+    status: int
+    message: str
+
+
+LLAMA_CPP_PYTHON = Dialect(
+    accepts=frozenset({"text", "json_object"}),
+    status=500,
+    message="1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  "
+    "Input should be 'text' or 'json_object' [type=literal_error, input_value='json_schema']",
+)
+"""llama-cpp-python's server (``python -m llama_cpp.server``): no ``json_schema``."""
+
+OLLAMA = Dialect(
+    accepts=frozenset({"text", "json_object", "json_schema"}),
+    status=400,
+    message="invalid response_format",
+)
+"""Ollama's OpenAI-compatible endpoint (0.5 and later): ``json_schema`` accepted."""
+
+NO_RESPONSE_FORMAT = Dialect(
+    accepts=frozenset({"text"}),
+    status=400,
+    message="response_format is not supported by this server",
+)
+"""A server with no structured replies at all."""
+
+
+def _refusal(dialect: Dialect | None, body: dict[str, Any]) -> tuple[int, Any] | None:
+    kind = (body.get("response_format") or {}).get("type")
+    if dialect is None or kind is None or kind in dialect.accepts:
+        return None
+    return dialect.status, {"error": {"message": dialect.message, "type": "invalid_request"}}
+
+
+def _asks_for_json(body: dict[str, Any]) -> bool:
+    """A schema by ``response_format``, or stated in the instructions (the ``prompt`` form)."""
+    kind = (body.get("response_format") or {}).get("type")
+    if kind in ("json_schema", "json_object"):
+        return True
+    system = next((m for m in body.get("messages", []) if m.get("role") == "system"), None)
+    return system is not None and "JSON Schema" in str(system.get("content", ""))
+
+
 def _handler(server: FakeProviderServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
@@ -160,6 +210,8 @@ def _handler(server: FakeProviderServer) -> type[BaseHTTPRequestHandler]:
             anthropic = self.path == "/v1/messages"
             if self.path not in ("/v1/messages", "/v1/chat/completions"):
                 self._json(404, {"error": {"message": f"no route {self.path}"}})
+            elif (refusal := _refusal(server.response_formats, body)) is not None:
+                self._json(refusal[0], refusal[1])
             elif fault.status and not fault.in_stream:
                 error = wire.anthropic_error if anthropic else wire.openai_error
                 headers = {"retry-after": f"{fault.retry_after:g}"} if fault.retry_after else {}
@@ -178,7 +230,7 @@ def _handler(server: FakeProviderServer) -> type[BaseHTTPRequestHandler]:
             else:
                 calls = server._next_calls()
                 text = "" if calls else server.reply
-                if body.get("response_format", {}).get("type") == "json_schema":
+                if _asks_for_json(body):
                     text = json.dumps(server.structured)
                 self._json(200, wire.openai_completion(body, text, calls))
 

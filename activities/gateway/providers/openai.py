@@ -62,7 +62,16 @@ class OpenAIProvider(Provider):
         Raises:
             ProviderError: A classified failure.
         """
-        params = self._params(request, binding)
+        return await self._exchange(self._params(request, binding), request, binding, on_delta)
+
+    async def _exchange(
+        self,
+        params: dict[str, Any],
+        request: ModelRequest,
+        binding: ModelBinding,
+        on_delta: DeltaCallback | None,
+    ) -> ModelResponse:
+        """Send ``params`` (built from ``request``) and map the answer or the failure."""
         try:
             calls: list[ToolCall] = []
             forward = on_delta if request.response_schema is None else None
@@ -117,7 +126,7 @@ class OpenAIProvider(Provider):
     def _messages(self, request: ModelRequest) -> list[Any]:
         return list(openai_tools.messages_param(request.system, request.messages))
 
-    def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
+    def _response_format(self, schema: dict[str, Any]) -> dict[str, Any] | None:
         return {
             "type": "json_schema",
             "json_schema": {
@@ -163,7 +172,9 @@ class OpenAIProvider(Provider):
         if search is not None and request.response_schema is None:
             params["web_search_options"] = search
         if request.response_schema is not None:
-            params["response_format"] = self._response_format(request.response_schema)
+            response_format = self._response_format(request.response_schema)
+            if response_format is not None:
+                params["response_format"] = response_format
         return params
 
     async def aclose(self) -> None:

@@ -1,0 +1,159 @@
+"""An OpenAI-compatible server is asked for structured replies in the dialect it speaks.
+
+Against local servers speaking each dialect (llama-cpp-python's, Ollama's, one with no
+structured replies) and against llama-cpp-python's real server running the default model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+from pydantic import BaseModel
+
+from activities.gateway.providers.compatible import CompatibleProvider, StructuredDialect
+from contract.provider_errors import ProviderServerError
+from schemas.models import ChatMessage, ModelBinding, ProviderName, TaskType
+from tests.fakes.provider_server import (
+    LLAMA_CPP_PYTHON,
+    NO_RESPONSE_FORMAT,
+    OLLAMA,
+    FakeProviderServer,
+)
+from tests.gateway.conftest import binding, request
+
+
+class Rating(BaseModel):
+    score: int
+    reason: str
+
+
+SCHEMA = Rating.model_json_schema()
+ANSWER = {"score": 7, "reason": "clear"}
+
+
+@pytest.fixture
+async def compatible(fake: FakeProviderServer) -> AsyncIterator[CompatibleProvider]:
+    fake.structured = ANSWER
+    provider = CompatibleProvider("not-needed", fake.openai_url, timeout_seconds=5.0)
+    yield provider
+    await provider.aclose()
+
+
+async def rate(provider: CompatibleProvider) -> Rating:
+    response = await provider.complete(
+        request(task=TaskType.RATE, response_schema=SCHEMA),
+        binding(ProviderName.OPENAI_COMPATIBLE),
+    )
+    return Rating.model_validate_json(response.text)
+
+
+def formats(fake: FakeProviderServer) -> list[str | None]:
+    return [(r.body.get("response_format") or {}).get("type") for r in fake.requests]
+
+
+async def test_a_server_that_takes_json_schema_is_asked_once_in_it(
+    compatible: CompatibleProvider, fake: FakeProviderServer
+) -> None:
+    fake.response_formats = OLLAMA
+
+    assert await rate(compatible) == Rating(**ANSWER)
+    assert formats(fake) == ["json_schema"]
+    assert compatible.dialect is StructuredDialect.JSON_SCHEMA
+
+
+async def test_llama_cpp_pythons_refusal_steps_down_to_json_object_and_is_remembered(
+    compatible: CompatibleProvider, fake: FakeProviderServer
+) -> None:
+    fake.response_formats = LLAMA_CPP_PYTHON
+
+    assert await rate(compatible) == Rating(**ANSWER)
+    assert await rate(compatible) == Rating(**ANSWER)
+
+    assert formats(fake) == ["json_schema", "json_object", "json_object"]
+    assert fake.requests[1].body["response_format"]["schema"] == SCHEMA
+    assert compatible.dialect is StructuredDialect.JSON_OBJECT
+
+
+async def test_a_server_without_structured_replies_gets_the_schema_in_its_instructions(
+    compatible: CompatibleProvider, fake: FakeProviderServer
+) -> None:
+    fake.response_formats = NO_RESPONSE_FORMAT
+
+    assert await rate(compatible) == Rating(**ANSWER)
+
+    assert formats(fake) == ["json_schema", "json_object", None]
+    system = fake.requests[-1].body["messages"][0]
+    assert system["role"] == "system"
+    assert json.dumps(SCHEMA) in system["content"]
+    assert compatible.dialect is StructuredDialect.PROMPT
+
+
+async def test_plain_replies_are_never_sent_a_response_format(
+    compatible: CompatibleProvider, fake: FakeProviderServer
+) -> None:
+    fake.response_formats = LLAMA_CPP_PYTHON
+
+    response = await compatible.complete(request(), binding(ProviderName.OPENAI_COMPATIBLE))
+
+    assert response.text == fake.reply
+    assert formats(fake) == [None]
+    assert compatible.dialect is StructuredDialect.JSON_SCHEMA  # nothing learned from it
+
+
+async def test_a_failure_that_is_not_about_the_form_is_raised_without_stepping_down(
+    compatible: CompatibleProvider, fake: FakeProviderServer
+) -> None:
+    fake.fail(503)
+
+    with pytest.raises(ProviderServerError, match="fake failure 503"):
+        await rate(compatible)
+
+    assert formats(fake) == ["json_schema"]
+    assert compatible.dialect is StructuredDialect.JSON_SCHEMA
+
+
+async def test_a_configured_dialect_is_kept_even_when_refused(fake: FakeProviderServer) -> None:
+    fake.response_formats = LLAMA_CPP_PYTHON
+    provider = CompatibleProvider(
+        "not-needed", fake.openai_url, timeout_seconds=5.0, dialect=StructuredDialect.JSON_SCHEMA
+    )
+    try:
+        with pytest.raises(ProviderServerError, match="json_object"):
+            await rate(provider)
+    finally:
+        await provider.aclose()
+
+    assert formats(fake) == ["json_schema"]
+
+
+@pytest.mark.local_model
+async def test_llama_cpp_pythons_real_server_answers_structured_calls(
+    local_model_server: str,
+) -> None:
+    # The server the stack runs, addressed as any OpenAI-compatible endpoint: before the
+    # dialect was learned, every structured call failed here (500, json_schema refused).
+    provider = CompatibleProvider("not-needed", local_model_server, timeout_seconds=60.0)
+    small = ModelBinding(
+        provider=ProviderName.OPENAI_COMPATIBLE,
+        model="default",
+        context_window=8192,
+        max_output_tokens=80,
+    )
+    try:
+        response = await provider.complete(
+            request(
+                task=TaskType.RATE,
+                system="You rate replies.",
+                messages=[ChatMessage(role="user", content="Rate 'Paris is in France' as JSON.")],
+                response_schema=SCHEMA,
+                temperature=0.0,
+            ),
+            small,
+        )
+    finally:
+        await provider.aclose()
+
+    Rating.model_validate_json(response.text)
+    assert provider.dialect is StructuredDialect.JSON_OBJECT
