@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from cli.common import friendly_errors
-from schemas.settings import get_settings
+from schemas.settings import Settings, get_settings
 from workers.process import start_supervisor
 
 if TYPE_CHECKING:
@@ -87,6 +87,21 @@ def _inboxes(agent: str | None) -> list[InboxView] | None:
         return None
 
 
+def _detected_mind(settings: Settings) -> Settings:
+    """The settings after looking for a model server on this machine, when that is the choice.
+
+    The record it leaves in the home makes the supervisor, the worker and ``persyn status``
+    resolve the same mind (``schemas.detected_server``).
+    """
+    from workers import detect  # its HTTP client loads only for the look
+
+    if not detect.may_detect(settings):
+        return settings
+    detect.record(settings, detect.detect(settings))
+    get_settings.cache_clear()
+    return get_settings()
+
+
 @friendly_errors
 def up() -> None:
     """Start Temporal, PostgreSQL, migrations, the worker and the local model (skipping what runs).
@@ -94,13 +109,15 @@ def up() -> None:
     The worker and the model server run under a supervisor that restarts them if they die.
     """
     started = time.perf_counter()
-    settings = get_settings()
+    settings = _detected_mind(get_settings())
     # The supervisor, and with it the worker, goes first: its imports run beside our own.
     supervisor = start_supervisor(settings)
+    from cli.mind import describe as describe_mind
     from workers.stack import EmbeddedStack
 
     components = EmbeddedStack(settings).up(supervisor=supervisor)
     typer.echo(_table(components))
+    typer.echo("\n".join(describe_mind(settings)))
     typer.echo(f"ready in {time.perf_counter() - started:.1f}s")
     if settings.embedded:
         typer.echo(f"Temporal Web UI: {settings.ui_url}")
@@ -129,6 +146,7 @@ def status(
     An inbox shows how many events are queued and how long the oldest has waited; a busy one
     shows the event in flight, its step, attempt and last error, and what its runs are doing.
     """
+    from cli.mind import describe as describe_mind
     from workers.stack import EmbeddedStack
 
     settings = get_settings()
@@ -137,11 +155,13 @@ def status(
     if as_json:
         shown: dict[str, object] = {
             "components": [c.model_dump() for c in components],
+            "mind": describe_mind(settings),
             "inboxes": [v.model_dump(mode="json") for v in views or []],
         }
         typer.echo(json.dumps(shown, indent=2))
     else:
         typer.echo(_table(components))
+        typer.echo("\n".join(describe_mind(settings)))
         if settings.embedded:
             typer.echo(f"Temporal Web UI: {settings.ui_url}")
         typer.echo(_sandbox_line())

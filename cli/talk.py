@@ -23,6 +23,7 @@ from temporalio.client import Client
 from cli import submission
 from cli.common import UserError, echo_err, friendly_errors, run
 from cli.console import Console
+from cli.mind import describe as describe_mind
 from schemas.events import ChannelRef, InboundEvent, Outcome, Receipt, Speaker
 from schemas.ids import check_handle, check_ulid
 from schemas.settings import Settings, get_settings
@@ -185,6 +186,7 @@ async def _converse(
 ) -> None:
     name = console.name
     print(f"talking with {name} as {speaker.speaker_id} on {here.key} (Ctrl-D to leave)")
+    print("\n".join(describe_mind(settings)))
     if not await serving(settings, client):
         console.commit(f"[{submission.no_worker(settings)}; messages wait until a worker serves]")
     while True:

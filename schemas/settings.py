@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import quote
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -26,6 +33,7 @@ from pydantic_settings import (
 from schemas.autonomy import AutonomySettings
 from schemas.deliberation import DeliberationSettings
 from schemas.delivery import DeliverySettings, PacingSettings
+from schemas.detected_server import DetectedServer, read_detected
 from schemas.emotion import EmotionSettings
 from schemas.graph import GraphSettings
 from schemas.guardrails import GuardrailSettings
@@ -68,6 +76,7 @@ class Settings(BaseSettings):
     )
 
     home: Path = Field(default_factory=default_home, description="Data, logs and pid files.")
+    _detected: DetectedServer | None = PrivateAttr(default=None)
     embedded: bool | None = Field(
         default=None,
         description="Start the embedded Temporal dev server and PostgreSQL; by default unless "
@@ -169,6 +178,16 @@ class Settings(BaseSettings):
     )
     openai_compatible_model: str = "default"
     openai_compatible_context_window: int = 8192
+    local_servers: list[str] = Field(
+        default_factory=lambda: [
+            "http://127.0.0.1:11434",  # Ollama
+            "http://127.0.0.1:1234",  # LM Studio
+            "http://127.0.0.1:8080",  # llama.cpp's server
+            "http://127.0.0.1:8000",  # vLLM
+        ],
+        description="Where `persyn up` looks for a model server already running, with "
+        "PERSYN_PROVIDER=auto and no key (comma-separated; empty: never look).",
+    )
     openai_compatible_structured: Literal["auto", "json_schema", "json_object", "prompt"] = Field(
         default="auto",
         description="How the OpenAI-compatible server is asked for a reply held to a schema: "
@@ -311,7 +330,7 @@ class Settings(BaseSettings):
         toml = TomlConfigSettingsSource(settings_cls, toml_file=default_home() / "persyn.toml")
         return (init_settings, env_settings, toml, file_secret_settings)
 
-    @field_validator("meters", "tracing_exporters", mode="before")
+    @field_validator("meters", "tracing_exporters", "local_servers", mode="before")
     @classmethod
     def _split_names(cls, value: object) -> object:
         # The environment gives "ledger,prometheus" (or a JSON list); TOML gives a list.
@@ -320,6 +339,25 @@ class Settings(BaseSettings):
                 return json.loads(value)
             return [name.strip() for name in value.split(",") if name.strip()]
         return value
+
+    @model_validator(mode="after")
+    def _use_detected_server(self) -> Settings:
+        # Only where nothing was chosen: a provider named, a key or a base URL all win.
+        unchosen = self.provider == "auto" and self.openai_base_url is None
+        if not unchosen or self.anthropic_api_key or self.openai_api_key:
+            return self
+        found = read_detected(self.home)
+        if found is not None:
+            object.__setattr__(self, "openai_base_url", found.base_url)
+            object.__setattr__(self, "openai_compatible_model", found.model)
+            object.__setattr__(self, "openai_compatible_context_window", found.context_window)
+            self._detected = found
+        return self
+
+    @property
+    def detected(self) -> DetectedServer | None:
+        """The model server ``persyn up`` found and these settings use, if any."""
+        return self._detected
 
     @model_validator(mode="after")
     def _decide_embedded(self) -> Settings:
