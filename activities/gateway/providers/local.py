@@ -12,7 +12,9 @@ worker lives on. What differs from any OpenAI-compatible endpoint is llama.cpp's
 - no tools are offered (the call plan says so), and a tool exchange that reaches the model
   anyway (a fallback binding) is flattened into plain turns it can read;
 - every call is streamed, so the server stops work for a caller that gave up, and a streamed
-  reply carries no usage, so its tokens are estimated from its length.
+  reply carries no usage, so its tokens are estimated from its length;
+- the server answers one call at a time, so calls pass two lanes first
+  (:mod:`activities.gateway.lanes`): a reply goes before background work, and pre-empts it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 import openai
 
 from activities.gateway.base import DeltaCallback
+from activities.gateway.lanes import ModelLanes, is_foreground
 from activities.gateway.providers.openai import OpenAIProvider
 from contract.provider_errors import ProviderServerError
 from schemas.models import (
@@ -48,6 +51,8 @@ class LocalProvider(OpenAIProvider):
             provider=ProviderName.LOCAL,
         )
         self._base_url = base_url
+        self.lanes = ModelLanes()
+        """Replies before background work on the one model (``activities.gateway.lanes``)."""
 
     async def complete(
         self,
@@ -62,8 +67,12 @@ class LocalProvider(OpenAIProvider):
             ProviderError: A classified failure; a server that is down, crashed or dropped
                 the connection is a retryable :class:`ProviderServerError`.
         """
+
+        async def call() -> ModelResponse:
+            return await super(LocalProvider, self).complete(request, binding, on_delta=on_delta)
+
         try:
-            response = await super().complete(request, binding, on_delta=on_delta)
+            response = await self.lanes.run(call, foreground=is_foreground(request.task))
         except ProviderServerError as err:
             if isinstance(err.__cause__, openai.APIConnectionError):
                 raise ProviderServerError(
