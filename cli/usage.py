@@ -2,7 +2,8 @@
 
 The figures are sums of the usage records as recorded (each once, by its ID), with the cost
 each record carried when it was made: nothing is re-priced, so a report never disagrees with
-the event log. Records with no price are counted and shown as ``unpriced``.
+the event log. Records with no price are counted and shown as ``unpriced``; the local model's
+are free, and shown so.
 """
 
 from __future__ import annotations
@@ -46,9 +47,14 @@ _COLUMNS = ("records", "input", "output", "cache read", "cache write", "units", 
 
 
 def _cells(totals: UsageTotals) -> list[str]:
-    cost = f"{totals.cost_usd:.6f}"
-    if totals.unpriced:
-        cost += f" (+{totals.unpriced} unpriced)"
+    if totals.local and totals.local == totals.records:
+        cost = "free (local model)"
+    else:
+        cost = f"{totals.cost_usd:.6f}"
+        if totals.unpriced:
+            cost += f" (+{totals.unpriced} unpriced)"
+        if totals.local:
+            cost += f" (+{totals.local} local, free)"
     return [
         f"{totals.records:,}",
         f"{totals.input_tokens:,}",

@@ -43,7 +43,12 @@ class UsageTotals(Wire):
     cached_write_tokens: int = 0
     units: int = 0
     cost_usd: float = 0.0
-    unpriced: int = Field(default=0, description="Records counted with no cost (no price).")
+    unpriced: int = Field(
+        default=0, description="Records counted with no cost (no price), the local model's aside."
+    )
+    local: int = Field(
+        default=0, description="Records of the local model: run on this machine, free of charge."
+    )
 
 
 class UsageGroup(Wire):

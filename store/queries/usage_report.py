@@ -29,8 +29,12 @@ from sqlalchemy import (
 )
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from schemas.models import ProviderName
 from schemas.usage import UsageGroup, UsageQuery, UsageReport, UsageTotals
 from store.tables import UsageDailyRow, UsageRow
+
+LOCAL = ProviderName.LOCAL.value
+"""The local model's records: run on this machine, so free, never unpriced."""
 
 _USAGE = UsageRow.__table__  # type: ignore[attr-defined]
 _DAILY = UsageDailyRow.__table__  # type: ignore[attr-defined]
@@ -59,7 +63,8 @@ def _rows() -> Any:
         literal(1, Integer).label("records"),
         *(c[name] for name in _SUMMED),
         c.cost_usd,
-        case((c.cost_usd.is_(None), 1), else_=0).label("unpriced"),
+        case((c.provider == LOCAL, 0), (c.cost_usd.is_(None), 1), else_=0).label("unpriced"),
+        case((c.provider == LOCAL, 1), else_=0).label("local"),
     )
     daily = select(
         d.stage,
@@ -74,7 +79,8 @@ def _rows() -> Any:
         d.records,
         *(d[name] for name in _SUMMED),
         d.cost_usd,
-        d.unpriced,
+        case((d.provider == LOCAL, 0), else_=d.unpriced).label("unpriced"),
+        case((d.provider == LOCAL, d.records), else_=0).label("local"),
     )
     return union_all(ledger, daily).subquery("usage")
 
@@ -86,6 +92,7 @@ def _totals(rows: Any) -> list[Any]:
         *(func.coalesce(func.sum(c[name]), 0).label(name) for name in _SUMMED),
         func.coalesce(func.sum(c.cost_usd), 0.0).label("cost_usd"),
         func.coalesce(func.sum(c.unpriced), 0).label("unpriced"),
+        func.coalesce(func.sum(c.local), 0).label("local"),
     ]
 
 
@@ -109,6 +116,7 @@ def _as_totals(row: Any) -> UsageTotals:
         units=int(row.units),
         cost_usd=float(row.cost_usd),
         unpriced=int(row.unpriced),
+        local=int(row.local),
     )
 
 

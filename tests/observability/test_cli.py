@@ -101,6 +101,30 @@ def test_usage_reports_exact_totals_by_stage(stack: Stack, settings_env: None) -
     assert UsageReport.model_validate_json(week.output).total.cost_usd == 9.75
 
 
+def test_the_local_models_usage_is_free_not_unpriced(stack: Stack, settings_env: None) -> None:
+    only_local, mixed = unique("loc")[:32], unique("mix")[:32]
+    local = {"provider": "local", "model": "smollm2", "cost_usd": None}
+    store(
+        [
+            record(agent=only_local, **local),
+            record(agent=only_local, stage="emotion", **local),
+            record(agent=mixed, **local),
+            record(agent=mixed, stage="critique", cost_usd=None),
+            record(agent=mixed, cost_usd=0.5),
+        ],
+        stack.dsn,
+    )
+
+    free = runner.invoke(app(), ["usage", "--agent", only_local])
+    both = runner.invoke(app(), ["usage", "--agent", mixed, "--json"])
+
+    assert free.output.splitlines()[-1].endswith("free (local model)"), free.output
+    report = UsageReport.model_validate_json(both.output)
+    assert (report.total.records, report.total.local, report.total.unpriced) == (3, 1, 1)
+    shown = runner.invoke(app(), ["usage", "--agent", mixed]).output.splitlines()[-1]
+    assert shown.endswith("0.500000 (+1 unpriced) (+1 local, free)"), shown
+
+
 def test_usage_refuses_an_unreadable_time(settings_env: None) -> None:
     result = runner.invoke(app(), ["usage", "--since", "last tuesday"])
     assert result.exit_code == 1
