@@ -116,10 +116,25 @@ def _expand(paths: list[Path]) -> list[Path]:
     return found
 
 
+def _activations_for_event(event_id: str) -> list[str]:
+    """The activations recorded for ``event_id``; none when the store cannot be read."""
+    from cli.common import run
+    from usecases.activations import activations_for_event
+
+    try:
+        return run(activations_for_event(settings=get_settings(), event_id=event_id))
+    except Exception:  # the spans may still be read; the error below says what was looked for
+        return []
+
+
 @friendly_errors
 def trace(
     activation_id: Annotated[
-        str, typer.Argument(help="The activation's ULID (or its workflow ID activation/ULID).")
+        str,
+        typer.Argument(
+            help="The activation's ULID (or its workflow ID activation/ULID), or the event ID "
+            "`persyn send` prints."
+        ),
     ],
     file: Annotated[
         list[Path] | None,
@@ -133,15 +148,22 @@ def trace(
     as_json: Annotated[bool, typer.Option("--json", help="Print the spans as JSON.")] = False,
 ) -> None:
     """Print the trace of one activation: its spans as a tree, with timings."""
-    activation = check_ulid(activation_id.removeprefix(ACTIVATION_PREFIX), what="activation id")
+    given = check_ulid(activation_id.removeprefix(ACTIVATION_PREFIX), what="activation id")
     paths = _expand(file) if file else span_files(get_settings().span_file)
-    spans = load_trace(paths, trace_hex(activation))
+    activation, spans = given, load_trace(paths, trace_hex(given))
+    if not spans:
+        # `persyn send` prints the event's ID: the activation that handled it is in the store.
+        for handled in _activations_for_event(given):
+            activation, spans = handled, load_trace(paths, trace_hex(handled))
+            if spans:
+                typer.echo(f"event {given} was handled by activation {handled}")
+                break
     if not spans:
         where = ", ".join(p.name for p in paths if p.exists()) or "no span file yet"
         raise UserError(
-            f"no spans for activation {activation} ({where}): the embedded stack traces to "
-            "its span file by default; elsewhere set PERSYN_TRACING_EXPORTERS=file, or pass "
-            "the collector's file with --file"
+            f"no spans for activation or event {given} ({where}): an event still in its "
+            "inbox has no trace yet; the embedded stack traces to its span file by default, "
+            "elsewhere set PERSYN_TRACING_EXPORTERS=file or pass the collector's file with --file"
         )
     nodes = trace_tree(spans, bookkeeping=bookkeeping)
     if as_json:

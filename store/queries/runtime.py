@@ -15,6 +15,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from schemas.events import CompletionMarker, Outcome
 from schemas.models import ChatMessage
 from store.tables import MarkerRow, PromptRow
+from store.tables.runtime import ActivationRow
 
 OUTBOX_CHANNEL = "persyn_outbox"
 """LISTEN/NOTIFY channel announcing outbox rows (best-effort live presentation)."""
@@ -198,3 +199,11 @@ async def add_outbox(
     inserted = result.first() is not None
     await session.commit()
     return inserted
+
+
+async def activations_of_event(session: AsyncSession, *, event_id: str) -> list[str]:
+    """The IDs of the activations that handled ``event_id`` (one, but for another agent's)."""
+    rows = await session.exec(
+        select(ActivationRow.id).where(ActivationRow.event_id == event_id).order_by("id")
+    )
+    return list(rows.all())

@@ -21,6 +21,7 @@ from contract import attribution
 from observability.model_call import ModelCallSpan
 from observability.span_file import SpanFileExporter
 from observability.tracing import Tracing, tool_span
+from schemas.events import CompletionMarker, Outcome
 from schemas.ids import new_ulid
 from schemas.models import (
     Attribution,
@@ -37,6 +38,7 @@ from schemas.settings import get_settings
 from schemas.usage import UsageReport
 from store.db import Database
 from store.queries.ledger import add_usage
+from store.queries.runtime import record_outcome
 from tests.harness import Stack, unique
 from tests.observability.records import usage as record
 
@@ -208,3 +210,34 @@ def test_trace_says_what_to_do_when_nothing_was_recorded(
     assert result.exit_code == 1 and "PERSYN_TRACING_EXPORTERS=file" in result.output
     bad = runner.invoke(app(), ["trace", "not-an-id"])
     assert bad.exit_code == 1 and "is not a ULID" in bad.output
+
+
+def test_trace_takes_the_event_id_that_send_prints(
+    tmp_path: Path, stack: Stack, settings_env: None
+) -> None:
+    spans = tmp_path / "spans.jsonl"
+    event, activation = new_ulid(), new_ulid()
+    write_turn(spans, activation)
+    now = datetime.now(UTC)
+    marker = CompletionMarker(
+        event_id=event,
+        activation_id=activation,
+        outcome=Outcome.SPOKE,
+        completed_at=now,
+        expires_at=now + timedelta(days=1),
+    )
+
+    async def handled() -> None:
+        db = Database(stack.dsn)
+        async with db.session() as session:
+            await record_outcome(session, agent="ada", trigger="message", marker=marker)
+        await db.aclose()
+
+    asyncio.run(handled())
+
+    shown = runner.invoke(app(), ["trace", event, "--file", str(spans)])
+
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert lines[0] == f"event {event} was handled by activation {activation}"
+    assert lines[1].startswith(f"activation {activation}")
