@@ -178,7 +178,7 @@ class Settings(BaseSettings):
     )
     openai_compatible_model: str = "default"
     openai_compatible_context_window: int = 8192
-    local_servers: list[str] = Field(
+    local_servers: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: [
             "http://127.0.0.1:11434",  # Ollama
             "http://127.0.0.1:1234",  # LM Studio

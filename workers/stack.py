@@ -245,7 +245,7 @@ class EmbeddedStack:
                 healthy=False,
                 address=address,
                 pid=pid,
-                detail=str(err).splitlines()[0][:120],
+                detail=self._database_problem(err),
             )
         return ComponentStatus(
             name="postgres",
@@ -255,13 +255,27 @@ class EmbeddedStack:
             detail=f"pgvector {version}" if version else "pgvector not installed",
         )
 
+    def _database_problem(self, err: Exception) -> str:
+        """What to do about a database that did not answer, in one line."""
+        reason = str(getattr(err, "orig", None) or err).splitlines()[0]
+        if "refused" in reason or "timeout expired" in reason:
+            if self.settings.embedded:
+                return "not running: run `persyn up`"
+            return "nothing answers at PERSYN_DATABASE_URL: start the database, or correct the URL"
+        if "password authentication failed" in reason:
+            return "the database refused the password: check PERSYN_DATABASE_URL"
+        return reason[:120]
+
     def _ui_status(self) -> ComponentStatus:
         url = self.settings.ui_url
         try:
             with urllib.request.urlopen(url, timeout=2) as response:
                 healthy = response.status == 200
         except OSError as err:
-            return ComponentStatus(name="web-ui", healthy=False, address=url, detail=str(err)[:120])
+            reason = str(getattr(err, "reason", err))
+            refused = "refused" in reason or "timed out" in reason
+            detail = "not running: it comes up with Temporal (`persyn up`)" if refused else reason
+            return ComponentStatus(name="web-ui", healthy=False, address=url, detail=detail[:120])
         return ComponentStatus(name="web-ui", healthy=healthy, address=url)
 
     async def _temporal_and_worker(self) -> list[ComponentStatus]:

@@ -152,3 +152,17 @@ def test_user_errors_are_one_line(
     assert result.returncode == 1
     assert stderr.startswith(message), stderr
     assert len(stderr.strip().splitlines()) == 1
+
+
+def test_status_with_nothing_running_says_what_to_do_in_one_line_per_component() -> None:
+    with tempfile.TemporaryDirectory(prefix="persyn-home-") as path:
+        env = next(_stack(path))  # free ports, nothing started on them
+        env["PERSYN_LOCAL_SERVERS"] = ""
+        shown = persyn(env, "status")
+
+    assert shown.returncode == 1
+    rows = [line for line in shown.stdout.splitlines() if " DOWN " in line]
+    assert {row.split()[0] for row in rows} >= {"temporal", "web-ui", "postgres", "worker"}
+    for row in rows:
+        assert "run `persyn up`" in row or "persyn up" in row, row
+        assert not any(raw in row for raw in ("Errno", "Error", "urlopen", "psycopg")), row
