@@ -15,13 +15,15 @@ from temporalio.exceptions import ApplicationError
 
 from activities.channels.pacing import PacingActivities
 from activities.context.assembler import ContextAssembler, UnknownAgentError
+from activities.memory.explicit import keep_requested_fact
 from activities.store import StoreActivities
 from schemas.activation import AssembleContextInput
 from schemas.admission import Admission, AdmitInput, Admitted
 from schemas.autonomy import SELF_SERVICE
 from schemas.delivery import AffordReplyInput
 from schemas.dialog import DialogTurn, Role
-from schemas.events import person_text
+from schemas.events import Trigger, person_text
+from schemas.peers import AGENT_SERVICE
 from schemas.records import CloseConversationInput, ResolveSpeakerInput
 from store.db import Database
 from store.queries.admission import admit_turn, close_if_settled
@@ -36,11 +38,14 @@ class AdmissionActivities:
         store: StoreActivities,
         assembler: ContextAssembler,
         pacing: PacingActivities,
+        *,
+        fact_limit: int = 0,
     ) -> None:
         self._db = db
         self._store = store
         self._assembler = assembler
         self._pacing = pacing
+        self._fact_limit = fact_limit  # 0: "please remember ..." is left to the model
 
     @activity.defn(name="admission.admit")
     async def admit(self, data: AdmitInput) -> Admitted:
@@ -82,6 +87,7 @@ class AdmissionActivities:
             window_turn_ids=window.turn_ids,
             participants=window.participants,
         )
+        await self._keep_requested_fact(data, person_id)
         if event.channel.service == SELF_SERVICE:  # the agent's own channels are never paced
             return await self._assembled(data, admitted)
         affordance = await self._pacing.afford_reply(
@@ -92,6 +98,27 @@ class AdmissionActivities:
         if affordance.withheld is not None:
             return admitted.model_copy(update={"withheld": affordance.withheld})
         return await self._assembled(data, admitted)
+
+    async def _keep_requested_fact(self, data: AdmitInput, person_id: str) -> None:
+        """A person's "please remember ...", kept before the prompt that answers it is built."""
+        event = data.event
+        if (
+            not self._fact_limit
+            or event.trigger is not Trigger.MESSAGE
+            or event.channel.service in (SELF_SERVICE, AGENT_SERVICE)
+        ):
+            return
+        try:
+            await keep_requested_fact(
+                self._db,
+                agent=data.agent,
+                person_id=person_id,
+                text=event.text,
+                at=data.at,
+                limit=self._fact_limit,
+            )
+        except Exception as err:  # the turn is written: the reply goes on without the fact
+            activity.logger.warning("could not keep what the person asked to remember: %s", err)
 
     async def _assembled(self, data: AdmitInput, admitted: Admitted) -> Admitted:
         """The admission with its prompt; without, saying why, if assembly failed here."""

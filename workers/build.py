@@ -254,7 +254,13 @@ def activities(
     # The token budget asked before a reply on a paced channel is generated.
     pacing = PacingActivities(deps.db, deps.settings.pacing)
     # An event made ready for its model call in one step of the agent's (schemas/admission.py).
-    admission = AdmissionActivities(deps.db, store, assembler, pacing)
+    admission = AdmissionActivities(
+        deps.db,
+        store,
+        assembler,
+        pacing,
+        fact_limit=deps.settings.autonomy.max_facts_per_subject,
+    )
     formation = ConsolidationActivities(deps.db, deps.gateway, deps.encoder, deps.settings.memory)
     graph = GraphActivities(deps.db, deps.gateway, deps.settings.graph)
     retention = RetentionActivities(
