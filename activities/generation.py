@@ -15,6 +15,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.channels.stream import NotifySink
+from activities.deliberation.recollection import honest
 from activities.gateway.base import DeltaCallback
 from activities.gateway.errors import to_application_error
 from activities.gateway.gateway import ModelGateway
@@ -117,7 +118,7 @@ class GenerationActivities:
         if calls or paused:
             assert data.agent is not None
             refs = await self._save_round(data, activation_id, response, calls)
-        text, draft = response.text.strip(), None
+        text, draft = self._honest(request, response.text.strip()), None
         if data.draft and data.agent is not None:
             # The answer stays in PostgreSQL; the activation's history carries its ID.
             draft = DraftRef(draft_id=new_ulid(), chars=len(text))
@@ -142,6 +143,16 @@ class GenerationActivities:
             paused=paused and not refs,
             max_rounds=self._max_rounds,
         )
+
+    def _honest(self, request: ModelRequest, text: str) -> str:
+        """The reply, unless its plan checks recollections and one has nothing behind it."""
+        plan = self._gateway.registry.plan(self._gateway.binding(request).provider)
+        if not plan.check_recollections or not text:
+            return text
+        checked = honest(text, request.system, request.messages)
+        if checked != text:
+            activity.logger.info("a recollection with no record behind it was not sent: %r", text)
+        return checked
 
     async def _with_tools(self, request: ModelRequest, data: RespondInput) -> ModelRequest:
         assert self._tools is not None

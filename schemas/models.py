@@ -198,6 +198,11 @@ class CallPlan(Wire):
         description="A free-text reply stopped by its token cap ends at its last full sentence.",
     )
     offer_tools: bool = Field(default=True, description="False: tools are never advertised.")
+    check_recollections: bool = Field(
+        default=False,
+        description="Replace a reply that claims a recollection with nothing behind it in its "
+        "prompt by an honest 'I don't remember' (for models too small to be asked).",
+    )
 
     def stage(self, task: TaskType) -> StagePlan:
         """The plan of ``task`` (the defaults when the plan does not name it)."""

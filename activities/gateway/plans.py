@@ -70,6 +70,8 @@ def local_plan() -> CallPlan:
         cut_repetition=True,
         end_on_sentence=True,
         offer_tools=False,
+        # Its critics are off (too small to judge), so the provenance gate runs without a model.
+        check_recollections=True,
     )
 
 

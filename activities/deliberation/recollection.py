@@ -1,0 +1,80 @@
+"""The provenance gate without a model: no claimed recollection with nothing behind it.
+
+On a plan whose model is too small to critique its own reply (the built-in tiny model), the
+provenance lens never runs, and asked "remember when we talked about my trip to Lisbon?" the
+model happily remembers. This check needs no model: a sentence of the reply that claims a
+recollection ("I remember ...", "you told me ...", "when we talked about ...") must share at
+least one content word with what the prompt holds from before this turn (recalled memories,
+quick facts, earlier dialog). A claim built only from the person's current message, or from
+nothing, has no record behind it, and the whole reply is replaced by an honest one: what
+followed such a claim elaborates on it.
+
+A floor, not a judge: a claim that shares one word with the record passes, and a claim with no
+content word at all ("I remember!") is left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from schemas.models import ChatMessage
+
+HONEST = "I don't remember that: I have no record of it. Tell me about it?"
+"""What the person is told instead of a recollection with nothing behind it."""
+
+_CLAIM = re.compile(
+    r"\b(?:I\s+(?:still\s+|do\s+|really\s+)?(?:remember|recall)|you\s+(?:told|mentioned|said)"
+    r"|we\s+(?:talked|spoke|discussed|chatted|agreed|met)|last\s+time|as\s+we\s+(?:discussed|said)"
+    r"|when\s+we\s+(?:talked|spoke|met|were))\b",
+    re.IGNORECASE,
+)
+_NEGATED = re.compile(
+    r"\b(?:(?:don'?t|do\s+not|can'?t|cannot|never|no\s+longer)\s+(?:remember|recall)"
+    r"|no\s+(?:record|memory))\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_WORD = re.compile(r"[a-zà-ÿ][a-zà-ÿ'-]{3,}", re.IGNORECASE)
+
+_STOPWORDS = """
+    about above after again also always been before being below between both could does doing
+    down during each even ever from further have having here hers herself himself into itself
+    just like more most much myself never once only other ought ours ourselves over same shall
+    should some such than that their theirs them themselves then there these they this those
+    through together under until very want well were what when where which while whom with
+    would your yours yourself yourselves remember recall told mentioned said talked spoke
+    discussed chatted agreed time last really still thing things something anything everything
+    know think remembered great nice good lovely wonderful back were will make made tell
+"""
+STOPWORDS = frozenset(_STOPWORDS.split())
+"""Words too common to say what a recollection is about."""
+
+
+def content_words(text: str) -> set[str]:
+    """The words of ``text`` that carry its subject (four letters or more, not stopwords)."""
+    return {w.lower().strip("'-") for w in _WORD.findall(text)} - STOPWORDS
+
+
+def unsupported_claim(reply: str, record: str) -> str | None:
+    """The first sentence of ``reply`` claiming a recollection ``record`` does not hold."""
+    known = content_words(record)
+    for sentence in _SENTENCE.split(reply.strip()):
+        if not _CLAIM.search(sentence) or _NEGATED.search(sentence):
+            continue
+        words = content_words(sentence)
+        if words and not words & known:
+            return sentence
+    return None
+
+
+def record_before(system: str, messages: Sequence[ChatMessage]) -> str:
+    """What a prompt holds from before its turn: the instructions and every message but the last."""
+    return "\n".join([system, *(m.content for m in messages[:-1])])
+
+
+def honest(reply: str, system: str, messages: Sequence[ChatMessage]) -> str:
+    """``reply``, or :data:`HONEST` when it claims a recollection with nothing behind it."""
+    if unsupported_claim(reply, record_before(system, messages)) is None:
+        return reply
+    return HONEST

@@ -1,0 +1,70 @@
+"""On a plan too small to critique itself, no recollection with nothing behind it is sent."""
+
+from __future__ import annotations
+
+from temporalio.client import Client
+
+from activities.deliberation.recollection import HONEST, honest, unsupported_claim
+from activities.gateway.providers.scripted import ScriptRule
+from schemas.models import CallPlan, ChatMessage, ProviderName, TaskType
+from tests.harness import Stack, running_worker
+
+FABRICATED = "Of course! I remember your trip to Lisbon, the tiles were beautiful."
+
+
+def turns(*texts: str) -> list[ChatMessage]:
+    return [
+        ChatMessage(role="user" if i % 2 == 0 else "assistant", content=t)
+        for i, t in enumerate(texts)
+    ]
+
+
+def test_a_claim_built_from_the_current_message_alone_is_unsupported() -> None:
+    asked = turns("remember when we talked about my trip to Lisbon?")
+
+    assert honest(FABRICATED, "You are Ada.", asked) == HONEST
+
+
+def test_a_claim_the_earlier_dialog_or_recalled_memories_hold_passes() -> None:
+    earlier = turns("I went to Lisbon in May.", "How lovely!", "remember my trip to Lisbon?")
+    recalled = "You are Ada.\n\nMemories:\n- Sam told me about a trip to Lisbon and its tiles."
+
+    assert honest(FABRICATED, "You are Ada.", earlier) == FABRICATED
+    assert honest(FABRICATED, recalled, turns("remember my trip?")) == FABRICATED
+
+
+def test_replies_that_claim_nothing_or_say_they_do_not_remember_pass() -> None:
+    record = "You are Ada."
+    for reply in (
+        "Lisbon sounds wonderful. What did you see there?",
+        "I don't remember that trip. Tell me about it?",
+        "I do not recall us talking about Lisbon.",
+        "I remember!",  # no subject to check: left alone
+    ):
+        assert unsupported_claim(reply, record) is None, reply
+
+
+def test_other_ways_of_claiming_a_recollection_are_checked_too() -> None:
+    for reply in (
+        "You told me your sister Ines lives in Porto.",
+        "Last time we discussed your garden in Sintra.",
+        "As we discussed, the budget was approved.",
+    ):
+        assert unsupported_claim(reply, "You are Ada.") is not None, reply
+
+
+async def test_the_tiny_plans_reply_says_it_does_not_remember_instead_of_inventing(
+    client: Client, stack: Stack
+) -> None:
+    rules = [ScriptRule(task=TaskType.RESPOND.value, match="Lisbon", reply=FABRICATED)]
+    plans = {ProviderName.SCRIPTED: CallPlan(check_recollections=True)}
+    async with running_worker(
+        client, stack, rules=rules, settings_overrides={"call_plans": plans}
+    ) as harness:
+        agent = (await harness.create_agent()).handle
+        invented = await harness.say(agent, "remember when we talked about my trip to Lisbon?")
+        await harness.say(agent, "I went to Lisbon in May and loved the tiles.")
+        held = await harness.say(agent, "remember my trip to Lisbon?")
+
+    assert invented.marker is not None and invented.marker.text == HONEST
+    assert held.marker is not None and held.marker.text == FABRICATED
