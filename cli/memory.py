@@ -75,7 +75,11 @@ def list_(
         typer.echo(json.dumps(rows, indent=2))
         return
     if not found:
-        typer.echo(f"no memories for {agent} yet: they form when conversations close")
+        typer.echo(
+            f"no memories for {agent} yet: they form when a conversation closes, after its "
+            "idle time (30 minutes unless the agent's idle_minutes says otherwise); what a "
+            'person asks it to remember ("please remember ...") is kept at once, as a quick fact'
+        )
         return
     for record, key in found:
         mark = "  [forgotten]" if record.forgotten_at else ""
