@@ -34,6 +34,12 @@ _NEGATED = re.compile(
     r"|no\s+(?:record|memory))\b",
     re.IGNORECASE,
 )
+_RECALL_QUESTION = re.compile(
+    r"^\s*(?:do\s+you\s+|can\s+you\s+|don'?t\s+you\s+)?(?:remember|recall)\b"
+    r"|\b(?:do|don'?t|can)\s+you\s+(?:still\s+)?(?:remember|recall)\b"
+    r"|\bwhat\s+did\s+(?:I|we)\s+(?:say|tell|talk|decide|agree)",
+    re.IGNORECASE,
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[a-zà-ÿ][a-zà-ÿ'-]{3,}", re.IGNORECASE)
 
@@ -73,8 +79,28 @@ def record_before(system: str, messages: Sequence[ChatMessage]) -> str:
     return "\n".join([system, *(m.content for m in messages[:-1])])
 
 
+def unrecorded_question(question: str, record: str) -> bool:
+    """Whether ``question`` asks the agent to recall something ``record`` holds nothing of.
+
+    A small model answers "remember when we talked about my trip to Lisbon?" by presupposing
+    it ("I'm so glad you enjoyed the trip to Lisbon!") without any claiming words, so the
+    question is checked as well as the reply: what it asks about must be in the record.
+    """
+    asked = question.rstrip().endswith("?") or re.match(r"(?i)\s*remember\s+when\b", question)
+    if not asked or not _RECALL_QUESTION.search(question):
+        return False
+    subject = content_words(question)
+    return bool(subject) and not subject & content_words(record)
+
+
 def honest(reply: str, system: str, messages: Sequence[ChatMessage]) -> str:
-    """``reply``, or :data:`HONEST` when it claims a recollection with nothing behind it."""
-    if unsupported_claim(reply, record_before(system, messages)) is None:
+    """``reply``, or :data:`HONEST` when it recalls something with nothing behind it.
+
+    Either the reply claims a recollection the record does not hold, or it answers a request
+    to recall something the record does not hold.
+    """
+    record = record_before(system, messages)
+    question = messages[-1].content if messages and messages[-1].role == "user" else ""
+    if unsupported_claim(reply, record) is None and not unrecorded_question(question, record):
         return reply
     return HONEST

@@ -44,6 +44,21 @@ def test_replies_that_claim_nothing_or_say_they_do_not_remember_pass() -> None:
         assert unsupported_claim(reply, record) is None, reply
 
 
+PRESUPPOSED = "I'm so glad you enjoyed the trip to Lisbon! The tiles must have been lovely."
+
+
+def test_a_reply_presupposing_what_it_was_asked_to_recall_is_checked_by_the_question() -> None:
+    # Seen on SmolLM2: no claiming words, the recollection taken for granted.
+    never = turns("remember when we talked about my trip to Lisbon?")
+    told = turns("I went to Lisbon in May.", "Nice!", "do you remember my trip to Lisbon?")
+
+    assert honest(PRESUPPOSED, "You are Ada.", never) == HONEST
+    assert honest(PRESUPPOSED, "You are Ada.", told) == PRESUPPOSED
+    for not_a_question in ("remember to call mum tomorrow", "Please remember I prefer tea."):
+        reply = "I will."
+        assert honest(reply, "You are Ada.", turns(not_a_question)) == reply
+
+
 def test_other_ways_of_claiming_a_recollection_are_checked_too() -> None:
     for reply in (
         "You told me your sister Ines lives in Porto.",
