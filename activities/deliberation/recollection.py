@@ -75,8 +75,18 @@ def unsupported_claim(reply: str, record: str) -> str | None:
 
 
 def record_before(system: str, messages: Sequence[ChatMessage]) -> str:
-    """What a prompt holds from before its turn: the instructions and every message but the last."""
-    return "\n".join([system, *(m.content for m in messages[:-1])])
+    """What a prompt holds from before its turn that can stand behind a recollection.
+
+    The instructions (recalled memories, quick facts, the persona) and what people said
+    earlier, but not the agent's own earlier replies, nor earlier requests to recall: an
+    invented recollection, once sent, must not vouch for the next one.
+    """
+    said = [
+        m.content
+        for m in messages[:-1]
+        if m.role == "user" and not _RECALL_QUESTION.search(m.content)
+    ]
+    return "\n".join([system, *said])
 
 
 def unrecorded_question(question: str, record: str) -> bool:

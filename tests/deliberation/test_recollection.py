@@ -59,6 +59,16 @@ def test_a_reply_presupposing_what_it_was_asked_to_recall_is_checked_by_the_ques
         assert honest(reply, "You are Ada.", turns(not_a_question)) == reply
 
 
+def test_an_invented_recollection_once_sent_does_not_vouch_for_the_next() -> None:
+    earlier = turns(
+        "remember when we talked about my trip to Lisbon?",
+        PRESUPPOSED,  # sent before the check existed, or by a larger model's slip
+        "remember when we talked about my trip to Lisbon?",
+    )
+
+    assert honest(PRESUPPOSED, "You are Ada.", earlier) == HONEST
+
+
 def test_other_ways_of_claiming_a_recollection_are_checked_too() -> None:
     for reply in (
         "You told me your sister Ines lives in Porto.",
