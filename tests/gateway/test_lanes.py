@@ -31,7 +31,7 @@ class Call:
 
 
 async def test_a_reply_preempts_the_background_call_which_runs_again_after() -> None:
-    lanes, log = ModelLanes(), []
+    lanes, log = ModelLanes(), list[str]()
     emotion, reply = Call("emotion", log), Call("reply", log)
     background = asyncio.create_task(lanes.run(emotion, foreground=False))
     await emotion.started.wait()
@@ -49,7 +49,7 @@ async def test_a_reply_preempts_the_background_call_which_runs_again_after() -> 
 
 
 async def test_background_calls_wait_for_replies_and_run_one_at_a_time() -> None:
-    lanes, log = ModelLanes(), []
+    lanes, log = ModelLanes(), list[str]()
     reply, memory, observe = Call("reply", log), Call("memory", log), Call("observe", log)
     foreground = asyncio.create_task(lanes.run(reply, foreground=True))
     await reply.started.wait()
@@ -80,7 +80,7 @@ async def next_started(*calls: Call) -> Call:
 
 
 async def test_a_background_caller_that_gives_up_stops_its_call_for_good() -> None:
-    lanes, log = ModelLanes(), []
+    lanes, log = ModelLanes(), list[str]()
     memory = Call("memory", log)
     background = asyncio.create_task(lanes.run(memory, foreground=False))
     await memory.started.wait()
