@@ -9,10 +9,9 @@ the same home. The next ``persyn up`` looks again and rewrites or removes the re
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import AwareDatetime, BaseModel, Field, ValidationError
 
 RECORD = "detected-model.json"
 """The record's name in the home."""
@@ -29,7 +28,7 @@ class DetectedServer(BaseModel):
     model: str
     parameters: str | None = Field(default=None, description="Its size, when the server says.")
     context_window: int = Field(default=8192, gt=0)
-    detected_at: datetime
+    detected_at: AwareDatetime
 
     def describe(self) -> str:
         """One line: which model, on what, where."""

@@ -25,6 +25,41 @@ KEY = "asked me to remember ({digest})"
 
 VALUE_CHARS = 500
 
+_POINTERS = frozenset(
+    [
+        "these",
+        "this",
+        "that",
+        "those",
+        "it",
+        "them",
+        "everything",
+        "all",
+        "of",
+        "for",
+        "me",
+        "us",
+        "please",
+        "thanks",
+        "thank",
+        "you",
+        "ok",
+        "okay",
+        "now",
+        "later",
+        "too",
+        "as",
+        "well",
+        "the",
+        "above",
+        "what",
+        "i",
+        "said",
+    ]
+)
+"""Words that point at something said elsewhere: "remember these", "note all of that for me"
+state nothing to keep, so a "fact" made only of them is not one."""
+
 _REQUEST = re.compile(
     r"(?:^|[.!;]\s+|,\s*|\b(?:and|also|ok|okay|so)\s+)"
     r"(?:please\s+)?(?:remember|don'?t\s+forget|do\s+not\s+forget|note)\b(?:\s*,)?"
@@ -44,7 +79,10 @@ def requested_fact(text: str) -> str | None:
     if match is None:
         return None
     fact = match.group("fact").strip()
-    return fact[0].upper() + fact[1:] if fact else None
+    words = re.findall(r"[\w']+", fact.lower())
+    if not words or all(word in _POINTERS for word in words):
+        return None
+    return fact[0].upper() + fact[1:]
 
 
 def fact_key(fact: str) -> str:

@@ -36,6 +36,9 @@ def test_a_request_to_remember_is_read_in_the_persons_words(said: str, kept: str
         "what do you know about me?",
         "remember to call mum tomorrow",  # a reminder, not a fact
         "Remember, we agreed on blue",  # a claim about the past, for memory to judge
+        "Please remember these.",  # points at something said elsewhere
+        "note all of that for me",
+        "Don't forget this, ok",
     ],
 )
 def test_questions_recollections_and_plans_are_not_requests_to_remember(said: str) -> None:

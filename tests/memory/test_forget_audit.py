@@ -187,7 +187,8 @@ async def test_retention_drops_old_dialog_from_every_copy_and_open_windows(
     ):
         agent = await new_agent(harness.db)  # the conversation stays open throughout
         # The scripted model echoes: the reply copies the words into the outbox and markers.
-        said = await harness.say(agent, f"Remember the {word} signal from the lighthouse.")
+        # Not a request to remember: a fact kept at request is a memory, and outlives retention.
+        said = await harness.say(agent, f"The {word} signal came from the lighthouse.")
         assert said.marker and said.marker.conversation_id
         conversation = said.marker.conversation_id
         await quiet(harness, agent, traced, conversations=[conversation])
