@@ -112,7 +112,7 @@ def up() -> None:
     settings = _detected_mind(get_settings())
     # The supervisor, and with it the worker, goes first: its imports run beside our own.
     supervisor = start_supervisor(settings)
-    from cli.mind import describe as describe_mind
+    from usecases.mind import describe as describe_mind
     from workers.stack import EmbeddedStack
 
     components = EmbeddedStack(settings).up(supervisor=supervisor)
@@ -146,7 +146,7 @@ def status(
     An inbox shows how many events are queued and how long the oldest has waited; a busy one
     shows the event in flight, its step, attempt and last error, and what its runs are doing.
     """
-    from cli.mind import describe as describe_mind
+    from usecases.mind import describe as describe_mind
     from workers.stack import EmbeddedStack
 
     settings = get_settings()

@@ -23,13 +23,13 @@ from temporalio.client import Client
 from cli import submission
 from cli.common import UserError, echo_err, friendly_errors, run
 from cli.console import Console
-from cli.mind import describe as describe_mind
 from schemas.events import ChannelRef, InboundEvent, Outcome, Receipt, Speaker
 from schemas.ids import check_handle, check_ulid
 from schemas.settings import Settings, get_settings
 from temporal.client import connect
 from usecases import agents, streams
 from usecases.images import PictureRefusedError, keep_sent_picture
+from usecases.mind import describe as describe_mind
 from usecases.submission import build_event
 from workers.health import serving
 

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.exceptions import HTTPException
 from temporalio.client import Client
 
 from schemas.settings import Settings
 from usecases import submission
 from usecases.listener import ChannelListener
+from usecases.mind import describe as describe_mind
 from usecases.presence import WorkerPresence
 from usecases.store import open_store
 from webchannel.body import DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_BODY_BYTES, BodyError
@@ -95,12 +97,21 @@ def create_app(
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(Exception, _server_error)
 
+    # Which mind serves is fixed for the process's life (the home's record is read once).
+    page_html = render_page(settings)
+
     @app.get("/", include_in_schema=False)
-    async def page() -> FileResponse:
-        """The operator's chat page."""
-        return FileResponse(PAGE, media_type="text/html")
+    async def page() -> HTMLResponse:
+        """The operator's chat page, saying which mind serves the agents."""
+        return HTMLResponse(page_html)
 
     return app
+
+
+def render_page(settings: Settings) -> str:
+    """The chat page with the lines that say which mind serves (``usecases.mind``)."""
+    lines = "\n".join(html.escape(line) for line in describe_mind(settings))
+    return PAGE.read_text(encoding="utf-8").replace("<!--mind-->", lines)
 
 
 def _http_error(request: Request, err: Exception) -> JSONResponse:

@@ -13,12 +13,12 @@ import pytest
 from pydantic import SecretStr
 
 from activities.gateway.registry import choose_provider
-from cli.mind import describe
 from schemas.detected_server import read_detected, record_path
 from schemas.models import ProviderName
 from schemas.settings import Settings
 from store.private_files import private_dir
 from temporal.devserver import free_port
+from usecases.mind import describe
 from workers import detect
 from workers.model_server import wanted
 

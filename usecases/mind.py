@@ -1,4 +1,4 @@
-"""Which mind serves the agents, said plainly: by ``persyn up``, ``persyn status`` and the chat.
+"""Which mind serves the agents, said plainly: by the CLI (up, status, chat) and the web page.
 
 A new user with no key gets the built-in tiny model, whose replies are shallow and which has
 several stages switched off; nothing else on screen would tell them, nor how to do better. So
