@@ -13,17 +13,16 @@ from __future__ import annotations
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.asked_for import AskedFor
 from activities.channels.pacing import PacingActivities
 from activities.context.assembler import ContextAssembler, UnknownAgentError
-from activities.memory.explicit import keep_requested_fact
 from activities.store import StoreActivities
-from schemas.activation import AssembleContextInput
+from schemas.activation import AssembleContextInput, DoneForThem
 from schemas.admission import Admission, AdmitInput, Admitted
 from schemas.autonomy import SELF_SERVICE
 from schemas.delivery import AffordReplyInput
 from schemas.dialog import DialogTurn, Role
-from schemas.events import Trigger, person_text
-from schemas.peers import AGENT_SERVICE
+from schemas.events import person_text
 from schemas.records import CloseConversationInput, ResolveSpeakerInput
 from store.db import Database
 from store.queries.admission import admit_turn, close_if_settled
@@ -39,13 +38,14 @@ class AdmissionActivities:
         assembler: ContextAssembler,
         pacing: PacingActivities,
         *,
-        fact_limit: int = 0,
+        asked_for: AskedFor | None = None,
     ) -> None:
         self._db = db
         self._store = store
         self._assembler = assembler
         self._pacing = pacing
-        self._fact_limit = fact_limit  # 0: "please remember ..." is left to the model
+        # None: "please remember ..." and "remind me ..." are left to the model.
+        self._asked_for = asked_for
 
     @activity.defn(name="admission.admit")
     async def admit(self, data: AdmitInput) -> Admitted:
@@ -87,9 +87,10 @@ class AdmissionActivities:
             window_turn_ids=window.turn_ids,
             participants=window.participants,
         )
-        await self._keep_requested_fact(data, person_id)
+        # Before the prompt is built, so the reply that answers the request knows it is done.
+        done = await self._asked_for.carry_out(data, person_id) if self._asked_for else []
         if event.channel.service == SELF_SERVICE:  # the agent's own channels are never paced
-            return await self._assembled(data, admitted)
+            return await self._assembled(data, admitted, done)
         affordance = await self._pacing.afford_reply(
             AffordReplyInput(
                 agent=data.agent, channel=event.channel, activation_id=data.activation_id
@@ -97,30 +98,11 @@ class AdmissionActivities:
         )
         if affordance.withheld is not None:
             return admitted.model_copy(update={"withheld": affordance.withheld})
-        return await self._assembled(data, admitted)
+        return await self._assembled(data, admitted, done)
 
-    async def _keep_requested_fact(self, data: AdmitInput, person_id: str) -> None:
-        """A person's "please remember ...", kept before the prompt that answers it is built."""
-        event = data.event
-        if (
-            not self._fact_limit
-            or event.trigger is not Trigger.MESSAGE
-            or event.channel.service in (SELF_SERVICE, AGENT_SERVICE)
-        ):
-            return
-        try:
-            await keep_requested_fact(
-                self._db,
-                agent=data.agent,
-                person_id=person_id,
-                text=event.text,
-                at=data.at,
-                limit=self._fact_limit,
-            )
-        except Exception as err:  # the turn is written: the reply goes on without the fact
-            activity.logger.warning("could not keep what the person asked to remember: %s", err)
-
-    async def _assembled(self, data: AdmitInput, admitted: Admitted) -> Admitted:
+    async def _assembled(
+        self, data: AdmitInput, admitted: Admitted, done: list[DoneForThem]
+    ) -> Admitted:
         """The admission with its prompt; without, saying why, if assembly failed here."""
         assert admitted.person_id is not None
         request = AssembleContextInput(
@@ -133,6 +115,7 @@ class AdmissionActivities:
             participants=admitted.participants,
             window_turn_ids=admitted.window_turn_ids,
             now=data.at,
+            done=done,
         )
         try:
             prompt = await self._assembler.assemble(request)

@@ -15,6 +15,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.channels.stream import NotifySink
+from activities.context.sources import DoneSource
 from activities.deliberation.recollection import honest
 from activities.gateway.base import DeltaCallback
 from activities.gateway.errors import to_application_error
@@ -60,7 +61,7 @@ class GenerationActivities:
         self._tools = tools
         self._max_rounds = max_tool_rounds
 
-    async def _request(self, prompt: PromptRef) -> tuple[ModelRequest, str | None]:
+    async def _request(self, prompt: PromptRef) -> tuple[ModelRequest, str | None, list[str]]:
         async with self._db.autocommit() as session:
             row = await load_prompt(session, prompt_id=prompt.prompt_id)
         if row is None:
@@ -74,7 +75,8 @@ class GenerationActivities:
             system=row.system,
             messages=[ChatMessage.model_validate(m) for m in row.messages],
         )
-        return request, row.activation_id
+        done = (row.extra or {}).get(DoneSource.name) or {}
+        return request, row.activation_id, [str(line) for line in done.get("confirmations", [])]
 
     async def _complete(self, request: ModelRequest, stream: StreamTarget | None) -> ModelResponse:
         try:
@@ -105,7 +107,7 @@ class GenerationActivities:
         Raises:
             ApplicationError: A classified provider failure; Temporal retries the transient ones.
         """
-        request, activation_id = await self._request(data.prompt)
+        request, activation_id, confirmations = await self._request(data.prompt)
         offer = data.tools != "none" and data.agent is not None and self._tools is not None
         if offer:
             request = await self._with_tools(request, data)
@@ -119,6 +121,8 @@ class GenerationActivities:
             assert data.agent is not None
             refs = await self._save_round(data, activation_id, response, calls)
         text, draft = self._honest(request, response.text.strip()), None
+        if not calls and not paused:  # the final answer of the turn
+            text = self._confirmed(request, text, confirmations)
         if data.draft and data.agent is not None:
             # The answer stays in PostgreSQL; the activation's history carries its ID.
             draft = DraftRef(draft_id=new_ulid(), chars=len(text))
@@ -153,6 +157,13 @@ class GenerationActivities:
         if checked != text:
             activity.logger.info("a recollection with no record behind it was not sent: %r", text)
         return checked
+
+    def _confirmed(self, request: ModelRequest, text: str, confirmations: list[str]) -> str:
+        """The reply, with what was done at the person's request, on plans that add it."""
+        plan = self._gateway.registry.plan(self._gateway.binding(request).provider)
+        if not plan.confirm_done or not confirmations:
+            return text
+        return "\n\n".join([text, *confirmations]) if text else "\n\n".join(confirmations)
 
     async def _with_tools(self, request: ModelRequest, data: RespondInput) -> ModelRequest:
         assert self._tools is not None

@@ -69,6 +69,15 @@ class ActivationFinished(Wire):
     marker: CompletionMarker
 
 
+class DoneForThem(Wire):
+    """Something the platform did at the person's request this turn, said two ways."""
+
+    note: str = Field(max_length=4000, description="For the prompt: what was done, to tell them.")
+    confirmation: str = Field(
+        max_length=4000, description="For the person, in the agent's voice: what was done."
+    )
+
+
 class AssembleContextInput(Wire):
     """Input of context assembly."""
 
@@ -82,6 +91,11 @@ class AssembleContextInput(Wire):
     window_turn_ids: list[Ulid] = Field(default_factory=list)
     now: AwareDatetime
     task: TaskType = TaskType.RESPOND
+    done: list[DoneForThem] = Field(
+        default_factory=list,
+        max_length=8,
+        description="What the platform did at the person's request this turn (a reminder set).",
+    )
 
 
 class ContextPart(Wire):

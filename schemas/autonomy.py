@@ -117,6 +117,12 @@ class ReminderPublic(Wire):
     fired: int = 0
     last_fired_at: AwareDatetime | None = None
     next_fire_at: AwareDatetime | None = None
+    for_person: Ulid | None = Field(
+        default=None, description="The person it is sent to when it fires (they asked for it)."
+    )
+    for_channel: str | None = Field(
+        default=None, description="The channel (service:channel) it is sent to them on."
+    )
 
 
 class HeartbeatState(StrEnum):

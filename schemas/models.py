@@ -203,6 +203,11 @@ class CallPlan(Wire):
         description="Replace a reply that claims a recollection with nothing behind it in its "
         "prompt by an honest 'I don't remember' (for models too small to be asked).",
     )
+    confirm_done: bool = Field(
+        default=False,
+        description="Add to the reply what the platform did at the person's request this turn "
+        "(a reminder set, a fact kept), for models too small to be relied on to say it.",
+    )
 
     def stage(self, task: TaskType) -> StagePlan:
         """The plan of ``task`` (the defaults when the plan does not name it)."""

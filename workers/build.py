@@ -11,6 +11,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities.admission import AdmissionActivities
+from activities.asked_for import AskedFor
 from activities.autonomy.wiring import build_autonomy
 from activities.channels.adapters.base import ChannelAdapter
 from activities.channels.adapters.registry import build_registry
@@ -21,7 +22,13 @@ from activities.channels.transmit import ChannelActivities
 from activities.context.activities import ContextActivities
 from activities.context.assembler import ContextAssembler
 from activities.context.model import ContextSource
-from activities.context.sources import ClockSource, ConstraintsSource, DialogSource, PersonaSource
+from activities.context.sources import (
+    ClockSource,
+    ConstraintsSource,
+    DialogSource,
+    DoneSource,
+    PersonaSource,
+)
 from activities.deliberation.critique import CritiqueActivities
 from activities.deliberation.decide import DecideActivities
 from activities.deliberation.guardrails import GuardrailCheck
@@ -54,6 +61,7 @@ from activities.runs import RunActivities
 from activities.sandbox.delegation import DelegationActivities
 from activities.sandbox.delegation_source import sandbox_reports_source
 from activities.sandbox.factory import build_provider as build_execution_provider
+from activities.scheduling.reminders import Reminders
 from activities.skills.wiring import build_skills
 from activities.store import StoreActivities
 from activities.tools.mcp import ToolServers
@@ -204,6 +212,7 @@ def activities(
         PersonaSource(),
         ConstraintsSource(),
         ClockSource(),
+        DoneSource(),
         DialogSource(deps.db),
         *autonomy.sources,
         *([MemoryRecall(deps.db, deps.encoder, deps.settings.memory)] if deps.encoder else []),
@@ -259,7 +268,7 @@ def activities(
         store,
         assembler,
         pacing,
-        fact_limit=deps.settings.autonomy.max_facts_per_subject,
+        asked_for=asked_for(deps, client),
     )
     formation = ConsolidationActivities(deps.db, deps.gateway, deps.encoder, deps.settings.memory)
     graph = GraphActivities(deps.db, deps.gateway, deps.settings.graph)
@@ -348,6 +357,22 @@ def activities(
         images.render,
         images.deliver,
     ]
+
+
+def asked_for(deps: Dependencies, client: Client | None) -> AskedFor:
+    """What admission carries out when a person asks in words (``activities.asked_for``).
+
+    "Please remember" on every plan; "remind me" only where the model is offered no tools to
+    set a reminder itself (so it is never set twice), and with a client to schedule it.
+    """
+    registry = deps.gateway.registry
+    tools = registry.plan(registry.binding(TaskType.RESPOND).provider).offer_tools
+    reminders = None
+    if client is not None and not tools:
+        reminders = Reminders(deps.db, client, deps.settings.autonomy)
+    return AskedFor(
+        deps.db, fact_limit=deps.settings.autonomy.max_facts_per_subject, reminders=reminders
+    )
 
 
 def _server_tools(deps: Dependencies) -> list[Tool]:

@@ -20,6 +20,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio import activity
 from temporalio.client import Client
 
+from activities.autonomy.for_person import send_to_person
 from schemas.autonomy import (
     DORMANT_REASON,
     ClaimFiringInput,
@@ -32,11 +33,13 @@ from schemas.autonomy import (
     RetireReminderInput,
     impulse_channel,
 )
+from schemas.delivery import DeliverySettings
 from schemas.events import ChannelRef, ImpulseInput, Trigger
 from schemas.records import Done
 from store.db import Database
 from store.queries.autonomy import (
     claim_firing,
+    fired_reminder,
     get_heartbeat,
     get_reminder,
     held_firings,
@@ -65,6 +68,12 @@ async def _reminder_text(session: AsyncSession, reminder: ReminderRow) -> str:
     held = (await held_firings(session, agent=reminder.agent, reminder_id=reminder.id)).get(
         reminder.id
     )
+    if reminder.for_channel is not None:
+        # Sent to the person by the platform (activities.autonomy.for_person): not again.
+        return (
+            f"Reminder someone asked you for, already sent to them on {reminder.for_channel} "
+            f"(no need to send it again): {reminder.objective}"
+        )
     if held is None:
         return f"Reminder you set for yourself: {reminder.objective}"
     when = held.fired_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -87,9 +96,12 @@ def self_channel(kind: FiringKind) -> ChannelRef:
 class FiringActivities:
     """What schedule-started workflows need: the store and a Temporal client."""
 
-    def __init__(self, db: Database, client: Client | None) -> None:
+    def __init__(
+        self, db: Database, client: Client | None, delivery: DeliverySettings | None = None
+    ) -> None:
         self._db = db
         self._client = client
+        self._delivery = delivery or DeliverySettings()
 
     @activity.defn(name="autonomy.claim_firing")
     async def claim_firing(self, data: ClaimFiringInput) -> Firing:
@@ -146,7 +158,22 @@ class FiringActivities:
 
     @activity.defn(name="autonomy.deliver_impulse")
     async def deliver_impulse(self, data: DeliverImpulseInput) -> Done:
-        """Put the impulse in the agent's inbox (signal-with-start; the event ID dedupes)."""
+        """Put the impulse in the agent's inbox (signal-with-start; the event ID dedupes).
+
+        A reminder a person asked for is sent to them first, once (``for_person``).
+        """
+        if data.kind is FiringKind.REMINDER:
+            async with self._db.autocommit() as session:
+                reminder = await fired_reminder(session, event_id=data.event_id)
+            if reminder is not None:
+                await send_to_person(
+                    self._db,
+                    self._require_client(),
+                    reminder,
+                    event_id=data.event_id,
+                    at=data.at,
+                    settings=self._delivery,
+                )
         impulse = ImpulseInput(
             event_id=data.event_id, trigger=trigger_of(data.kind), text=data.text, at=data.at
         )

@@ -65,7 +65,7 @@ def build_autonomy(
         provider_tools=web.provider_tools,
     )
     tools = ToolActivities(db, registry, settings.autonomy)
-    firing = FiringActivities(db, client)
+    firing = FiringActivities(db, client, settings.delivery)
     assess = AssessActivities(db, gateway, settings.autonomy)
     return Autonomy(
         registry=registry,

@@ -72,6 +72,8 @@ def local_plan() -> CallPlan:
         offer_tools=False,
         # Its critics are off (too small to judge), so the provenance gate runs without a model.
         check_recollections=True,
+        # It may not mention the reminder it was told was set: the reply says so without it.
+        confirm_done=True,
     )
 
 

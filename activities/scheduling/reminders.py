@@ -122,12 +122,30 @@ class Reminders:
         cron: str | None = None,
         timezone: str = "UTC",
         created_in: str | None = None,
+        reminder_id: str | None = None,
+        for_person: str | None = None,
+        for_channel: str | None = None,
     ) -> ReminderPublic:
         """A new active reminder with its schedule.
+
+        ``reminder_id`` makes the call idempotent: a reminder of that ID already recorded is
+        returned as it is (its schedule made sure of). ``for_person`` and ``for_channel`` name
+        who it is sent to, and where, when it fires (a reminder a person asked for).
 
         Raises:
             ReminderError: Bad timing, empty objective, or too many reminders.
         """
+        if reminder_id is not None:
+            async with self._db.session() as session:
+                existing = await get_reminder(session, reminder_id=reminder_id, agent=agent)
+            if existing is not None:
+                if existing.status == ReminderStatus.ACTIVE.value:
+                    await schedules.ensure(
+                        self._client,
+                        schedules.reminder_schedule_id(existing.id),
+                        self._schedule_of(existing),
+                    )
+                return await self._public(existing)
         text = objective_text(objective)
         try:
             recurrence = self._recurrence(every_minutes, cron, timezone)
@@ -146,7 +164,7 @@ class Reminders:
             row = await save_reminder(
                 session,
                 ReminderRow(
-                    id=new_ulid(),
+                    id=reminder_id or new_ulid(),
                     agent=agent,
                     objective=text,
                     kind=(ReminderKind.RECURRING if recurrence else ReminderKind.ONE_SHOT).value,
@@ -157,6 +175,8 @@ class Reminders:
                     timezone=timezone,
                     task_queue=task_queue,
                     created_in=created_in,
+                    for_person=for_person,
+                    for_channel=for_channel,
                     created_at=now,
                     updated_at=now,
                 ),

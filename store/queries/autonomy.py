@@ -123,6 +123,8 @@ def reminder_public(row: ReminderRow, next_fire_at: datetime | None = None) -> R
         fired=row.fired,
         last_fired_at=row.last_fired_at,
         next_fire_at=next_fire_at,
+        for_person=row.for_person,
+        for_channel=row.for_channel,
     )
 
 
@@ -205,6 +207,14 @@ async def claim_firing(
         )
     await session.commit()
     return fresh
+
+
+async def fired_reminder(session: AsyncSession, *, event_id: str) -> ReminderRow | None:
+    """The reminder whose firing the autonomy log holds under ``event_id`` (``None``: none)."""
+    firing = await session.get(AutonomyLogRow, event_id)
+    if firing is None or firing.reminder_id is None:
+        return None
+    return await session.get(ReminderRow, firing.reminder_id)
 
 
 async def hold_reminder(session: AsyncSession, *, reminder_id: str, at: datetime) -> None:

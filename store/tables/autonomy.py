@@ -48,6 +48,16 @@ class ReminderRow(SQLModel, table=True):
     timezone: str = "UTC"
     task_queue: str
     created_in: str | None = Field(default=None, sa_column=ulid_col(nullable=True))
+    for_person: str | None = Field(
+        default=None,
+        sa_column=ulid_col(nullable=True),
+        description="The person it is sent to when it fires (a reminder they asked for).",
+    )
+    for_channel: str | None = Field(
+        default=None,
+        sa_column=Column(Text, nullable=True),
+        description="The channel key (service:channel) it is sent on.",
+    )
     fired: int = 0
     last_fired_at: datetime | None = Field(default=None, sa_column=tstz(nullable=True))
     created_at: datetime = Field(sa_column=tstz())

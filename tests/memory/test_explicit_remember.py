@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from temporalio.client import Client
 
+from activities.gateway.providers.scripted import ScriptRule
 from activities.memory.explicit import fact_key, requested_fact
-from schemas.models import TaskType
+from schemas.models import CallPlan, ProviderName, TaskType
 from store.queries.goals import get_facts
-from tests.harness import Harness
+from tests.harness import Harness, Stack, running_worker
 
 
 @pytest.mark.parametrize(
@@ -69,3 +71,21 @@ async def test_a_kept_request_is_in_the_prompt_of_its_own_reply_and_of_later_one
         assert len(await get_facts(session, agent=agent)) == 1  # the question kept nothing
     replies = [r for r in harness.provider.requests if r.task is TaskType.RESPOND]
     assert "I prefer tea" in replies[-1].system
+
+
+async def test_on_a_plan_that_confirms_without_the_model_the_reply_says_it_was_kept(
+    client: Client, stack: Stack
+) -> None:
+    plans = {ProviderName.SCRIPTED: CallPlan(offer_tools=False, confirm_done=True)}
+    rules = [ScriptRule(task=TaskType.RESPOND.value, match="tea", reply="Lovely!")]
+    async with running_worker(
+        client, stack, rules=rules, settings_overrides={"call_plans": plans}
+    ) as harness:
+        agent = (await harness.create_agent()).handle
+        asked = await harness.say(agent, "Please remember that I prefer tea.")
+        again = await harness.say(agent, "I like tea in the morning.")
+
+    assert asked.marker is not None and asked.marker.text == (
+        'Lovely!\n\nNoted: you asked me to remember "I prefer tea".'
+    )
+    assert again.marker is not None and again.marker.text == "Lovely!"  # nothing asked: as said

@@ -1,0 +1,141 @@
+"""What a person asks for in so many words, carried out by the platform at admission.
+
+Two requests are met without the model, before the prompt that answers them is built:
+
+- "please remember ..." is kept as a quick fact about the person (``activities.memory.explicit``),
+  on every plan;
+- "remind me to ... in 10 minutes" sets a reminder for the person, sent to them on this channel
+  when it fires (``activities.scheduling.asked``), on plans that offer the model no tools (where
+  the model cannot set one itself, and a plan with tools would set it twice).
+
+Each says what was done twice (``schemas.activation.DoneForThem``): a note for the prompt, so
+the model tells them, and a line for the person, which plans that confirm without the model
+add to the reply itself.
+Every step is idempotent, so an admission attempt run again changes nothing twice: the fact's
+key is its words', the reminder's ID is derived from the event's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from temporalio import activity
+
+from activities.memory.explicit import keep_requested_fact
+from activities.scheduling.asked import AskedReminder, asked_reminder
+from activities.scheduling.reminders import ReminderError, Reminders
+from schemas.activation import DoneForThem
+from schemas.admission import AdmitInput
+from schemas.autonomy import SELF_SERVICE
+from schemas.events import Trigger
+from schemas.ids import ulid_from_parts, ulid_time
+from schemas.peers import AGENT_SERVICE
+from store.db import Database
+from store.queries.agents import get_agent
+
+
+def reminder_id_for(event_id: str) -> str:
+    """The ID of the reminder an event asked for: the same on every attempt."""
+    digest = hashlib.sha256(f"asked-reminder:{event_id}".encode()).digest()
+    return ulid_from_parts(ulid_time(event_id), int.from_bytes(digest[:10], "big"))
+
+
+def when_line(at: datetime, timezone: str) -> str:
+    """A reminder's time for people: '17:00 on Fri 4 Dec 2026 (Europe/Paris)'."""
+    local = at.astimezone(ZoneInfo(timezone))
+    return f"{local:%H:%M} on {local:%a} {local.day} {local:%b %Y} ({timezone})"
+
+
+class AskedFor:
+    """Carries out what the person asked for in words; returns what was done, a line each.
+
+    Args:
+        db: The store.
+        fact_limit: Quick facts a person may have; 0 leaves "please remember" to the model.
+        reminders: Sets reminders; ``None`` leaves "remind me" to the model (a plan with tools).
+    """
+
+    def __init__(self, db: Database, *, fact_limit: int, reminders: Reminders | None) -> None:
+        self._db = db
+        self._fact_limit = fact_limit
+        self._reminders = reminders
+
+    async def carry_out(self, data: AdmitInput, person_id: str) -> list[DoneForThem]:
+        """What ``data``'s event asked for, done; never raises (the turn goes on without it)."""
+        event = data.event
+        if event.trigger is not Trigger.MESSAGE or event.channel.service in (
+            SELF_SERVICE,
+            AGENT_SERVICE,
+        ):
+            return []
+        done: list[DoneForThem] = []
+        try:
+            fact = await self._keep_fact(data, person_id)
+            if fact is not None:
+                done.append(
+                    DoneForThem(
+                        note=f'Kept, as they asked you to remember: "{fact}".',
+                        confirmation=f'Noted: you asked me to remember "{fact}".',
+                    )
+                )
+            reminder = await self._set_reminder(data, person_id)
+            if reminder is not None:
+                done.append(reminder)
+        except Exception as err:  # the turn is written: the reply goes on without it
+            activity.logger.warning("could not carry out what the person asked for: %s", err)
+        return done
+
+    async def _keep_fact(self, data: AdmitInput, person_id: str) -> str | None:
+        if not self._fact_limit:
+            return None
+        return await keep_requested_fact(
+            self._db,
+            agent=data.agent,
+            person_id=person_id,
+            text=data.event.text,
+            at=data.at,
+            limit=self._fact_limit,
+        )
+
+    async def _set_reminder(self, data: AdmitInput, person_id: str) -> DoneForThem | None:
+        if self._reminders is None or "remind" not in data.event.text.lower():
+            return None
+        async with self._db.autocommit() as session:
+            agent = await get_agent(session, handle=data.agent)
+        timezone = agent.config.timezone if agent is not None else "UTC"
+        asked = asked_reminder(data.event.text, now=data.at, timezone=timezone)
+        if asked is None:
+            return None
+        return await self._create(data, person_id, asked, timezone)
+
+    async def _create(
+        self, data: AdmitInput, person_id: str, asked: AskedReminder, timezone: str
+    ) -> DoneForThem:
+        assert self._reminders is not None
+        try:
+            reminder = await self._reminders.create(
+                agent=data.agent,
+                objective=asked.objective,
+                now=data.at,
+                task_queue=activity.info().task_queue,
+                at=asked.at,
+                timezone=timezone,
+                created_in=data.activation_id,
+                reminder_id=reminder_id_for(data.event.event_id),
+                for_person=person_id,
+                for_channel=data.event.channel.key,
+            )
+        except ReminderError as err:
+            return DoneForThem(
+                note=f'They asked to be reminded ("{asked.objective}"); it was not set: {err}.',
+                confirmation=f"I could not set that reminder: {err}.",
+            )
+        assert reminder.at is not None
+        when = when_line(reminder.at, timezone)
+        return DoneForThem(
+            note=f'Reminder set, as they asked: at {when} they will be sent "{reminder.objective}" '
+            "on this channel.",
+            confirmation=f'Reminder set: at {when} I will send you "{reminder.objective}" here.',
+        )
