@@ -1,12 +1,15 @@
 """What a person asks for in so many words, carried out by the platform at admission.
 
-Two requests are met without the model, before the prompt that answers them is built:
+Three requests are met without the model, before the prompt that answers them is built:
 
 - "please remember ..." is kept as a quick fact about the person (``activities.memory.explicit``),
   on every plan;
 - "remind me to ... in 10 minutes" sets a reminder for the person, sent to them on this channel
   when it fires (``activities.scheduling.asked``), on plans that offer the model no tools (where
-  the model cannot set one itself, and a plan with tools would set it twice).
+  the model cannot set one itself, and a plan with tools would set it twice);
+- "what do you know about me?" is answered from the person's quick facts
+  (``activities.memory.about_me``), on plans that confirm without the model (the tiny model
+  ignores the facts in its prompt).
 
 Each says what was done twice (``schemas.activation.DoneForThem``): a note for the prompt, so
 the model tells them, and a line for the person, which plans that confirm without the model
@@ -23,6 +26,7 @@ from zoneinfo import ZoneInfo
 
 from temporalio import activity
 
+from activities.memory.about_me import asks_what_i_know, what_i_know
 from activities.memory.explicit import keep_requested_fact
 from activities.scheduling.asked import AskedReminder, asked_reminder
 from activities.scheduling.reminders import ReminderError, Reminders
@@ -34,6 +38,7 @@ from schemas.ids import ulid_from_parts, ulid_time
 from schemas.peers import AGENT_SERVICE
 from store.db import Database
 from store.queries.agents import get_agent
+from store.queries.goals import get_facts
 
 
 def reminder_id_for(event_id: str) -> str:
@@ -55,12 +60,21 @@ class AskedFor:
         db: The store.
         fact_limit: Quick facts a person may have; 0 leaves "please remember" to the model.
         reminders: Sets reminders; ``None`` leaves "remind me" to the model (a plan with tools).
+        answer_what_i_know: Answer "what do you know about me?" from the quick facts.
     """
 
-    def __init__(self, db: Database, *, fact_limit: int, reminders: Reminders | None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        fact_limit: int,
+        reminders: Reminders | None,
+        answer_what_i_know: bool = False,
+    ) -> None:
         self._db = db
         self._fact_limit = fact_limit
         self._reminders = reminders
+        self._answer_what_i_know = answer_what_i_know
 
     async def carry_out(self, data: AdmitInput, person_id: str) -> list[DoneForThem]:
         """What ``data``'s event asked for, done; never raises (the turn goes on without it)."""
@@ -83,9 +97,20 @@ class AskedFor:
             reminder = await self._set_reminder(data, person_id)
             if reminder is not None:
                 done.append(reminder)
+            if self._answer_what_i_know and asks_what_i_know(event.text):
+                done.append(await self._what_i_know(data.agent, person_id))
         except Exception as err:  # the turn is written: the reply goes on without it
             activity.logger.warning("could not carry out what the person asked for: %s", err)
         return done
+
+    async def _what_i_know(self, agent: str, person_id: str) -> DoneForThem:
+        async with self._db.autocommit() as session:
+            facts = await get_facts(session, agent=agent, subjects=[person_id])
+        answer = what_i_know(facts)
+        return DoneForThem(
+            note=f"They asked what you know about them. From your notes: {answer}",
+            confirmation=answer,
+        )
 
     async def _keep_fact(self, data: AdmitInput, person_id: str) -> str | None:
         if not self._fact_limit:

@@ -363,15 +363,19 @@ def asked_for(deps: Dependencies, client: Client | None) -> AskedFor:
     """What admission carries out when a person asks in words (``activities.asked_for``).
 
     "Please remember" on every plan; "remind me" only where the model is offered no tools to
-    set a reminder itself (so it is never set twice), and with a client to schedule it.
+    set a reminder itself (so it is never set twice), and with a client to schedule it; "what
+    do you know about me?" where the plan confirms in words without the model.
     """
     registry = deps.gateway.registry
-    tools = registry.plan(registry.binding(TaskType.RESPOND).provider).offer_tools
+    plan = registry.plan(registry.binding(TaskType.RESPOND).provider)
     reminders = None
-    if client is not None and not tools:
+    if client is not None and not plan.offer_tools:
         reminders = Reminders(deps.db, client, deps.settings.autonomy)
     return AskedFor(
-        deps.db, fact_limit=deps.settings.autonomy.max_facts_per_subject, reminders=reminders
+        deps.db,
+        fact_limit=deps.settings.autonomy.max_facts_per_subject,
+        reminders=reminders,
+        answer_what_i_know=plan.confirm_done,
     )
 
 

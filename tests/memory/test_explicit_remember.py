@@ -6,6 +6,7 @@ import pytest
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule
+from activities.memory.about_me import NOTHING_YET
 from activities.memory.explicit import fact_key, requested_fact
 from schemas.models import CallPlan, ProviderName, TaskType
 from store.queries.goals import get_facts
@@ -73,7 +74,7 @@ async def test_a_kept_request_is_in_the_prompt_of_its_own_reply_and_of_later_one
     assert "I prefer tea" in replies[-1].system
 
 
-async def test_on_a_plan_that_confirms_without_the_model_the_reply_says_it_was_kept(
+async def test_on_a_plan_that_confirms_without_the_model_the_reply_says_what_it_knows(
     client: Client, stack: Stack
 ) -> None:
     plans = {ProviderName.SCRIPTED: CallPlan(offer_tools=False, confirm_done=True)}
@@ -82,10 +83,19 @@ async def test_on_a_plan_that_confirms_without_the_model_the_reply_says_it_was_k
         client, stack, rules=rules, settings_overrides={"call_plans": plans}
     ) as harness:
         agent = (await harness.create_agent()).handle
+        nothing = await harness.say(agent, "what do you know about me?")
         asked = await harness.say(agent, "Please remember that I prefer tea.")
         again = await harness.say(agent, "I like tea in the morning.")
+        known = await harness.say(agent, "So what do you know about me?")
 
     assert asked.marker is not None and asked.marker.text == (
         'Lovely!\n\nNoted: you asked me to remember "I prefer tea".'
     )
     assert again.marker is not None and again.marker.text == "Lovely!"  # nothing asked: as said
+    # The model (echoing, by the script's default) is not relied on to read the facts.
+    assert nothing.marker is not None and nothing.marker.text is not None
+    assert nothing.marker.text.endswith(NOTHING_YET)
+    assert known.marker is not None and known.marker.text is not None
+    assert known.marker.text.endswith(
+        'What I have noted about you: you asked me to remember "I prefer tea".'
+    )

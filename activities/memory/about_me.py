@@ -1,0 +1,50 @@
+"""'What do you know about me?' answered from the quick facts, on plans that confirm in words.
+
+SmolLM2 ignores the quick-facts block: told "please remember I prefer tea" and asked the next
+day what it knows about the person, it talks about something else. On a plan that confirms
+without the model (``confirm_done``), the question is recognised and the reply ends with what
+the agent has noted about the person, or says that it has nothing yet and how to change that.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from activities.memory.explicit import KEY
+from schemas.autonomy import QuickFact
+
+_ASKS = re.compile(
+    r"\b(?:what\s+(?:do|did)\s+you\s+(?:know|remember|recall)\s+(?:about|of)\s+me"
+    r"|what\s+have\s+you\s+(?:noted|learned|learnt|remembered|kept)\s+about\s+me"
+    r"|tell\s+me\s+what\s+you\s+(?:know|remember)\s+about\s+me"
+    r"|what\s+do\s+you\s+have\s+on\s+me)\b",
+    re.IGNORECASE,
+)
+_KEPT = re.compile("^" + re.escape(KEY).replace(re.escape("{digest}"), "[0-9a-f]+") + "$")
+
+NOTHING_YET = (
+    "I have nothing noted about you yet. Tell me about yourself, or say "
+    '"please remember ..." and I will keep it.'
+)
+
+
+def asks_what_i_know(text: str) -> bool:
+    """Whether ``text`` asks what the agent knows about the person asking."""
+    return _ASKS.search(text) is not None
+
+
+def fact_line(fact: QuickFact) -> str:
+    """One fact as the person reads it."""
+    if _KEPT.match(fact.key):
+        return f'you asked me to remember "{fact.value}"'
+    return f"{fact.key}: {fact.value}"
+
+
+def what_i_know(facts: Sequence[QuickFact], *, most: int = 12) -> str:
+    """What the agent has noted about the person, for the person, in one paragraph."""
+    if not facts:
+        return NOTHING_YET
+    lines = [fact_line(fact) for fact in facts[:most]]
+    more = f"; and {len(facts) - most} more" if len(facts) > most else ""
+    return "What I have noted about you: " + "; ".join(lines) + more + "."
