@@ -21,6 +21,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.gateway.gateway import ModelGateway
 from activities.memory.encoder import Encoder
+from activities.memory.explicit import ASKED_IMPORTANCE, asked_to_remember
 from activities.memory.formation import calls, prompts
 from schemas.ids import ulid_from_parts
 from schemas.memory import Emotion, MemorySettings, Sensitivity, channel_floor, stricter
@@ -194,11 +195,24 @@ class ConsolidationActivities:
         request = prompts.rating_request(
             voice, row.summary, turns, earlier, transcript_tokens=self._budget(TaskType.RATE)
         )
-        reply = await calls.complete_json(self._gateway, request, RatingReply)
-        await self._update(
-            data.formation_id, importance=reply.importance, rubric=reply.model_dump(mode="json")
-        )
-        return RatingDone(formation_id=data.formation_id, importance=reply.importance)
+        # Someone asked to be remembered here: the memory is important, however it is rated.
+        asked = asked_to_remember(t.text for t in turns if t.role == "person")
+        try:
+            reply = await calls.complete_json(self._gateway, request, RatingReply)
+        except ApplicationError as err:
+            if not asked or err.type != "ModelReplyInvalid" or not err.non_retryable:
+                raise
+            activity.logger.info("rating unreadable; the request to remember rates it: %s", err)
+            rubric: dict[str, Any] = {"importance": ASKED_IMPORTANCE, "unrated": str(err)}
+            importance = ASKED_IMPORTANCE
+        else:
+            rubric, importance = reply.model_dump(mode="json"), reply.importance
+        if asked and importance < ASKED_IMPORTANCE:
+            rubric["rated"], importance = importance, ASKED_IMPORTANCE
+        if asked:
+            rubric["asked_to_remember"] = asked[:5]
+        await self._update(data.formation_id, importance=importance, rubric=rubric)
+        return RatingDone(formation_id=data.formation_id, importance=importance)
 
     @activity.defn(name="memory.classify")
     async def classify(self, data: FormationStep) -> ClassificationDone:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from datetime import datetime
 
 from schemas.text import InvalidTextError, clean_text
@@ -83,6 +84,16 @@ def requested_fact(text: str) -> str | None:
     if not words or all(word in _POINTERS for word in words):
         return None
     return fact[0].upper() + fact[1:]
+
+
+ASKED_IMPORTANCE = 8
+"""The least importance of a memory of a stretch in which someone asked to be remembered: well
+above the cull threshold, whatever the rater made of it (a tiny model rated such a stretch 1)."""
+
+
+def asked_to_remember(texts: Iterable[str]) -> list[str]:
+    """The facts ``texts`` (what people said) ask the agent to remember, in order."""
+    return [fact for text in texts if (fact := requested_fact(text)) is not None]
 
 
 def fact_key(fact: str) -> str:
