@@ -52,11 +52,13 @@ COPY deploy/worker-healthcheck.sh /usr/local/bin/persyn-worker-healthcheck
 
 # PERSYN_EMBEDDED=false: a container never starts its own Temporal or PostgreSQL; it is told
 # where they are (PERSYN_TEMPORAL_ADDRESS, PERSYN_DATABASE_URL) and fails loudly if they are not.
+# MALLOC_ARENA_MAX=2: as the supervisor sets for its children (workers/supervisor.py).
 ENV PATH=/opt/persyn/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     PERSYN_HOME=/home/persyn/.persyn \
-    PERSYN_EMBEDDED=false
+    PERSYN_EMBEDDED=false \
+    MALLOC_ARENA_MAX=2
 
 USER persyn:persyn
 WORKDIR /home/persyn

@@ -383,12 +383,20 @@ def children(settings: Settings) -> list[Child]:
     return [worker, server, *codec, *channels]
 
 
+MALLOC_ARENA_MAX = "2"
+"""glibc heaps a child process may have (the environment's own setting wins)."""
+
+
 def main() -> None:
     """Entry point."""
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     settings = get_settings()
+    # The children inherit it. glibc gives each thread that allocates its own heap (up to eight
+    # per core), and memory freed in one is not reused by another, so a long-lived worker's
+    # RSS can grow in steps it never gives back; two heaps bound that.
+    os.environ.setdefault("MALLOC_ARENA_MAX", MALLOC_ARENA_MAX)
     supervisor = Supervisor(settings, children(settings))
     log.info("supervisor started (pid %d) for %s", os.getpid(), settings.home)
     supervisor.run()
