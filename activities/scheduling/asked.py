@@ -7,7 +7,8 @@ The reader is deliberately narrow: a request that starts a sentence ("remind me"
 remind me", "can you remind me", "set a reminder"), one thing to be reminded of, and one time
 it can read exactly:
 
-- a delay: "in 10 minutes", "in an hour", "in half an hour", "in 2 days";
+- a delay: "in 10 minutes", "in an hour", "in half an hour", "in 2 days", "in a few minutes"
+  (5), "in a couple of hours" (2), "in a moment" (a minute);
 - a clock time, today or the next day it comes round: "at 5pm", "at 17:30", "at 9 tomorrow";
 - "tomorrow" alone (9:00 in the agent's time zone).
 
@@ -37,6 +38,8 @@ _NUMBERS = {
     "twenty": 20,
     "thirty": 30,
     "forty-five": 45,
+    "a couple of": 2,
+    "a few": 5,
 }
 _UNITS = {"sec": 1, "min": 60, "hour": 3600, "hr": 3600, "day": 86400, "week": 604800}
 
@@ -47,7 +50,7 @@ _ASK = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _DELAY = (
-    r"in\s+(?:(?P<half>half\s+an?\s+hour)|(?P<n>\d{1,4}|"
+    r"in\s+(?:(?P<half>half\s+an?\s+hour)|(?P<moment>a\s+(?:moment|sec(?:ond)?|bit))|(?P<n>\d{1,4}|"
     + "|".join(sorted(_NUMBERS, key=len, reverse=True))
     + r")\s*(?P<unit>sec(?:ond)?s?|min(?:ute)?s?|hours?|hrs?|days?|weeks?))"
 )
@@ -114,8 +117,10 @@ def _resolve(match: re.Match[str], *, now: datetime, zone: ZoneInfo) -> datetime
     """The moment a matched time phrase names, or ``None`` when it names none (25:00)."""
     if match.group("half"):
         return now + timedelta(minutes=30)
+    if match.group("moment"):
+        return now + timedelta(minutes=1)
     if match.group("n"):
-        count = match.group("n").lower()
+        count = " ".join(match.group("n").lower().split())
         amount = int(count) if count.isdigit() else _NUMBERS[count]
         unit = next(v for k, v in _UNITS.items() if match.group("unit").lower().startswith(k))
         return now + timedelta(seconds=amount * unit) if amount else None

@@ -31,6 +31,13 @@ NOW = datetime(2026, 12, 4, 10, 40, tzinfo=UTC)  # 11:40 in Paris
         ),
         ("remind me in five mins to stretch", "stretch", timedelta(minutes=5)),
         ("ok, remind me that the parcel comes in 3 days", "the parcel comes", timedelta(days=3)),
+        (
+            "Please remind me in a moment to check the lighthouse paint order.",
+            "check the lighthouse paint order",
+            timedelta(minutes=1),
+        ),
+        ("remind me to stretch in a few minutes", "stretch", timedelta(minutes=5)),
+        ("remind me in a couple of hours to eat", "eat", timedelta(hours=2)),
     ],
 )
 def test_a_delay_is_read_with_the_objective_in_the_persons_words(
