@@ -23,6 +23,7 @@ from activities.gateway.gateway import ModelGateway
 from activities.memory.encoder import Encoder
 from activities.memory.explicit import ASKED_IMPORTANCE, asked_to_remember
 from activities.memory.formation import calls, prompts
+from activities.memory.formation.checks import refusal
 from schemas.ids import ulid_from_parts
 from schemas.memory import Emotion, MemorySettings, Sensitivity, channel_floor, stricter
 from schemas.memory_formation import (
@@ -171,9 +172,18 @@ class ConsolidationActivities:
             voice, turns, earlier, transcript_tokens=self._budget(TaskType.SUMMARIZE)
         )
         reply = await calls.complete_json(self._gateway, request, SummaryReply)
+        summary = reply.summary.strip()
+        refused = refusal(summary, turns)
+        if refused is not None:
+            # As a reply that misses its schema: tried once more, then left for later.
+            raise ApplicationError(
+                f"the summary {refused}",
+                type="ModelReplyInvalid",
+                non_retryable=activity.in_activity() and activity.info().attempt >= 2,
+            )
         await self._update(
             data.formation_id,
-            summary=reply.summary.strip(),
+            summary=summary,
             derived_from=[m.id for m in earlier],
             turns=len(turns),
             turn_first=turns[0].id,
