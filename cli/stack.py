@@ -14,7 +14,7 @@ from workers.process import start_supervisor
 
 if TYPE_CHECKING:
     from usecases.inboxes import InboxView
-    from workers.stack import ComponentStatus
+    from workers.stack import ComponentStatus, EmbeddedStack
 
 
 def _table(components: list[ComponentStatus]) -> str:
@@ -125,13 +125,53 @@ def up() -> None:
         raise typer.Exit(1)
 
 
+REMEMBER_TIMEOUT_S = 20.0
+"""How long ``persyn down`` waits for open conversations to start remembering."""
+
+
 @friendly_errors
-def down() -> None:
-    """Stop the worker and model server, then Temporal and PostgreSQL; data persists for `up`."""
+def down(
+    quick: Annotated[
+        bool,
+        typer.Option(
+            "--quick", help="Stop at once: open conversations remember at their close instead."
+        ),
+    ] = False,
+) -> None:
+    """Stop the worker and model server, then Temporal and PostgreSQL; data persists for `up`.
+
+    First every open conversation starts forming its memory of what was said since its last
+    one, as of now; those memories finish at the next `persyn up` if need be.
+    """
     from workers.stack import EmbeddedStack
 
-    EmbeddedStack(get_settings()).down()
+    settings = get_settings()
+    stack = EmbeddedStack(settings)
+    if not quick:
+        typer.echo(_remember_before_stopping(settings, stack))
+    stack.down()
     typer.echo("stopped")
+
+
+def _remember_before_stopping(settings: Settings, stack: EmbeddedStack) -> str:
+    """Ask the open conversations to remember now; one line saying what came of it."""
+    from cli.common import run
+    from usecases.remembering import remember_open_conversations
+
+    if not all(c.healthy for c in stack.status()):
+        return "memories: not asked for (the stack is not all up); they form at each close"
+    try:
+        asked = run(remember_open_conversations(settings, timeout_s=REMEMBER_TIMEOUT_S))
+    except Exception as err:  # stopping matters more than remembering early
+        return f"memories: not asked for ({str(err)[:200]}); they form at each close"
+    if not (asked.started or asked.nothing or asked.unanswered):
+        return "memories: no open conversations"
+    line = f"memories: forming for {len(asked.started)} open conversations"
+    if asked.started:
+        line += " (they finish at the next persyn up if need be)"
+    if asked.unanswered:
+        line += f"; {len(asked.unanswered)} did not answer and remember at their close"
+    return line
 
 
 @friendly_errors

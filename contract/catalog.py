@@ -43,6 +43,8 @@ from schemas.conversation import (
     ConversationInput,
     ExchangeDone,
     InboundTurn,
+    RememberNow,
+    RememberNowResult,
     TurnTaken,
     WindowAnswer,
     WindowQuery,
@@ -378,6 +380,15 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         None,
         "persyn",
         "Sent by a guardrail that ends the conversation: close once queued inputs are answered.",
+    ),
+    HandlerSpec(
+        names.CONVERSATION_WORKFLOW,
+        "update",
+        names.REMEMBER_NOW,
+        RememberNow,
+        RememberNowResult,
+        "persyn",
+        "Sent by `persyn down`: consolidate what was said since the last memory, as of now.",
     ),
 )
 """Every handler a Persyn workflow registers; ``caller="persyn"`` ones are internal."""

@@ -117,3 +117,16 @@ class WindowAnswer(Wire):
     window: list[DialogTurn]
     participants: list[Ulid]
     pending: int
+
+
+class RememberNow(Wire):
+    """Update to a conversation: consolidate what was said since the last memory formed."""
+
+    reason: str = Field(min_length=1, max_length=300, description="Who asks, and why.")
+
+
+class RememberNowResult(Wire):
+    """Whether a consolidation started (the turns since the last one, as of now)."""
+
+    started: bool
+    detail: str = Field(max_length=300)

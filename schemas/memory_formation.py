@@ -28,6 +28,8 @@ class FormationReason(StrEnum):
     """A long conversation reached ``chunk_tokens`` since its last consolidated turn."""
     CLOSE = "close"
     """The conversation closed with turns not yet consolidated."""
+    STOP = "stop"
+    """The stack is stopping (``persyn down``): what was said so far, as of now."""
     SWEEP = "sweep"
     """Maintenance: retry ranges whose earlier consolidation failed."""
     IMPORT = "import"

@@ -35,6 +35,8 @@ from schemas.conversation import (
     ConversationState,
     ExchangeDone,
     InboundTurn,
+    RememberNow,
+    RememberNowResult,
     TurnTaken,
     WindowAnswer,
     WindowQuery,
@@ -88,6 +90,11 @@ class ConversationWorkflow:
         self._guarding: guardrail_hooks.Running | None = None
         self._close_reason = "idle"
         self._closed_at: datetime | None = None  # set by ``_closed``
+        # Asks to remember now (persyn down): counted by the update, served by the loop.
+        self._remember_asked = 0
+        self._remember_served = 0
+        self._remembered = RememberNowResult(started=False, detail="not asked")
+        self._continuing = False  # the run is about to continue as new
 
     @workflow.signal(
         name=names.INBOUND,
@@ -177,6 +184,36 @@ class ConversationWorkflow:
         if self._ending is None:
             self._ending = data.reason
 
+    @workflow.update(
+        name=names.REMEMBER_NOW,
+        description="Consolidate what was said since the last memory formed, now (a "
+        "RememberNow; `persyn down` sends it so memories form as of the stop). Returns once "
+        "the consolidation started: it finishes on its own, after a restart if need be.",
+    )
+    @handlers.guarded_update(RememberNow)
+    async def remember_now(self, data: RememberNow) -> RememberNowResult:
+        """Have the loop consolidate between exchanges, and say whether it started."""
+        workflow.logger.info("asked to remember now: %s", data.reason)
+        self._remember_asked += 1
+        ticket = self._remember_asked
+        await workflow.wait_condition(
+            lambda: self._remember_served >= ticket or self._closing or self._continuing
+        )
+        if self._remember_served >= ticket:
+            return self._remembered
+        if self._closing:
+            return RememberNowResult(started=False, detail="closing: its close forms the memory")
+        return RememberNowResult(started=False, detail="moving to a new run: ask again")
+
+    def _remember_waiting(self) -> bool:
+        return self._remember_asked > self._remember_served
+
+    async def _remember_now(self) -> None:
+        """Serve the asks to remember now, in the loop (never beside a chunk's consolidation)."""
+        asked = self._remember_asked
+        self._remembered = await conversation_hooks.remember_now(self._input, self._state)
+        self._remember_served = asked
+
     def _seen(self, event_id: str) -> bool:
         return (
             any(t.event.event_id == event_id for t in self._state.pending)
@@ -229,13 +266,16 @@ class ConversationWorkflow:
             )
             try:
                 await workflow.wait_condition(
-                    lambda: self._news() or self._ending is not None,
+                    lambda: self._news() or self._ending is not None or self._remember_waiting(),
                     timeout=self._idle(data),
                     timeout_summary="idle timeout: the conversation closes without new input",
                 )
             except TimeoutError:
                 if await self._closed(reason=self._ending or "idle"):
                     break
+                continue
+            if self._remember_waiting():
+                await self._remember_now()
                 continue
             if not self._news():  # asked to end, and nothing is left to answer
                 if await self._closed(reason=self._ending or "idle"):
@@ -248,12 +288,16 @@ class ConversationWorkflow:
             else:
                 await self._handle(self._state.pending.pop(0))
             if self._time_to_continue(history_limit):
+                if self._remember_waiting():
+                    await self._remember_now()
+                self._continuing = True  # asks from now on are told to ask again
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 # An end asked for meanwhile is not part of the state: let the loop take it.
                 if history_limit is None or self._ending is None:
                     workflow.continue_as_new(
                         data.model_copy(update={"state": self._state, "first": None})
                     )
+                self._continuing = False
         return await self._end(data)
 
     def _idle(self, data: ConversationInput) -> timedelta:

@@ -2,13 +2,14 @@
 
 ``after_turn`` runs after every activation: it counts the tokens said since the last
 consolidated turn and, every ``chunk_tokens``, starts a ``ConsolidationWorkflow`` for that range
-and moves the mark, without waiting for it. ``on_close`` runs once the agent has been told the
-conversation closed and consolidates what remains; the conversation's run ends when that
-consolidation does, so its close and its memory finish together (and Temporal's time-skipping
-test server, which never releases its clock for a child that outlives its parent, keeps
-working). Every consolidation is a child with ``ABANDON``: terminating a conversation never
-takes its memory with it. A consolidation that fails leaves its range in the formation ledger,
-and the next one picks it up.
+and moves the mark, without waiting for it; ``remember_now`` does the same at once when the
+stack is stopping (the ``remember_now`` update, sent by ``persyn down``). ``on_close`` runs once
+the agent has been told the conversation closed and consolidates what remains; the
+conversation's run ends when that consolidation does, so its close and its memory finish
+together (and Temporal's time-skipping test server, which never releases its clock for a child
+that outlives its parent, keeps working). Every consolidation is a child with ``ABANDON``:
+terminating a conversation never takes its memory with it. A consolidation that fails leaves its
+range in the formation ledger, and the next one picks it up.
 
 Histories recorded before memory formation existed replay unchanged: both hooks are gated by
 the ``memory-formation`` patch.
@@ -24,7 +25,7 @@ from temporalio.workflow import ChildWorkflowHandle, ParentClosePolicy
 from contract import names
 from contract.names import consolidation_workflow_id, observation_workflow_id
 from contract.policies import BACKGROUND, DATABASE, summarized_local
-from schemas.conversation import ConversationInput, ConversationState
+from schemas.conversation import ConversationInput, ConversationState, RememberNowResult
 from schemas.ids import ulid_from_parts
 from schemas.memory_formation import (
     ConsolidationInput,
@@ -69,6 +70,19 @@ async def after_turn(data: ConversationInput, state: ConversationState) -> None:
         after = state.consolidated_through
         if await _consolidate(data, state, FormationReason.CHUNK) is not None:
             await _observe(data, after, state.consolidated_through)
+
+
+async def remember_now(data: ConversationInput, state: ConversationState) -> RememberNowResult:
+    """Consolidate what was said since the mark, now (the stack is stopping), without waiting."""
+    if not state.window or state.window[-1].turn_id == state.consolidated_through:
+        return RememberNowResult(started=False, detail="nothing said since the last memory")
+    after = state.consolidated_through
+    if await _consolidate(data, state, FormationReason.STOP) is None:
+        return RememberNowResult(started=False, detail="the consolidation did not start")
+    await _observe(data, after, state.consolidated_through)
+    return RememberNowResult(
+        started=True, detail=f"remembering through {state.consolidated_through}"
+    )
 
 
 async def on_close(data: ConversationInput, state: ConversationState) -> None:

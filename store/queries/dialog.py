@@ -138,6 +138,16 @@ async def write_turn(
     return stored
 
 
+async def every_open_conversation(session: AsyncSession) -> list[tuple[str, str]]:
+    """Every agent's open conversations, as (agent, conversation ID), oldest first."""
+    rows = await session.exec(
+        select(Conversation.agent, Conversation.id)
+        .where(Conversation.status == "open")
+        .order_by(col(Conversation.id))
+    )
+    return [(str(agent), str(conversation)) for agent, conversation in rows]
+
+
 async def close_conversation(
     session: AsyncSession, *, conversation_id: str, closed_at: datetime, reason: str
 ) -> None:

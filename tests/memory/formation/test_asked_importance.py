@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule
@@ -21,7 +23,7 @@ from tests.memory.formation.helpers import (
 
 async def formed(
     client: Client, stack: Stack, rules: list[ScriptRule], said: str
-) -> tuple[int, dict]:
+) -> tuple[int, dict[str, Any]]:
     async with formation_worker(
         client, stack, rules=rules, settings_overrides={"encoder": "none"}
     ) as harness:
