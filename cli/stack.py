@@ -166,7 +166,8 @@ def _remember_before_stopping(settings: Settings, stack: EmbeddedStack) -> str:
         return f"memories: not asked for ({str(err)[:200]}); they form at each close"
     if not (asked.started or asked.nothing or asked.unanswered):
         return "memories: no open conversations"
-    line = f"memories: forming for {len(asked.started)} open conversations"
+    count = len(asked.started)
+    line = f"memories: forming for {count} open conversation{'' if count == 1 else 's'}"
     if asked.started:
         line += " (they finish at the next persyn up if need be)"
     if asked.unanswered:

@@ -111,6 +111,8 @@ def test_up_status_talk_down_up(home: dict[str, str]) -> None:
 
     down = persyn(home, "down")
     assert down.returncode == 0, down.stderr
+    # The open conversation was asked to remember what was said, as of the stop.
+    assert "memories: forming for 1 open conversation (they finish" in down.stdout
     stopped = persyn(home, "status")
     assert stopped.returncode == 1
 
