@@ -224,6 +224,13 @@ class Settings(BaseSettings):
         description="CPU threads the local model server reads prompts and generates with; "
         "default: llama.cpp's own (every core to read a prompt, half of them to generate).",
     )
+    local_model_cache_mib: int = Field(
+        default=256,
+        ge=0,
+        le=65536,
+        description="Memory the local model server keeps evaluated prompts in, so a reply after "
+        "a background call reads only what changed since the last reply (0: no cache).",
+    )
     local_model_chat_format: str | None = Field(
         default=None,
         description="llama.cpp chat format of the local model; default: 'gemma' for a Gemma "

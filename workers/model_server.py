@@ -123,6 +123,8 @@ class ModelServer:
     log_file: Path
     threads: int | None = None
     """CPU threads for prompt reading and generation; None leaves llama.cpp's defaults."""
+    cache_mib: int = 0
+    """Memory for evaluated prompts (llama-cpp-python's RAM cache); 0: none."""
 
     @property
     def base_url(self) -> str:
@@ -154,7 +156,16 @@ class ModelServer:
             "--interrupt_requests",
             "False",
             *self._thread_options(),
+            *self._cache_options(),
         ]
+
+    def _cache_options(self) -> list[str]:
+        # The server keeps one evaluated prompt, the last: a background call (emotion, memory)
+        # between two replies made the next reply read its whole prompt again. The cache keeps
+        # each finished call's state and resumes the longest matching prefix.
+        if not self.cache_mib:
+            return []
+        return ["--cache", "True", "--cache_type", "ram", "--cache_size", str(self.cache_mib << 20)]
 
     def _thread_options(self) -> list[str]:
         if self.threads is None:
@@ -244,4 +255,5 @@ def model_server(settings: Settings) -> ModelServer:
         chat_format=settings.local_model_chat_format or chat_format_for(path),
         log_file=settings.log_dir / "model-server.log",
         threads=settings.local_model_threads,
+        cache_mib=settings.local_model_cache_mib,
     )

@@ -1,8 +1,9 @@
 """Context assembly: every source fetched concurrently, fitted to the model's budget, stored.
 
-The system instruction is one message: stable blocks first (persona, standing constraints),
-then volatile ones (the date/time line, retrieved memories, goals, parked deliberation, ...), so
-a provider can cache the stable prefix. Dialog becomes the chat messages. The prompt goes to
+The system instruction is one message: stable blocks first (persona, standing constraints,
+skills), then volatile ones (retrieved memories, goals, quick facts, parked deliberation, ...),
+with what changes every turn last (what was done at the person's request, the date/time line),
+so a provider, or the local model server's prompt cache, reuses the longest prefix. Dialog becomes the chat messages. The prompt goes to
 PostgreSQL; workflow history only ever sees its ID and shape.
 """
 

@@ -47,8 +47,13 @@ class ConstraintsSource:
         )
 
 
+CLOCK_ORDER = 95
+"""Last of the system text: the clock changes every minute, and a local model server resumes
+the longest prompt prefix it evaluated before, so what changes most goes last."""
+
+
 class ClockSource:
-    """The current date and time in friendly words: the first volatile line."""
+    """The current date and time in friendly words: the last line of the system text."""
 
     name = "clock"
     required = True
@@ -56,7 +61,7 @@ class ClockSource:
     async def fetch(self, request: ContextRequest) -> ContextBlock:
         """The date/time line in the agent's time zone."""
         line = friendly_now(request.input.now, request.agent.config.timezone)
-        return ContextBlock(source=self.name, items=[line], order=0, instruction=True)
+        return ContextBlock(source=self.name, items=[line], order=CLOCK_ORDER, instruction=True)
 
 
 DONE = Provenance(
@@ -86,7 +91,7 @@ class DoneSource:
             source=self.name,
             title="Done at their request just now (tell them so in your reply):",
             items=[item.note for item in done],
-            order=5,
+            order=90,  # this turn's only, so late (see CLOCK_ORDER)
             provenance=DONE,
             extra={"confirmations": [item.confirmation for item in done]},
         )

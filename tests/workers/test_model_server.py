@@ -134,6 +134,20 @@ def test_status_shows_the_model_server_as_a_component(home: dict[str, str]) -> N
     assert models["data"][0]["id"] == model_server(settings).model_path.stem
 
 
+def test_the_server_keeps_evaluated_prompts_unless_told_not_to(tmp_path: Path) -> None:
+    command = model_server(Settings(home=tmp_path)).command()
+    at = command.index("--cache")
+    assert command[at : at + 6] == [
+        "--cache",
+        "True",
+        "--cache_type",
+        "ram",
+        "--cache_size",
+        str(256 << 20),
+    ]
+    assert "--cache" not in model_server(Settings(home=tmp_path, local_model_cache_mib=0)).command()
+
+
 def test_each_model_family_gets_its_chat_format() -> None:
     assert chat_format_for(Path("SmolLM2-135M-Instruct.Q4_1.gguf")) == "chatml"
     assert chat_format_for(Path("gemma-3-270m-it-Q4_K_M.gguf")) == "gemma"
