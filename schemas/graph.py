@@ -137,3 +137,6 @@ class ExtractGraphResult(Wire):
 
     nodes: int = 0
     edges: int = 0
+    skipped: str | None = Field(
+        default=None, description="Why nothing was asked of the model (its plan has it off)."
+    )

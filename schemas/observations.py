@@ -100,11 +100,18 @@ class ExtractInput(Wire):
     through_turn: Ulid
 
 
+OFF_ON_PLAN = "observing people is off on this model's call plan: it cannot fill the schema"
+"""Why an extraction asked nothing of the model (``StagePlan.run`` is off for ``observe``)."""
+
+
 class ExtractResult(Wire):
     """What extraction proposed, each fact tied to a subject present in the range."""
 
     proposals: list[ObservationProposal] = Field(default_factory=list)
     dropped: int = Field(default=0, description="Facts about no one in the range, not kept.")
+    skipped: str | None = Field(
+        default=None, description="Why nothing was asked of the model (its plan has it off)."
+    )
 
 
 class ReconcileInput(Wire):
@@ -137,3 +144,4 @@ class ObserveResult(Wire):
     deleted: int = 0
     unchanged: int = 0
     dropped: int = 0
+    skipped: str | None = Field(default=None, description="Why nothing was extracted, if off.")

@@ -81,6 +81,9 @@ class ObservationWorkflow:
             workflow.logger.warning("extraction failed; nothing learned: %s", err)
             return result
         result.proposed = len(extracted.proposals)
+        if extracted.skipped is not None:  # the plan has it off: said in the Web UI's result
+            result.skipped = extracted.skipped
+            workflow.set_current_details(f"{data.agent}: {extracted.skipped}")
         for number, proposal in enumerate(extracted.proposals, start=1):
             workflow.set_current_details(
                 f"{data.agent}: reconciling fact {number} of {len(extracted.proposals)}"

@@ -3,8 +3,9 @@
 The system instruction is one message: stable blocks first (persona, standing constraints,
 skills), then volatile ones (retrieved memories, goals, quick facts, parked deliberation, ...),
 with what changes every turn last (what was done at the person's request, the date/time line),
-so a provider, or the local model server's prompt cache, reuses the longest prefix. Dialog becomes the chat messages. The prompt goes to
-PostgreSQL; workflow history only ever sees its ID and shape.
+so a provider, or the local model server's prompt cache, reuses the longest prefix. Dialog
+becomes the chat messages. The prompt goes to PostgreSQL; workflow history only ever sees its ID
+and shape.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from activities.prompts import load
 from schemas.dialog import Role
 from schemas.graph import ExtractGraphInput, ExtractGraphResult, GraphExtraction, GraphSettings
 from schemas.models import ChatMessage, ModelRequest, TaskType
+from schemas.observations import OFF_ON_PLAN
 from store.db import Database
 from store.queries.agents import get_agent
 from store.queries.dialog import load_turns
@@ -167,6 +168,8 @@ class GraphActivities:
             agent = await get_agent(session, handle=data.agent)
         if not turns or agent is None:
             return ExtractGraphResult()
+        if not self._gateway.runs(TaskType.OBSERVE):
+            return ExtractGraphResult(skipped=OFF_ON_PLAN)
         reply = await complete_json(
             self._gateway, extraction_request(agent.name, turns), GraphExtraction
         )

@@ -28,8 +28,9 @@ from activities.observations.prompts import (
 )
 from activities.observations.reconcile import apply_verdict, read_verdict
 from contract.provider_errors import ProviderError
-from schemas.models import ModelRequest
+from schemas.models import ModelRequest, TaskType
 from schemas.observations import (
+    OFF_ON_PLAN,
     ExtractInput,
     ExtractResult,
     ObservationProposal,
@@ -130,6 +131,8 @@ class ObservationActivities:
             agent = await session.get(Agent, data.agent)
         if not self._settings.enabled or agent is None:
             return ExtractResult()
+        if not self._gateway.runs(TaskType.OBSERVE):
+            return ExtractResult(skipped=OFF_ON_PLAN)
         return await self.propose(
             turns, agent_name=agent.name, conversation_id=data.conversation_id
         )

@@ -17,9 +17,10 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule
+from contract import names
 from schemas.events import ChannelRef, Speaker
-from schemas.models import ModelRequest
-from schemas.observations import Observation, ObservationProposal
+from schemas.models import CallPlan, ModelRequest, ProviderName, StagePlan, TaskType
+from schemas.observations import OFF_ON_PLAN, Observation, ObservationProposal
 from store.db import Database
 from store.queries.observations import (
     active_observations,
@@ -189,3 +190,28 @@ async def _all_active(session: AsyncSession, agent: str) -> list[Observation]:
         )
     ).all()
     return [to_observation(r) for r in rows]
+
+
+async def test_a_plan_with_observing_off_asks_nothing_and_says_so(
+    client: Client, stack: Stack
+) -> None:
+    rules = [*script(), *formation_rules()]
+    plans = {ProviderName.SCRIPTED: CallPlan(stages={TaskType.OBSERVE: StagePlan(run=False)})}
+    async with formation_worker(
+        client, stack, rules=rules, settings_overrides={"call_plans": plans}
+    ) as harness:
+        agent = await new_agent(harness.db, idle_minutes=0.1)
+        await converse(harness, agent, "I live in Leeds and I work as a nurse.")
+        async with harness.db.session() as session:
+            learned = await _all_active(session, agent)
+        observing = [r for r in harness.provider.requests if r.task is TaskType.OBSERVE]
+        [run] = [
+            w
+            async for w in client.list_workflows(
+                f"WorkflowType = 'ObservationWorkflow' AND {names.AGENT.name} = '{agent}'"
+            )
+        ]
+        result = await client.get_workflow_handle(run.id).result()
+
+    assert observing == [] and learned == []
+    assert OFF_ON_PLAN in json.dumps(result)
