@@ -213,6 +213,8 @@ class Variant:
     chunk_tokens: int
     cache_mib: int
     detected: bool
+    max_input_tokens: int | None = None
+    """The reply's prompt cap on the local plan (None: the plan's own, 1,536)."""
 
     def title(self) -> str:
         parts = [self.model]
@@ -221,6 +223,8 @@ class Variant:
         if self.background:
             parts.append("with background work")
         parts.append(f"prompt cache {self.cache_mib} MiB" if self.cache_mib else "no prompt cache")
+        if self.max_input_tokens is not None:
+            parts.append(f"prompt cap {self.max_input_tokens} tokens")
         return ", ".join(parts)
 
     def worker_env(self, server: ModelServer, path: Path) -> dict[str, str]:
@@ -237,6 +241,14 @@ class Variant:
             }
         if self.background:
             env["PERSYN_MEMORY__CHUNK_TOKENS"] = str(self.chunk_tokens)
+        if self.max_input_tokens is not None:
+            plan = local_plan()
+            stages = dict(plan.stages)
+            stages[TaskType.RESPOND] = stages[TaskType.RESPOND].model_copy(
+                update={"max_input_tokens": self.max_input_tokens}
+            )
+            shorter = plan.model_copy(update={"stages": stages})
+            env["PERSYN_CALL_PLANS"] = json.dumps({"local": shorter.model_dump(mode="json")})
         return env
 
 
@@ -478,6 +490,7 @@ if __name__ == "__main__":
     parser.add_argument("--chunk-tokens", type=int, default=300)
     parser.add_argument("--cache-mib", type=int, default=Settings().local_model_cache_mib)
     parser.add_argument("--detected", action="store_true", help="the server found as Ollama's")
+    parser.add_argument("--max-input-tokens", type=int, default=None, help="the reply's cap")
     parser.add_argument("--dry", action="store_true", help="print, do not append to RESULTS.md")
     parser.add_argument(
         "--models-alone", action="store_true", help="compare the models without the pipeline"
@@ -492,5 +505,6 @@ if __name__ == "__main__":
             chunk_tokens=args.chunk_tokens,
             cache_mib=args.cache_mib,
             detected=args.detected,
+            max_input_tokens=args.max_input_tokens,
         )
         asyncio.run(main(variant, args.messages, keep=not args.dry))
