@@ -84,24 +84,28 @@ class AskedFor:
             AGENT_SERVICE,
         ):
             return []
+        steps = [self._fact_kept(data, person_id), self._set_reminder(data, person_id)]
+        if self._answer_what_i_know and asks_what_i_know(event.text):
+            steps.append(self._what_i_know(data.agent, person_id))
         done: list[DoneForThem] = []
-        try:
-            fact = await self._keep_fact(data, person_id)
-            if fact is not None:
-                done.append(
-                    DoneForThem(
-                        note=f'Kept, as they asked you to remember: "{fact}".',
-                        confirmation=f'Noted: you asked me to remember "{fact}".',
-                    )
-                )
-            reminder = await self._set_reminder(data, person_id)
-            if reminder is not None:
-                done.append(reminder)
-            if self._answer_what_i_know and asks_what_i_know(event.text):
-                done.append(await self._what_i_know(data.agent, person_id))
-        except Exception as err:  # the turn is written: the reply goes on without it
-            activity.logger.warning("could not carry out what the person asked for: %s", err)
+        for step in steps:
+            try:
+                result = await step
+            except Exception as err:  # the turn is written: the reply goes on without it
+                activity.logger.warning("could not carry out what the person asked: %s", err)
+                continue
+            if result is not None:
+                done.append(result)
         return done
+
+    async def _fact_kept(self, data: AdmitInput, person_id: str) -> DoneForThem | None:
+        fact = await self._keep_fact(data, person_id)
+        if fact is None:
+            return None
+        return DoneForThem(
+            note=f'Kept, as they asked you to remember: "{fact}".',
+            confirmation=f'Noted: you asked me to remember "{fact}".',
+        )
 
     async def _what_i_know(self, agent: str, person_id: str) -> DoneForThem:
         async with self._db.autocommit() as session:
@@ -156,6 +160,12 @@ class AskedFor:
             return DoneForThem(
                 note=f'They asked to be reminded ("{asked.objective}"); it was not set: {err}.',
                 confirmation=f"I could not set that reminder: {err}.",
+            )
+        except Exception as err:  # Temporal or the store failed: say so rather than nothing
+            activity.logger.warning("a reminder asked for in words was not set: %s", err)
+            return DoneForThem(
+                note=f'They asked to be reminded ("{asked.objective}"); setting it failed.',
+                confirmation="I could not set that reminder just now: please ask me again.",
             )
         assert reminder.at is not None
         when = when_line(reminder.at, timezone)

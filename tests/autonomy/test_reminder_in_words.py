@@ -9,21 +9,25 @@ once, however often the step that sends it runs (``activities.autonomy.for_perso
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlmodel import select
 from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import ActivityEnvironment
 
-from activities.asked_for import reminder_id_for
+from activities.asked_for import AskedFor, reminder_id_for
 from activities.autonomy.firing import FiringActivities
 from activities.gateway.providers.scripted import ScriptRule
+from schemas.admission import AdmitInput
 from schemas.autonomy import DeliverImpulseInput, FiringKind, ReminderStatus
+from schemas.ids import new_ulid
 from schemas.models import CallPlan, ProviderName, TaskType
 from store.tables import OutboxRow
 from store.tables.autonomy import ReminderRow
 from temporal import schedules_autonomy as schedules
 from tests.autonomy.conftest import fired_run, impulse_receipt
-from tests.harness import Harness, Stack, running_worker, until
+from tests.harness import Harness, Stack, event, running_worker, until
 
 TINY = {ProviderName.SCRIPTED: CallPlan(offer_tools=False, confirm_done=True)}
 RULES = [ScriptRule(task=TaskType.RESPOND.value, match="remind me", reply="Sure thing!")]
@@ -117,3 +121,29 @@ async def test_a_plan_with_tools_leaves_the_reminder_to_the_model(
         assert asked.marker is not None and asked.marker.text == "Sure thing!"
         async with harness.db.session() as session:
             assert await session.get(ReminderRow, reminder_id_for(asked.event_id)) is None
+
+
+class FailingReminders:
+    """Reminders whose schedule cannot be created (Temporal down mid-admission)."""
+
+    async def create(self, **_: object) -> None:
+        raise RPCError("connection refused", RPCStatusCode.UNAVAILABLE, b"")
+
+
+async def test_a_reminder_that_fails_to_schedule_is_said_to_have_failed(harness: Harness) -> None:
+    agent = (await harness.create_agent()).handle
+    failing: Any = FailingReminders()
+    asked_for = AskedFor(harness.db, fact_limit=10, reminders=failing)
+    data = AdmitInput(
+        agent=agent,
+        event=event("Remind me to drink my tea in 10 minutes."),
+        conversation_id=new_ulid(),
+        opening=True,
+        activation_id=new_ulid(),
+        at=datetime.now(UTC),
+    )
+    done = await ActivityEnvironment().run(asked_for.carry_out, data, new_ulid())
+
+    assert [d.confirmation for d in done] == [
+        "I could not set that reminder just now: please ask me again."
+    ]
