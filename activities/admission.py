@@ -39,6 +39,7 @@ class AdmissionActivities:
         pacing: PacingActivities,
         *,
         asked_for: AskedFor | None = None,
+        opening_turns: int = 0,
     ) -> None:
         self._db = db
         self._store = store
@@ -46,6 +47,7 @@ class AdmissionActivities:
         self._pacing = pacing
         # None: "please remember ..." and "remind me ..." are left to the model.
         self._asked_for = asked_for
+        self._opening_turns = opening_turns  # pinned in context beside the latest turns
 
     @activity.defn(name="admission.admit")
     async def admit(self, data: AdmitInput) -> Admitted:
@@ -73,6 +75,7 @@ class AdmissionActivities:
                 turn=turn,
                 opening=data.opening,
                 window_turns=data.window_turns,
+                opening_turns=self._opening_turns,
             )
         if window is None:
             return Admitted(
@@ -90,7 +93,7 @@ class AdmissionActivities:
         # Before the prompt is built, so the reply that answers the request knows it is done.
         done = await self._asked_for.carry_out(data, person_id) if self._asked_for else []
         if event.channel.service == SELF_SERVICE:  # the agent's own channels are never paced
-            return await self._assembled(data, admitted, done)
+            return await self._assembled(data, admitted, done, window.opening_ids)
         affordance = await self._pacing.afford_reply(
             AffordReplyInput(
                 agent=data.agent, channel=event.channel, activation_id=data.activation_id
@@ -98,10 +101,10 @@ class AdmissionActivities:
         )
         if affordance.withheld is not None:
             return admitted.model_copy(update={"withheld": affordance.withheld})
-        return await self._assembled(data, admitted, done)
+        return await self._assembled(data, admitted, done, window.opening_ids)
 
     async def _assembled(
-        self, data: AdmitInput, admitted: Admitted, done: list[DoneForThem]
+        self, data: AdmitInput, admitted: Admitted, done: list[DoneForThem], opening: list[str]
     ) -> Admitted:
         """The admission with its prompt; without, saying why, if assembly failed here."""
         assert admitted.person_id is not None
@@ -116,6 +119,7 @@ class AdmissionActivities:
             window_turn_ids=admitted.window_turn_ids,
             now=data.at,
             done=done,
+            opening_turn_ids=opening,
         )
         try:
             prompt = await self._assembler.assemble(request)

@@ -91,6 +91,11 @@ class AssembleContextInput(Wire):
     window_turn_ids: list[Ulid] = Field(default_factory=list)
     now: AwareDatetime
     task: TaskType = TaskType.RESPOND
+    opening_turn_ids: list[Ulid] = Field(
+        default_factory=list,
+        max_length=20,
+        description="The conversation's first turns, pinned, when not in the window.",
+    )
     done: list[DoneForThem] = Field(
         default_factory=list,
         max_length=8,

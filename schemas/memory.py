@@ -101,6 +101,12 @@ class MemorySettings(BaseModel):
     chunk_tokens: int = Field(
         default=3000, ge=200, description="Consolidate a running conversation every so many tokens."
     )
+    opening_turns: int = Field(
+        default=2,
+        ge=0,
+        le=20,
+        description="A conversation's first turns, pinned in context beside its latest ones.",
+    )
     retrieval_fraction: float = Field(
         default=0.7, gt=0, le=0.95, description="Share of the model's window retrieval may fill."
     )

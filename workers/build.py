@@ -27,6 +27,7 @@ from activities.context.sources import (
     ConstraintsSource,
     DialogSource,
     DoneSource,
+    OpeningSource,
     PersonaSource,
 )
 from activities.deliberation.critique import CritiqueActivities
@@ -213,6 +214,7 @@ def activities(
         ConstraintsSource(),
         ClockSource(),
         DoneSource(),
+        OpeningSource(deps.db),
         DialogSource(deps.db),
         *autonomy.sources,
         *([MemoryRecall(deps.db, deps.encoder, deps.settings.memory)] if deps.encoder else []),
@@ -269,6 +271,7 @@ def activities(
         assembler,
         pacing,
         asked_for=asked_for(deps, client),
+        opening_turns=deps.settings.memory.opening_turns,
     )
     formation = ConsolidationActivities(deps.db, deps.gateway, deps.encoder, deps.settings.memory)
     graph = GraphActivities(deps.db, deps.gateway, deps.settings.graph)

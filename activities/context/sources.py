@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from activities.context.clock import friendly_now
-from activities.context.fencing import Provenance
+from activities.context.fencing import DIALOG, Provenance
 from activities.context.model import ContextBlock, ContextRequest, Trim
 from activities.prompts import load
 from schemas.dialog import DialogTurn, Role
@@ -95,6 +95,54 @@ class DoneSource:
             provenance=DONE,
             extra={"confirmations": [item.confirmation for item in done]},
         )
+
+
+OPENING_ORDER = 15
+"""Early among the volatile blocks: a conversation's opening never changes while it lasts."""
+
+OPENING_CHARS = 600
+"""Most of one opening turn shown: the opening sets the scene, the window carries the detail."""
+
+
+class OpeningSource:
+    """How the conversation began: its first turns, pinned beside the latest ones.
+
+    A long conversation's window holds only its latest turns, so what it was about (the
+    greeting, the question that started it) slid out of context. Admission finds the first
+    turns that are not in the window (``memory.opening_turns``); they are shown here, quoted
+    and fenced as dialog, ahead of the recent turns, never instead of them.
+    """
+
+    name = "opening"
+    required = False
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def fetch(self, request: ContextRequest) -> ContextBlock | None:
+        """The opening turns, or nothing when the window still holds them."""
+        ids = request.input.opening_turn_ids
+        if not ids:
+            return None
+        async with self._db.autocommit() as session:
+            turns = await load_turns(session, turn_ids=ids)
+        me = request.agent.name
+        lines = [
+            f"{me if t.role is Role.AGENT else t.speaker_name}: {_clipped(t.text)}" for t in turns
+        ]
+        return ContextBlock(
+            source=self.name,
+            title="How this conversation began (its first turns; what came between is not shown):",
+            items=lines,
+            order=OPENING_ORDER,
+            trim=Trim.LAST_FIRST,  # under a tight budget the first turn stays longest
+            provenance=DIALOG,
+        )
+
+
+def _clipped(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= OPENING_CHARS else flat[: OPENING_CHARS - 1] + "…"
 
 
 def dialog_messages(turns: list[DialogTurn], *, agent_handle: str) -> list[ChatMessage]:

@@ -161,6 +161,14 @@ class MemoryBlock(ContextBlock):
         return "\n".join([*lines, fence("\n".join(recalled), MEMORY)])
 
 
+def quoted(candidate: Candidate, verbatim: Sequence[Sequence[str]]) -> bool:
+    """Whether ``candidate`` remembers only turns inside one run of ``verbatim`` turn IDs."""
+    first, last = candidate.turn_first, candidate.turn_last
+    if first is None or last is None:
+        return False
+    return any(first in run and last in run for run in verbatim)
+
+
 class MemoryRecall:
     """The memory context source.
 
@@ -204,8 +212,13 @@ class MemoryRecall:
         query: str,
         now: datetime,
         context_window: int,
+        verbatim: Sequence[Sequence[str]] = (),
     ) -> SurfacedMemories | None:
-        """The visible memories ranked for ``query``, or ``None`` when there are none."""
+        """The visible memories ranked for ``query``, or ``None`` when there are none.
+
+        ``verbatim``: runs of consecutive turn IDs the prompt quotes whole (the window, the
+        pinned opening); a memory of turns all inside one of them is not surfaced again.
+        """
         # Plain reads: no transaction. The search below sets its index options SET LOCAL, so
         # it keeps one.
         async with self._db.autocommit() as session:
@@ -243,6 +256,8 @@ class MemoryRecall:
                 "recall held back %d records the fences let through",
                 len(candidates) - len(admitted),
             )
+        # A memory of turns the prompt quotes word for word says them twice: left out.
+        admitted = [c for c in admitted if not quoted(c, verbatim)]
         records = rank(admitted, lexemes=lexemes, present=present, now=now, settings=self._settings)
         return SurfacedMemories(
             mode=RecallMode.SEMANTIC if vector is not None else RecallMode.LEXICAL,
@@ -260,6 +275,7 @@ class MemoryRecall:
             query=data.event.text,
             now=data.now,
             context_window=request.binding.context_window,
+            verbatim=[data.window_turn_ids, data.opening_turn_ids],
         )
         if surfaced is None or not surfaced.records:
             return None

@@ -11,7 +11,7 @@ turn it has not heard of yet.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -33,7 +33,10 @@ _WINDOW = """
     SELECT v.participants,
            ARRAY(SELECT d.id FROM dialog_turns AS d
                   WHERE d.conversation_id = v.id
-                  ORDER BY d.seq DESC LIMIT :n) AS recent
+                  ORDER BY d.seq DESC LIMIT :n) AS recent,
+           ARRAY(SELECT d.id FROM dialog_turns AS d
+                  WHERE d.conversation_id = v.id
+                  ORDER BY d.seq ASC LIMIT :head) AS opening
       FROM conversations AS v
      WHERE v.id = :id
 """
@@ -58,6 +61,8 @@ class Window:
     conversation_id: str
     turn_ids: list[str]
     participants: list[str]
+    opening_ids: list[str] = field(default_factory=list)
+    """The conversation's first turns that are not among ``turn_ids`` (oldest first)."""
 
 
 async def admit_turn(
@@ -68,13 +73,15 @@ async def admit_turn(
     turn: DialogTurn,
     opening: bool,
     window_turns: int,
+    opening_turns: int = 0,
 ) -> Window | None:
     """Write ``turn`` into its conversation if that is open; ``None`` if it has closed.
 
     With ``opening`` the conversation is recorded first (a no-op when a retry already did).
     The turn is written under the conversation row's lock, so a close waits for it. A turn an
     earlier attempt already admitted stays where it is, and the window says which conversation
-    that is. Commits.
+    that is. The window holds the ``window_turns`` latest turns and, apart, the first
+    ``opening_turns`` when they are not among them. Commits.
     """
     earlier = (await execute(session, _ADMITTED_TO, {"id": turn.turn_id})).scalar_one_or_none()
     if earlier is not None and earlier != turn.conversation_id:
@@ -96,12 +103,18 @@ async def admit_turn(
         return None
     await write_turn(session, agent=agent, channel=channel, turn=turn)
     # Read before the commit: after it, the read would open a transaction of its own.
-    row = (await execute(session, _WINDOW, {"id": conversation_id, "n": window_turns})).one()
+    row = (
+        await execute(
+            session, _WINDOW, {"id": conversation_id, "n": window_turns, "head": opening_turns}
+        )
+    ).one()
     await session.commit()
+    recent = list(reversed(row.recent))
     return Window(
         conversation_id=conversation_id,
-        turn_ids=list(reversed(row.recent)),
+        turn_ids=recent,
         participants=list(row.participants),
+        opening_ids=[turn for turn in row.opening if turn not in recent],
     )
 
 

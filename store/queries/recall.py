@@ -60,6 +60,7 @@ AND (
 
 _COLUMNS = """
 m.id, m.channel_id, m.summary, m.created_at, m.emotion, m.sensitivity, m.participants,
+m.turn_first, m.turn_last,
 tsvector_to_array(to_tsvector('english', m.summary)) AS lexemes
 """
 
@@ -77,6 +78,8 @@ class Candidate:
     participants: list[str]
     lexemes: list[str]
     cosine: float | None = None
+    turn_first: str | None = None
+    turn_last: str | None = None
 
 
 def _candidate(row: Any, cosine: float | None = None) -> Candidate:
@@ -90,6 +93,8 @@ def _candidate(row: Any, cosine: float | None = None) -> Candidate:
         participants=list(row.participants or []),
         lexemes=list(row.lexemes or []),
         cosine=cosine,
+        turn_first=row.turn_first,
+        turn_last=row.turn_last,
     )
 
 

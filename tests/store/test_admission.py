@@ -132,3 +132,31 @@ async def test_a_task_run_again_adopts_the_conversation_its_first_attempt_admitt
     assert window.turn_ids == [first_attempt.turn_id]
     async with harness.db.session() as session:
         assert await session.get(Conversation, again.conversation_id) is None
+
+
+async def test_the_opening_turns_come_apart_once_the_window_no_longer_holds_them(
+    harness: Harness,
+) -> None:
+    agent = (await harness.create_agent()).handle
+    conversation = new_ulid()
+    said = [turn(conversation, f"turn {n}") for n in range(6)]
+    windows = []
+    for n, each in enumerate(said):
+        async with harness.db.session() as session:
+            windows.append(
+                await admit_turn(
+                    session,
+                    agent=agent,
+                    channel=CHANNEL,
+                    turn=each,
+                    opening=n == 0,
+                    window_turns=3,
+                    opening_turns=2,
+                )
+            )
+    ids = [t.turn_id for t in said]
+
+    assert windows[2] is not None and windows[2].opening_ids == []  # the window holds them
+    assert windows[3] is not None and windows[3].opening_ids == ids[:1]  # one slid out
+    last = windows[5]
+    assert last is not None and last.turn_ids == ids[3:] and last.opening_ids == ids[:2]
