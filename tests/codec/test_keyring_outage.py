@@ -10,35 +10,20 @@ resume as soon as the database answers again.
 from __future__ import annotations
 
 import secrets
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from sqlalchemy.exc import OperationalError
 
 from store.embedded import EmbeddedPostgres
-from store.migrate import upgrade
-from temporal.devserver import free_port
 from temporal.keyring import Keyring
+from tests.own_postgres import own_postgres
 
 
 @pytest.fixture
 def server() -> Iterator[EmbeddedPostgres]:
-    with tempfile.TemporaryDirectory(prefix="persyn-outage-") as path:
-        Path(path).chmod(0o755)  # the embedded server may run as another account
-        home = Path(path) / "home"
-        server = EmbeddedPostgres(
-            data_dir=home / "postgres",
-            port=free_port(),
-            log_file=home / "logs" / "postgres.log",
-            shared_buffers="32MB",
-            password_path=home / "postgres.pgpass",
-        )
-        server.start()
-        upgrade(server.dsn)
+    with own_postgres("persyn-outage-", migrated=True) as server:
         yield server
-        server.stop()
 
 
 async def test_confirmed_keys_serve_through_an_outage_and_checks_resume_after(

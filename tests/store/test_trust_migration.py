@@ -7,9 +7,7 @@ server, or of ``persyn up`` finding it running) sets a generated password and re
 from __future__ import annotations
 
 import stat
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import psycopg
 import pytest
@@ -17,24 +15,14 @@ import pytest
 from activities.channels.stream import libpq_dsn
 from store.embedded import EmbeddedPostgres, PostgresStartError
 from store.embedded_auth import refuses_without_password
-from temporal.devserver import free_port
 from tests.harness import until
+from tests.own_postgres import own_postgres
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[EmbeddedPostgres]:
-    with tempfile.TemporaryDirectory(prefix="persyn-trust-") as path:
-        home = Path(path) / "home"
-        server = EmbeddedPostgres(
-            data_dir=home / "postgres",
-            port=free_port(),
-            log_file=home / "logs" / "postgres.log",
-            shared_buffers="32MB",
-            password_path=home / "postgres.pgpass",
-        )
-        server.start()
+    with own_postgres("persyn-trust-") as server:
         yield server
-        server.stop()
 
 
 async def _make_old(server: EmbeddedPostgres) -> None:
