@@ -39,10 +39,9 @@ from schemas.agents import (
     AgentStatusQuery,
     AgentWorkflowInput,
     InFlight,
-    InFlightStatus,
     OpenConversation,
 )
-from schemas.autonomy import SELF_SERVICE, impulse_event
+from schemas.autonomy import impulse_event
 from schemas.conversation import (
     ConversationClosed,
     ConversationInput,
@@ -60,7 +59,6 @@ from schemas.events import (
     Receipt,
     ReceiptStatus,
     SubmitEventInput,
-    Trigger,
     event_digest,
 )
 from schemas.ids import is_ulid, ulid_from_parts
@@ -71,6 +69,7 @@ from schemas.records import AgentLookupInput, AgentProfile, ResolveSpeakerInput
 from schemas.runs import HISTORY_LIMIT
 from workflows import admission, handlers, inbox_metrics, run_length
 from workflows.conversation import ConversationWorkflow
+from workflows.inbox_views import client_refusal, id_conflict, in_flight_status
 from workflows.steps import Progress, StepFailedError, bounded
 
 with workflow.unsafe.imports_passed_through():
@@ -171,10 +170,10 @@ class AgentWorkflow:
     @handlers.guarded_validator(SubmitEventInput, handler=names.SUBMIT)
     def _validate_submit(self, data: SubmitEventInput) -> None:
         self._validate(data.event)
-        refusal = self._refusal(data.event)
+        refusal = client_refusal(data.event)
         if refusal is not None:
             raise handlers.invalid(names.SUBMIT, refusal)
-        conflict = self._conflict(data.event)
+        conflict = id_conflict(self._state, data.event)
         if conflict is not None:
             raise ApplicationError(conflict, type=EVENT_ID_CONFLICT, non_retryable=True)
 
@@ -194,7 +193,7 @@ class AgentWorkflow:
     def deliver(self, data: SubmitEventInput) -> None:
         """Queue an event without waiting (integrators poll the ``marker`` query)."""
         event = data.event
-        refusal = self._refusal(event)
+        refusal = client_refusal(event)
         if (
             refusal is not None
             and event.channel.service == AGENT_SERVICE
@@ -204,7 +203,7 @@ class AgentWorkflow:
         if refusal is not None and workflow.patched(PATCH_CLIENT_TRIGGER):
             self._refused(event.event_id, f"invalid deliver input: {refusal}")
             return
-        conflict = self._conflict(event)
+        conflict = id_conflict(self._state, event)
         if conflict is not None:
             workflow.logger.warning("dropped a deliver: %s", conflict)
             return
@@ -232,7 +231,7 @@ class AgentWorkflow:
         self._validate(event)
         if data.sender == self._state.handle:
             raise handlers.invalid(names.PEER, "sender: an agent does not message itself")
-        conflict = self._conflict(event)
+        conflict = id_conflict(self._state, event)
         if conflict is not None:
             raise ApplicationError(conflict, type=EVENT_ID_CONFLICT, non_retryable=True)
 
@@ -354,38 +353,8 @@ class AgentWorkflow:
             open_conversations=list(self._state.open.values()),
             handled=self._state.handled,
             starting_conversations=len(self._starting),
-            in_flight=self._in_flight_status(),
+            in_flight=in_flight_status(self._state, self._current, self._progress),
             oldest_waiting_since=min(received) if received else None,
-        )
-
-    def _in_flight_status(self) -> InFlightStatus | None:
-        event = self._current
-        if event is None:
-            return None
-        received_at = self._state.received.get(event.event_id)
-        flight = self._state.in_flight
-        if flight is not None and flight.event.event_id == event.event_id:
-            who = f"activation {flight.activation_id}" if flight.activation_id else "activation"
-            return InFlightStatus(
-                event_id=event.event_id,
-                received_at=received_at,
-                step=f"answering: {who} in conversation {flight.conversation_id}",
-                step_since=flight.dispatched_at,
-                conversation_id=flight.conversation_id,
-                activation_id=flight.activation_id,
-            )
-        progress = self._progress
-        if progress is None:
-            return InFlightStatus(
-                event_id=event.event_id, received_at=received_at, step="routing to a conversation"
-            )
-        return InFlightStatus(
-            event_id=event.event_id,
-            received_at=received_at,
-            step=progress.step,
-            attempt=progress.attempt,
-            step_since=progress.started_at,
-            last_error=progress.last_error,
         )
 
     # -- helpers ------------------------------------------------------------------------------
@@ -397,37 +366,6 @@ class AgentWorkflow:
                 type=UNKNOWN_AGENT,
                 non_retryable=True,
             )
-
-    @staticmethod
-    def _refusal(event: InboundEvent) -> str | None:
-        """Why a client's event is refused: internal triggers and channels are the agent's own."""
-        if event.trigger is not Trigger.MESSAGE:
-            return (
-                f"event.trigger: {event.trigger.value!r} is set by the agent itself; "
-                "send 'message' or leave the field out"
-            )
-        if event.channel.service == SELF_SERVICE:
-            return (
-                f"event.channel.service: {SELF_SERVICE!r} is the agent's own service; "
-                "name your surface (web, slack, ...)"
-            )
-        if event.channel.service == AGENT_SERVICE:
-            # Only the agent adapter speaks as another agent, through the internal peer update.
-            return (
-                f"event.channel.service: {AGENT_SERVICE!r} is reserved for messages between "
-                "agents; name your surface (web, slack, ...)"
-            )
-        return None
-
-    def _conflict(self, event: InboundEvent) -> str | None:
-        """Why an event reuses a known event ID for something else (an idempotency conflict)."""
-        known = self._state.digests.get(event.event_id)
-        if known is None or known == event_digest(event):
-            return None
-        return (
-            f"event_id {event.event_id} was already used for a different event: "
-            "give each new event a new ID (reuse an ID only to retry the same event)"
-        )
 
     def _refused(self, event_id: str, reason: str) -> None:
         if event_id in self._state.markers or self._known(event_id):
