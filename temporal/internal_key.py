@@ -12,18 +12,13 @@ such a run checks the recorded signatures again, and a different key would drop 
 
 from __future__ import annotations
 
-import base64
-import binascii
-import secrets
 from pathlib import Path
 
 from schemas.settings import Settings
-from store.private_files import create_private
+from temporal.key_files import decode_key, read_or_create_key
 
 INTERNAL_KEY_FILE = Path("keys") / "internal.key"
 """Where the key lives under the home when ``PERSYN_INTERNAL_KEY`` is not set."""
-
-KEY_BYTES = 32
 
 
 class InternalKeyError(RuntimeError):
@@ -38,42 +33,13 @@ def internal_key(settings: Settings) -> bytes:
             the file can be neither read nor created.
     """
     if settings.internal_key is not None:
-        return _decode(settings.internal_key.get_secret_value(), "PERSYN_INTERNAL_KEY")
+        value = settings.internal_key.get_secret_value()
+        return decode_key(value, "PERSYN_INTERNAL_KEY", InternalKeyError)
     path = settings.internal_key_file or settings.home / INTERNAL_KEY_FILE
     try:
-        return _read_or_create(path)
+        return read_or_create_key(path, InternalKeyError)
     except OSError as err:
         raise InternalKeyError(
             f"cannot read or create the internal key {path} ({err.strerror or err}): fix its "
             "permissions, or set PERSYN_INTERNAL_KEY or PERSYN_INTERNAL_KEY_FILE"
         ) from None
-
-
-def new_key() -> str:
-    """A fresh key, base64, as ``PERSYN_INTERNAL_KEY`` takes it."""
-    return base64.b64encode(secrets.token_bytes(KEY_BYTES)).decode("ascii")
-
-
-def _read_or_create(path: Path) -> bytes:
-    try:
-        return _decode(path.read_text(encoding="ascii").strip(), str(path))
-    except FileNotFoundError:
-        pass
-    fresh = new_key()
-    # The first of two processes starting together wins; the other reads its key.
-    if not create_private(path, fresh + "\n"):
-        return _decode(path.read_text(encoding="ascii").strip(), str(path))
-    return base64.b64decode(fresh)
-
-
-def _decode(value: str, source: str) -> bytes:
-    try:
-        key = base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        key = b""
-    if len(key) != KEY_BYTES:
-        raise InternalKeyError(
-            f"{source} is not the base64 of {KEY_BYTES} bytes: make one with "
-            "`openssl rand -base64 32`"
-        )
-    return key

@@ -22,8 +22,6 @@ not even say which step was retrying.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import secrets
 import time
 import weakref
@@ -38,9 +36,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_ulid
-from store.private_files import create_private
 from store.queries.codec_keys import active_key, add_key, get_keys, shred_keys
 from store.tables.codec_keys import STACK_SCOPE, CodecKeyRow
+from temporal.key_files import decode_key, read_or_create_key
 
 MASTER_KEY_FILE = "codec-master.key"
 """The master key's file under the Persyn home, unless configured otherwise."""
@@ -86,40 +84,14 @@ def master_key(path: Path, configured: str | None) -> bytes:
             file can be neither read nor created.
     """
     if configured is not None:
-        return _decode_master(configured, "PERSYN_CODEC_MASTER_KEY")
+        return decode_key(configured, "PERSYN_CODEC_MASTER_KEY", KeyringError)
     try:
-        return _read_or_create(path)
+        return read_or_create_key(path, KeyringError)
     except OSError as err:
         raise KeyringError(
             f"cannot read or create the codec master key {path} ({err.strerror or err}): fix its "
             "permissions, or set PERSYN_CODEC_MASTER_KEY or PERSYN_CODEC_MASTER_KEY_FILE"
         ) from None
-
-
-def _read_or_create(path: Path) -> bytes:
-    try:
-        return _decode_master(path.read_text(encoding="ascii").strip(), str(path))
-    except FileNotFoundError:
-        pass
-    fresh = base64.b64encode(secrets.token_bytes(32)).decode("ascii")
-    # In a private directory, never through a link; the first of two processes starting
-    # together wins, and the other reads its key.
-    if not create_private(path, fresh + "\n"):
-        return _decode_master(path.read_text(encoding="ascii").strip(), str(path))
-    return base64.b64decode(fresh)
-
-
-def _decode_master(value: str, source: str) -> bytes:
-    try:
-        key = base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        key = b""
-    if len(key) != 32:
-        raise KeyringError(
-            f"{source} must be the base64 of 32 random bytes: "
-            "generate one with `openssl rand -base64 32`"
-        )
-    return key
 
 
 UNREACHABLE_GRACE_SECONDS = 300.0

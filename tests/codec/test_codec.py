@@ -177,7 +177,7 @@ def test_the_master_key_file_is_created_once_readable_by_its_owner_only(tmp_path
 
 @pytest.mark.parametrize("value", ["", "not base64!", base64.b64encode(b"short").decode()])
 def test_a_malformed_master_key_is_refused_naming_the_setting(tmp_path: Path, value: str) -> None:
-    with pytest.raises(KeyringError, match="PERSYN_CODEC_MASTER_KEY must be the base64 of 32"):
+    with pytest.raises(KeyringError, match="PERSYN_CODEC_MASTER_KEY is not the base64 of 32"):
         master_key(tmp_path / MASTER_KEY_FILE, value)
 
 

@@ -34,12 +34,8 @@ from store.tables import DialogTurnRow
 from store.tables.agents import Channel
 from temporal import inbox
 from temporal.internal_auth import INTERNAL_NAMES, UNAUTHENTICATED, signature
-from temporal.internal_key import (
-    INTERNAL_KEY_FILE,
-    InternalKeyError,
-    internal_key,
-    new_key,
-)
+from temporal.internal_key import INTERNAL_KEY_FILE, InternalKeyError, internal_key
+from temporal.key_files import new_key
 from tests.harness import Harness, Stack, until
 
 
