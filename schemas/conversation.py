@@ -63,6 +63,10 @@ class ConversationState(Wire):
     chunk_tokens: int | None = Field(
         default=None, description="Consolidate every so many tokens (loaded once per run)."
     )
+    turns_since_consolidated: int = 0
+    chunk_turns: int | None = Field(
+        default=None, description="...or every so many turns (loaded with chunk_tokens; 0: off)."
+    )
     consolidations: int = 0
     # Admission (schemas/admission.py): the agent writes the turn and starts the activation.
     taken: list[TurnTaken] = Field(

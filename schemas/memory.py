@@ -101,6 +101,12 @@ class MemorySettings(BaseModel):
     chunk_tokens: int = Field(
         default=3000, ge=200, description="Consolidate a running conversation every so many tokens."
     )
+    chunk_turns: int = Field(
+        default=24,
+        ge=0,
+        le=10_000,
+        description="...or every so many turns, whichever comes first (0: by tokens alone).",
+    )
     opening_turns: int = Field(
         default=2,
         ge=0,

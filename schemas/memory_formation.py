@@ -79,6 +79,7 @@ class FormationSettings(Wire):
     """What a conversation needs to decide when to consolidate."""
 
     chunk_tokens: int = Field(gt=0)
+    chunk_turns: int = Field(default=0, ge=0, description="0: by tokens alone.")
 
 
 class ClaimFormationsInput(Wire):

@@ -43,30 +43,46 @@ with workflow.unsafe.imports_passed_through():
     from activities.memory.consolidate import ConsolidationActivities
 
 
-def _count(state: ConversationState) -> None:
-    """Add the tokens of the turns not counted yet (the window always holds them)."""
-    fresh = 0
+CHUNK_TURNS_PATCH = "chunk-turns"
+"""A running conversation also consolidates every ``memory.chunk_turns`` turns (2026-12-04).
+Runs recorded before counted tokens alone and replay so."""
+
+
+def _count(state: ConversationState) -> int:
+    """Add the tokens of the turns not counted yet (the window always holds them).
+
+    Returns how many turns were new.
+    """
+    fresh, turns = 0, 0
     for turn in reversed(state.window):
         if turn.turn_id == state.counted_through:
             break
         fresh += estimate_tokens(turn.text)
+        turns += 1
     state.tokens_since_consolidated += fresh
     state.counted_through = state.window[-1].turn_id
+    return turns
 
 
 async def after_turn(data: ConversationInput, state: ConversationState) -> None:
-    """Consolidate the range said since the mark once it reaches ``chunk_tokens``."""
+    """Consolidate the range said since the mark at ``chunk_tokens`` or ``chunk_turns``."""
     if not state.window:
         return
-    _count(state)
-    if state.chunk_tokens is None:
+    fresh = _count(state)
+    by_turns = workflow.patched(CHUNK_TURNS_PATCH)
+    if by_turns:
+        state.turns_since_consolidated += fresh
+    if state.chunk_tokens is None or (by_turns and state.chunk_turns is None):
         settings = await workflow.execute_local_activity_method(
             ConsolidationActivities.formation_settings,
             FormationSettingsQuery(agent=data.agent),
             **summarized_local(DATABASE, "when to consolidate"),
         )
         state.chunk_tokens = settings.chunk_tokens
-    if state.tokens_since_consolidated >= state.chunk_tokens:
+        state.chunk_turns = settings.chunk_turns
+    turns_due = by_turns and bool(state.chunk_turns)
+    turns_due = turns_due and state.turns_since_consolidated >= (state.chunk_turns or 0)
+    if state.tokens_since_consolidated >= state.chunk_tokens or turns_due:
         after = state.consolidated_through
         if await _consolidate(data, state, FormationReason.CHUNK) is not None:
             await _observe(data, after, state.consolidated_through)
@@ -147,6 +163,7 @@ async def _consolidate(
         return None
     state.consolidated_through = through
     state.tokens_since_consolidated = 0
+    state.turns_since_consolidated = 0
     state.consolidations += 1
     return child
 

@@ -77,7 +77,9 @@ class ConsolidationActivities:
     @activity.defn(name="memory.formation_settings")
     async def formation_settings(self, data: FormationSettingsQuery) -> FormationSettings:
         """When a running conversation should consolidate."""
-        return FormationSettings(chunk_tokens=self._settings.chunk_tokens)
+        return FormationSettings(
+            chunk_tokens=self._settings.chunk_tokens, chunk_turns=self._settings.chunk_turns
+        )
 
     @activity.defn(name="memory.claim")
     async def claim(self, data: ClaimFormationsInput) -> ClaimedFormations:
