@@ -16,10 +16,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import tempfile
 from collections import Counter
 from datetime import UTC, datetime
-from pathlib import Path
 
 from activities.context.clock import friendly_now
 from activities.deliberation.convergence import adds_nothing
@@ -27,11 +25,10 @@ from activities.gateway.gateway import ModelGateway
 from activities.gateway.providers.local import LocalProvider
 from activities.gateway.registry import ModelRegistry
 from activities.prompts import load
-from bench.harness import record
+from bench.harness import model_server, record
 from schemas.models import ChatMessage, ModelRequest, ProviderName, TaskType
 from schemas.settings import Settings
-from temporal.devserver import free_port
-from workers.model_server import ModelServer, chat_format_for, default_model_path
+from workers.model_server import default_model_path
 
 ADA = "Ada is a lighthouse keeper who loves the sea, practical and warm."
 BO = "Bo is a baker in the harbour town, chatty and curious about everything."
@@ -93,32 +90,16 @@ async def conversation(gateway: ModelGateway, opening: str, turns: int) -> tuple
 
 
 async def main(turns: int, keep: bool) -> None:
-    path = default_model_path()
-    with tempfile.TemporaryDirectory() as tmp:
-        server = ModelServer(
-            model_path=path,
-            port=free_port(),
-            context_tokens=4096,
-            chat_format=chat_format_for(path),
-            log_file=Path(tmp) / "model-server.log",
-        )
-        process = server.start(detached=False)
+    results = []
+    async with model_server(default_model_path()) as server:
+        registry = ModelRegistry.from_settings(Settings(provider="local"))
+        gateway = ModelGateway(registry, {ProviderName.LOCAL: LocalProvider(server.base_url, 120)})
         try:
-            await asyncio.to_thread(server.wait_ready, process, timeout=120)
-            registry = ModelRegistry.from_settings(Settings(provider="local"))
-            gateway = ModelGateway(
-                registry, {ProviderName.LOCAL: LocalProvider(server.base_url, 120)}
-            )
-            results = []
-            try:
-                for opening in OPENINGS:
-                    results.append(await conversation(gateway, opening, turns))
-                    print(results[-1])
-            finally:
-                await gateway.aclose()
+            for opening in OPENINGS:
+                results.append(await conversation(gateway, opening, turns))
+                print(results[-1])
         finally:
-            process.terminate()
-            process.wait(10)
+            await gateway.aclose()
     sent = Counter(n for n, _ in results)
     rows = [f"| {n} | {sent.get(n, 0)} |" for n in range(turns + 1)]
     examples = [f"- {why}" for _, why in results if why][:5]

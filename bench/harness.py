@@ -28,6 +28,7 @@ from temporal import search_attributes
 from temporal.client import connect
 from temporal.devserver import LOW_LATENCY_CONFIG, DevServer, free_port
 from temporal.inbox import has_pollers
+from workers.model_server import ModelServer, chat_format_for
 
 RESULTS = Path(__file__).parent / "RESULTS.md"
 
@@ -183,3 +184,26 @@ async def new_agent(db: Database, prefix: str = "b", config: AgentConfig | None 
     async with db.session() as session:
         await create_agent(session, spec=spec)
     return handle
+
+
+@asynccontextmanager
+async def model_server(
+    path: Path, *, context_tokens: int = 4096, log_dir: Path | None = None, cache_mib: int = 0
+) -> AsyncIterator[ModelServer]:
+    """llama.cpp's server for the GGUF at ``path`` in its own process, ready, then stopped."""
+    with tempfile.TemporaryDirectory() as tmp:
+        server = ModelServer(
+            model_path=path,
+            port=free_port(),
+            context_tokens=context_tokens,
+            chat_format=chat_format_for(path),
+            log_file=(log_dir or Path(tmp)) / "model-server.log",
+            cache_mib=cache_mib,
+        )
+        process = server.start(detached=False)
+        try:
+            await asyncio.to_thread(server.wait_ready, process, timeout=120)
+            yield server
+        finally:
+            process.terminate()
+            process.wait(10)

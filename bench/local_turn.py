@@ -34,7 +34,6 @@ import asyncio
 import json
 import os
 import re
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass
@@ -53,7 +52,7 @@ from activities.gateway.providers.local import LocalProvider
 from activities.gateway.registry import ModelRegistry
 from activities.gateway.repetition import repeated_sentence, sentence_keys
 from activities.prompts import load
-from bench.harness import bench_stack, percentile, record, worker_process
+from bench.harness import bench_stack, model_server, percentile, record, worker_process
 from bench.plain_pipeline import make_event
 from schemas.agents import AgentCreate
 from schemas.events import Outcome
@@ -64,9 +63,8 @@ from store.queries.agents import create_agent
 from store.tables import PromptRow
 from store.tables.ledger import UsageRow
 from temporal import inbox
-from temporal.devserver import free_port
 from workers import detect
-from workers.model_server import ModelServer, chat_format_for, default_model_path
+from workers.model_server import ModelServer, default_model_path
 
 PERSONA = (
     "Ava is a warm, curious companion who loves the sea, walks on the beach every morning "
@@ -277,40 +275,34 @@ async def background_calls(db: Database, agent: str) -> dict[str, int]:
 async def main(variant: Variant, count: int, keep: bool) -> None:
     model = variant.model
     path = gguf(model)
-    async with bench_stack() as stack:
-        server = ModelServer(
-            model_path=path,
-            port=free_port(),
+    async with (
+        bench_stack() as stack,
+        model_server(
+            path,
             context_tokens=8192,
-            chat_format=chat_format_for(path),
-            log_file=stack.home / "logs" / "model-server.log",
+            log_dir=stack.home / "logs",
             cache_mib=variant.cache_mib,
-        )
-        process = server.start(detached=False)
-        try:
-            await asyncio.to_thread(server.wait_ready, process, timeout=120)
-            queue = f"local-{uuid.uuid4().hex[:6]}"
-            env = variant.worker_env(server, path)
-            mind = find_server(stack.home, server) if variant.detected else "the built-in server"
-            db = Database(stack.dsn)
-            handle = f"ava-{uuid.uuid4().hex[:6]}"
-            async with db.session() as session:
-                await create_agent(
-                    session, spec=AgentCreate(handle=handle, name="Ava", persona=PERSONA)
-                )
-            async with worker_process(stack, queue, env=env):
-                # One unmeasured turn loads the encoder and warms the model's prompt cache.
-                await one_turn(stack.client, stack.dsn, handle, queue, "Hello.")
-                turns = []
-                for text in (MESSAGES * 2)[:count]:
-                    turns.append(await one_turn(stack.client, stack.dsn, handle, queue, text))
-                    print(f"{turns[-1].full_s:5.2f}s  {text!r} -> {turns[-1].reply[:80]!r}")
-                background = await background_calls(db, handle)
-            raw = await raw_model(db, server.base_url, turns)
-            await db.aclose()
-        finally:
-            process.terminate()
-            process.wait(10)
+        ) as server,
+    ):
+        queue = f"local-{uuid.uuid4().hex[:6]}"
+        env = variant.worker_env(server, path)
+        mind = find_server(stack.home, server) if variant.detected else "the built-in server"
+        db = Database(stack.dsn)
+        handle = f"ava-{uuid.uuid4().hex[:6]}"
+        async with db.session() as session:
+            await create_agent(
+                session, spec=AgentCreate(handle=handle, name="Ava", persona=PERSONA)
+            )
+        async with worker_process(stack, queue, env=env):
+            # One unmeasured turn loads the encoder and warms the model's prompt cache.
+            await one_turn(stack.client, stack.dsn, handle, queue, "Hello.")
+            turns = []
+            for text in (MESSAGES * 2)[:count]:
+                turns.append(await one_turn(stack.client, stack.dsn, handle, queue, text))
+                print(f"{turns[-1].full_s:5.2f}s  {text!r} -> {turns[-1].reply[:80]!r}")
+            background = await background_calls(db, handle)
+        raw = await raw_model(db, server.base_url, turns)
+        await db.aclose()
     report(variant, path, turns, raw, keep, background=background, mind=mind)
 
 
@@ -409,22 +401,8 @@ async def models_alone(count: int, keep: bool) -> None:
     rows.append("|---|---|---|---|---|")
     samples: list[str] = []
     for model in ("smollm2", "gemma"):
-        path = gguf(model)
-        with tempfile.TemporaryDirectory() as tmp:
-            server = ModelServer(
-                model_path=path,
-                port=free_port(),
-                context_tokens=4096,
-                chat_format=chat_format_for(path),
-                log_file=Path(tmp) / "model-server.log",
-            )
-            process = server.start(detached=False)
-            try:
-                await asyncio.to_thread(server.wait_ready, process, timeout=120)
-                rows.append(await _alone(model, server.base_url, system, count, samples))
-            finally:
-                process.terminate()
-                process.wait(10)
+        async with model_server(gguf(model)) as server:
+            rows.append(await _alone(model, server.base_url, system, count, samples))
     body = "\n".join(
         [
             "Each model alone through the gateway with the local call plan, llama.cpp's server "
