@@ -14,8 +14,7 @@ from datetime import datetime
 
 from temporalio.client import Client
 
-from activities.channels.starting import start_delivery
-from schemas.contacts import channel_key
+from activities.channels.starting import channel_ref, start_delivery
 from schemas.delivery import DeliverySettings
 from schemas.ids import ulid_from_parts, ulid_time
 from store.db import Database
@@ -44,14 +43,10 @@ async def send_to_person(
     at: datetime,
     settings: DeliverySettings,
 ) -> str | None:
-    """Send ``reminder`` to the person it is for; returns the message's ID (``None``: for no one).
-
-    Raises:
-        ContactError: The stored channel is not a channel key (never written so by Persyn).
-    """
+    """Send ``reminder`` to its person; returns the message's ID (``None``: it is for no one)."""
     if reminder.for_person is None or reminder.for_channel is None:
         return None
-    channel = channel_key(reminder.for_channel)
+    channel = channel_ref(reminder.for_channel)
     message_id = message_id_for(event_id)
     async with db.session() as session:
         agent = await get_agent(session, handle=reminder.agent)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule
 from activities.memory.about_me import NOTHING_YET
-from activities.memory.explicit import fact_key, requested_fact
+from activities.memory.explicit import _POINTERS, fact_key, requested_fact
 from schemas.models import CallPlan, ProviderName, TaskType
 from store.queries.goals import get_facts
 from tests.harness import Harness, Stack, running_worker
@@ -46,6 +48,17 @@ def test_a_request_to_remember_is_read_in_the_persons_words(said: str, kept: str
 )
 def test_questions_recollections_and_plans_are_not_requests_to_remember(said: str) -> None:
     assert requested_fact(said) is None
+
+
+@given(
+    st.sampled_from(["please remember", "remember", "don't forget", "note"]),
+    st.lists(st.sampled_from(sorted(_POINTERS)), min_size=1, max_size=6).map(" ".join),
+    st.sampled_from(["", ".", "!", " ok"]),
+)
+def test_a_request_made_only_of_words_pointing_elsewhere_keeps_nothing(
+    ask: str, pointing: str, end: str
+) -> None:
+    assert requested_fact(f"{ask} {pointing}{end}") is None
 
 
 def test_the_same_request_made_twice_is_one_fact() -> None:
