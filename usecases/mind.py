@@ -18,6 +18,8 @@ STAGE_NAMES = {
     TaskType.DECIDE: "the silence judgement",
     TaskType.OBSERVE: "observations of people",
     TaskType.EMOTION: "the emotion reading",
+    TaskType.SUMMARIZE: "memories in its own words (it keeps what was said)",
+    TaskType.RATE: "rating memories (a fixed rubric does)",
 }
 """How the stages a plan may switch off are named to people."""
 

@@ -51,14 +51,14 @@ def local_plan() -> CallPlan:
             TaskType.CRITIQUE: StagePlan(run=False, max_output_tokens=256, max_string_chars=160),
             # Measured: SmolLM2's verdicts silenced 2 of 6 replies to direct questions.
             TaskType.DECIDE: StagePlan(run=False, max_output_tokens=64, max_string_chars=100),
-            # Formation read ~5,000 tokens per call on the one model server, passed the
-            # model timeout under load and held replies behind it: summarize reads ~1,200
-            # tokens of dialog, rate and classify judge the summary alone.
+            # SmolLM2's memories missed every fact, copied the prompt or took the person's
+            # facts as its own, and were rated 1/10: formation writes the plain record and
+            # rates it by the fixed rubric instead (activities.memory.formation.plain).
             TaskType.SUMMARIZE: StagePlan(
-                max_output_tokens=200, max_string_chars=500, max_transcript_tokens=1200
+                run=False, max_output_tokens=200, max_string_chars=500, max_transcript_tokens=1200
             ),
             TaskType.RATE: StagePlan(
-                max_output_tokens=160, max_string_chars=160, max_transcript_tokens=0
+                run=False, max_output_tokens=160, max_string_chars=160, max_transcript_tokens=0
             ),
             TaskType.CLASSIFY: StagePlan(
                 max_output_tokens=200, max_string_chars=32, max_transcript_tokens=0

@@ -3,7 +3,9 @@
 Each step reads the range's turns from PostgreSQL by ID and keeps its result in the range's
 formation row, so a retried step finds its work done and workflow history carries IDs only.
 Steps: claim (register the range, pick up earlier failures) -> summarize (SUMMARIZE) -> rate
-(RATE) and classify (CLASSIFY) -> store (embed, insert). The encoder is optional everywhere: a
+(RATE) and classify (CLASSIFY) -> store (embed, insert). A plan that does not run SUMMARIZE or
+RATE (a model too small to judge) gets the plain record and the fixed rubric instead
+(``activities.memory.formation.plain``). The encoder is optional everywhere: a
 record is stored without a vector when it is away, and a later pass fills the vector in.
 """
 
@@ -24,6 +26,7 @@ from activities.memory.encoder import Encoder
 from activities.memory.explicit import ASKED_IMPORTANCE, asked_to_remember
 from activities.memory.formation import calls, prompts
 from activities.memory.formation.checks import refusal
+from activities.memory.formation.plain import plain_rating, plain_summary
 from schemas.ids import ulid_from_parts
 from schemas.memory import Emotion, MemorySettings, Sensitivity, channel_floor, stricter
 from schemas.memory_formation import (
@@ -50,6 +53,9 @@ from store.queries.memory import NewRecord, insert_record
 from store.tables import Channel
 
 log = logging.getLogger(__name__)
+
+PLAIN_CHARS = 600
+"""The plain record's length when the plan sets none."""
 
 ENCODE_TIMEOUT_S = 30.0
 """Longest a record waits for its vector before it is stored without one."""
@@ -170,19 +176,14 @@ class ConsolidationActivities:
         if not turns:
             await self._update(data.formation_id, status="empty", turns=0)
             return SummaryDone(formation_id=data.formation_id, turns=0)
-        request = prompts.summary_request(
-            voice, turns, earlier, transcript_tokens=self._budget(TaskType.SUMMARIZE)
-        )
-        reply = await calls.complete_json(self._gateway, request, SummaryReply)
-        summary = reply.summary.strip()
-        refused = refusal(summary, turns)
-        if refused is not None:
-            # As a reply that misses its schema: tried once more, then left for later.
-            raise ApplicationError(
-                f"the summary {refused}",
-                type="ModelReplyInvalid",
-                non_retryable=activity.in_activity() and activity.info().attempt >= 2,
+        if self._gateway.registry.runs(TaskType.SUMMARIZE):
+            summary = await self._summary(voice, turns, earlier)
+        else:  # a model too small to summarise: the plain record, built on no earlier memory
+            stage = calls.stage_plan(self._gateway, TaskType.SUMMARIZE)
+            summary = plain_summary(
+                turns, channel=voice.channel, max_chars=stage.max_string_chars or PLAIN_CHARS
             )
+            earlier = []
         await self._update(
             data.formation_id,
             summary=summary,
@@ -198,14 +199,44 @@ class ConsolidationActivities:
             formation_id=data.formation_id, turns=len(turns), earlier_memories=len(earlier)
         )
 
+    async def _summary(
+        self, voice: prompts.Voice, turns: list[ledger.RangeTurn], earlier: list[Any]
+    ) -> str:
+        """The model's first-person summary, refused when it is not a recollection."""
+        request = prompts.summary_request(
+            voice, turns, earlier, transcript_tokens=self._budget(TaskType.SUMMARIZE)
+        )
+        reply = await calls.complete_json(self._gateway, request, SummaryReply)
+        summary = reply.summary.strip()
+        refused = refusal(summary, turns)
+        if refused is not None:
+            # As a reply that misses its schema: tried once more, then left for later.
+            raise ApplicationError(
+                f"the summary {refused}",
+                type="ModelReplyInvalid",
+                non_retryable=activity.in_activity() and activity.info().attempt >= 2,
+            )
+        return summary
+
     @activity.defn(name="memory.rate")
     async def rate(self, data: FormationStep) -> RatingDone:
         """Rate the memory's importance 1-10 against the rubric."""
         row, voice, turns, earlier = await self._context(data.formation_id, need_summary=True)
         if row.importance is not None:
             return RatingDone(formation_id=data.formation_id, importance=row.importance)
+        if self._gateway.registry.runs(TaskType.RATE):
+            importance, rubric = await self._model_rating(voice, row.summary, turns, earlier)
+        else:  # a model too small to judge: the fixed rubric
+            importance, rubric = plain_rating(turns)
+        await self._update(data.formation_id, importance=importance, rubric=rubric)
+        return RatingDone(formation_id=data.formation_id, importance=importance)
+
+    async def _model_rating(
+        self, voice: prompts.Voice, summary: str, turns: list[ledger.RangeTurn], earlier: list[Any]
+    ) -> tuple[int, dict[str, Any]]:
+        """The model's rating, raised to the floor when someone asked to be remembered."""
         request = prompts.rating_request(
-            voice, row.summary, turns, earlier, transcript_tokens=self._budget(TaskType.RATE)
+            voice, summary, turns, earlier, transcript_tokens=self._budget(TaskType.RATE)
         )
         # Someone asked to be remembered here: the memory is important, however it is rated.
         asked = asked_to_remember(t.text for t in turns if t.role == "person")
@@ -223,8 +254,7 @@ class ConsolidationActivities:
             rubric["rated"], importance = importance, ASKED_IMPORTANCE
         if asked:
             rubric["asked_to_remember"] = asked[:5]
-        await self._update(data.formation_id, importance=importance, rubric=rubric)
-        return RatingDone(formation_id=data.formation_id, importance=importance)
+        return importance, rubric
 
     @activity.defn(name="memory.classify")
     async def classify(self, data: FormationStep) -> ClassificationDone:
