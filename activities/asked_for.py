@@ -1,6 +1,6 @@
 """What a person asks for in so many words, carried out by the platform at admission.
 
-Three requests are met without the model, before the prompt that answers them is built:
+Four requests are met without the model, before the prompt that answers them is built:
 
 - "please remember ..." is kept as a quick fact about the person (``activities.memory.explicit``),
   on every plan;
@@ -9,7 +9,9 @@ Three requests are met without the model, before the prompt that answers them is
   the model cannot set one itself, and a plan with tools would set it twice);
 - "what do you know about me?" is answered from the person's quick facts
   (``activities.memory.about_me``), on plans that confirm without the model (the tiny model
-  ignores the facts in its prompt).
+  ignores the facts in its prompt);
+- "what time is it?" is answered from the clock (``activities.context.clock``) on the same
+  plans, instead of the model: SmolLM2, shown the time, answered "20.48:53" at 14:00.
 
 Each says what was done twice (``schemas.activation.DoneForThem``): a note for the prompt, so
 the model tells them, and a line for the person, which plans that confirm without the model
@@ -26,6 +28,7 @@ from zoneinfo import ZoneInfo
 
 from temporalio import activity
 
+from activities.context.clock import asks_the_time, friendly_now
 from activities.memory.about_me import asks_what_i_know, what_i_know
 from activities.memory.explicit import keep_requested_fact
 from activities.scheduling.asked import AskedReminder, asked_reminder
@@ -60,7 +63,8 @@ class AskedFor:
         db: The store.
         fact_limit: Quick facts a person may have; 0 leaves "please remember" to the model.
         reminders: Sets reminders; ``None`` leaves "remind me" to the model (a plan with tools).
-        answer_what_i_know: Answer "what do you know about me?" from the quick facts.
+        answer_what_i_know: Answer "what do you know about me?" from the quick facts, and
+            "what time is it?" from the clock.
     """
 
     def __init__(
@@ -87,6 +91,8 @@ class AskedFor:
         steps = [self._fact_kept(data, person_id), self._set_reminder(data, person_id)]
         if self._answer_what_i_know and asks_what_i_know(event.text):
             steps.append(self._what_i_know(data.agent, person_id))
+        if self._answer_what_i_know and asks_the_time(event.text):
+            steps.append(self._the_time(data))
         done: list[DoneForThem] = []
         for step in steps:
             try:
@@ -115,6 +121,12 @@ class AskedFor:
             note=f"They asked what you know about them. From your notes: {answer}",
             confirmation=answer,
         )
+
+    async def _the_time(self, data: AdmitInput) -> DoneForThem:
+        async with self._db.autocommit() as session:
+            agent = await get_agent(session, handle=data.agent)
+        now = friendly_now(data.at, agent.config.timezone if agent is not None else "UTC")
+        return DoneForThem(note=f"They asked for the time. {now}", confirmation=now, answers=True)
 
     async def _keep_fact(self, data: AdmitInput, person_id: str) -> str | None:
         if not self._fact_limit:

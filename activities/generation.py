@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from dataclasses import dataclass, field
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.channels.stream import NotifySink
 from activities.context.sources import DoneSource
-from activities.deliberation.recollection import honest
+from activities.deliberation.recollection import from_the_record, honest
 from activities.gateway.base import DeltaCallback
 from activities.gateway.errors import to_application_error
 from activities.gateway.gateway import ModelGateway
 from activities.heartbeating import heartbeating
+from activities.memory.recall import SOURCE_NAME as MEMORY_SOURCE
 from activities.tools import rounds
 from activities.tools.registry import ToolRegistry
 from contract.provider_errors import ProviderError
@@ -36,6 +38,18 @@ from store.queries.tool_calls import load_extension, save_round
 from store.tables.columns import utcnow
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PlatformLines:
+    """What the platform says itself in a reply (``activities.context.sources.DoneSource``)."""
+
+    confirmations: list[str] = field(default_factory=list)
+    """Added after the model's words: what was done at the person's request."""
+    answers: list[str] = field(default_factory=list)
+    """Sent instead of the model's words: the platform answered the message itself."""
+    recalled: list[tuple[str, str]] = field(default_factory=list)
+    """The memories the model was shown, (summary, band), best first."""
 
 
 class GenerationActivities:
@@ -61,7 +75,7 @@ class GenerationActivities:
         self._tools = tools
         self._max_rounds = max_tool_rounds
 
-    async def _request(self, prompt: PromptRef) -> tuple[ModelRequest, str | None, list[str]]:
+    async def _request(self, prompt: PromptRef) -> tuple[ModelRequest, str | None, PlatformLines]:
         async with self._db.autocommit() as session:
             row = await load_prompt(session, prompt_id=prompt.prompt_id)
         if row is None:
@@ -76,7 +90,13 @@ class GenerationActivities:
             messages=[ChatMessage.model_validate(m) for m in row.messages],
         )
         done = (row.extra or {}).get(DoneSource.name) or {}
-        return request, row.activation_id, [str(line) for line in done.get("confirmations", [])]
+        shown = ((row.extra or {}).get(MEMORY_SOURCE) or {}).get("records") or []
+        lines = PlatformLines(
+            confirmations=[str(line) for line in done.get("confirmations", [])],
+            answers=[str(line) for line in done.get("answers", [])],
+            recalled=[(str(m.get("summary", "")), str(m.get("band", ""))) for m in shown],
+        )
+        return request, row.activation_id, lines
 
     async def _complete(self, request: ModelRequest, stream: StreamTarget | None) -> ModelResponse:
         try:
@@ -107,11 +127,15 @@ class GenerationActivities:
         Raises:
             ApplicationError: A classified provider failure; Temporal retries the transient ones.
         """
-        request, activation_id, confirmations = await self._request(data.prompt)
+        request, activation_id, lines = await self._request(data.prompt)
         offer = data.tools != "none" and data.agent is not None and self._tools is not None
         if offer:
             request = await self._with_tools(request, data)
-        response = await self._complete(request, data.stream)
+        answer = self._platform_answer(request, lines)
+        if answer is not None:
+            response = await self._answered(request, answer, data.stream)
+        else:
+            response = await self._complete(request, data.stream)
         calls = response.tool_calls if offer and data.tools == "offer" and request.tools else []
         # A provider-run tool that hit its own cap pauses the turn; sending it again resumes.
         paused = offer and response.finish_reason == "pause_turn"
@@ -122,7 +146,7 @@ class GenerationActivities:
             refs = await self._save_round(data, activation_id, response, calls)
         text, draft = self._honest(request, response.text.strip()), None
         if not calls and not paused:  # the final answer of the turn
-            text = self._confirmed(request, text, confirmations)
+            text = self._confirmed(request, text, lines.confirmations)
         if data.draft and data.agent is not None:
             # The answer stays in PostgreSQL; the activation's history carries its ID.
             draft = DraftRef(draft_id=new_ulid(), chars=len(text))
@@ -157,6 +181,37 @@ class GenerationActivities:
         if checked != text:
             activity.logger.info("a recollection with no record behind it was not sent: %r", text)
         return checked
+
+    def _platform_answer(self, request: ModelRequest, lines: PlatformLines) -> str | None:
+        """The platform's own answer to the message, on plans too small to be asked.
+
+        What it answered at admission (the time), on plans that confirm without the model;
+        a request to recall, from the memory that holds it, on plans that check recollections.
+        """
+        plan = self._gateway.registry.plan(self._gateway.binding(request).provider)
+        if plan.confirm_done and lines.answers:
+            return "\n\n".join(lines.answers)
+        last = request.messages[-1] if request.messages else None
+        if plan.check_recollections and last is not None and last.role == "user":
+            return from_the_record(last.content, lines.recalled)
+        return None
+
+    async def _answered(
+        self, request: ModelRequest, answer: str, stream: StreamTarget | None
+    ) -> ModelResponse:
+        """``answer`` as the model's reply, streamed like one: the model is not asked."""
+        if stream is not None:
+            try:
+                async with NotifySink(self._db.dsn, stream.key, stream.phase) as sink:
+                    await sink.delta(answer)
+            except Exception:
+                log.info("token stream unavailable; answering without it", exc_info=True)
+        return ModelResponse(
+            text=answer,
+            model="platform",
+            provider=self._gateway.binding(request).provider,
+            finish_reason="stop",
+        )
 
     def _confirmed(self, request: ModelRequest, text: str, confirmations: list[str]) -> str:
         """The reply, with what was done at the person's request, on plans that add it."""

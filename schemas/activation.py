@@ -76,6 +76,11 @@ class DoneForThem(Wire):
     confirmation: str = Field(
         max_length=4000, description="For the person, in the agent's voice: what was done."
     )
+    answers: bool = Field(
+        default=False,
+        description="The confirmation answers their message in full (the time they asked "
+        "for): plans that confirm without the model send it instead of asking the model.",
+    )
 
 
 class AssembleContextInput(Wire):

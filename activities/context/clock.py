@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -34,3 +35,27 @@ def friendly_now(now: datetime, timezone: str = "UTC") -> str:
         f"It is {local:%A}, {local.day} {local:%B %Y}, {hour12}:{local.minute:02d} {when} "
         f"({timezone})."
     )
+
+
+_ASKS_THE_TIME = re.compile(
+    r"^(?:(?:hi|hey|ok|okay|so|and|also|sorry|excuse\s+me)\b[,!]?\s*)?(?:please\s+)?"
+    r"(?:(?:what|wh?at'?s)\s+(?:is\s+)?(?:the\s+)?(?:time|date|day)(?:\s+(?:is\s+it|it\s+is))?"
+    r"(?:\s+(?:now|right\s+now|today|there|where\s+you\s+are))?"
+    r"|what\s+time\s+is\s+it(?:\s+(?:now|right\s+now|there|where\s+you\s+are))?"
+    r"|what\s+(?:day|date)\s+is\s+(?:it|today)(?:\s+today)?"
+    r"|(?:do|can|could)\s+you\s+(?:tell\s+me\s+)?(?:know\s+)?(?:tell\s+me\s+)?"
+    r"what\s+(?:the\s+)?(?:time|date|day)\s+it\s+is"
+    r"|(?:do\s+you\s+(?:know|have)|have\s+you\s+got)\s+the\s+(?:time|date)"
+    r"|tell\s+me\s+the\s+(?:time|date))"
+    r"\s*(?:,?\s*please)?\s*[?.!]*$",
+    re.IGNORECASE,
+)
+
+
+def asks_the_time(text: str) -> bool:
+    """Whether ``text`` is nothing but a question for the time or the date ("What time is it?").
+
+    Only the whole message counts: "what time is it in Tokyo?" or "what date is the party?"
+    ask something else, and are left to the model.
+    """
+    return _ASKS_THE_TIME.match(" ".join(text.split())) is not None

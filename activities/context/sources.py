@@ -93,7 +93,10 @@ class DoneSource:
             items=[item.note for item in done],
             order=90,  # this turn's only, so late (see CLOCK_ORDER)
             provenance=DONE,
-            extra={"confirmations": [item.confirmation for item in done]},
+            extra={
+                "confirmations": [item.confirmation for item in done if not item.answers],
+                "answers": [item.confirmation for item in done if item.answers],
+            },
         )
 
 

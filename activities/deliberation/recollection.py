@@ -11,6 +11,11 @@ followed such a claim elaborates on it.
 
 A floor, not a judge: a claim that shares one word with the record passes, and a claim with no
 content word at all ("I remember!") is left alone.
+
+Its other half, :func:`from_the_record`: asked "do you remember ...?" when a memory shown to the
+model holds what the question asks about, a model that small still invents ("It was a couple of
+years ago, when you and I were in col..."). The answer is then the memory itself, in the first
+person it was written in, hedged when its band is not strong.
 """
 
 from __future__ import annotations
@@ -22,6 +27,10 @@ from schemas.models import ChatMessage
 
 HONEST = "I don't remember that: I have no record of it. Tell me about it?"
 """What the person is told instead of a recollection with nothing behind it."""
+
+RECALLED = "I remember this: {memory}"
+RECALLED_FAINTLY = "I think I remember this, though not clearly: {memory}"
+"""How a memory answers "do you remember ...?", by the strength of its band."""
 
 _CLAIM = re.compile(
     r"\b(?:I\s+(?:still\s+|do\s+|really\s+)?(?:remember|recall)|you\s+(?:told|mentioned|said)"
@@ -114,3 +123,25 @@ def honest(reply: str, system: str, messages: Sequence[ChatMessage]) -> str:
     if unsupported_claim(reply, record) is None and not unrecorded_question(question, record):
         return reply
     return HONEST
+
+
+def from_the_record(question: str, memories: Sequence[tuple[str, str]]) -> str | None:
+    """The answer to a request to recall, from the shown memory that holds its subject.
+
+    ``memories`` are (summary, band) pairs, best first. The memory sharing the most content
+    words with ``question`` answers it (the better ranked one on a tie); ``None`` when the
+    question asks to recall nothing, or no memory holds what it asks about.
+    """
+    if not _RECALL_QUESTION.search(question):
+        return None
+    subject = content_words(question)
+    best: tuple[int, str, str] | None = None
+    for summary, band in memories:
+        shared = len(subject & content_words(summary))
+        if shared and (best is None or shared > best[0]):
+            best = (shared, summary, band)
+    if best is None:
+        return None
+    _, summary, band = best
+    template = RECALLED if band == "strong" else RECALLED_FAINTLY
+    return template.format(memory=" ".join(summary.split()))

@@ -4,10 +4,23 @@ from __future__ import annotations
 
 from temporalio.client import Client
 
-from activities.deliberation.recollection import HONEST, honest, unsupported_claim
+from activities.deliberation.recollection import (
+    HONEST,
+    RECALLED,
+    RECALLED_FAINTLY,
+    from_the_record,
+    honest,
+    unsupported_claim,
+)
 from activities.gateway.providers.scripted import ScriptRule
-from schemas.models import CallPlan, ChatMessage, ProviderName, TaskType
+from schemas.models import CallPlan, ChatMessage, ProviderName, StagePlan, TaskType
 from tests.harness import Stack, running_worker
+from tests.memory.formation.helpers import (
+    close_and_consolidate,
+    formation_rules,
+    formation_worker,
+    new_agent,
+)
 
 FABRICATED = "Of course! I remember your trip to Lisbon, the tiles were beautiful."
 
@@ -93,3 +106,54 @@ async def test_the_tiny_plans_reply_says_it_does_not_remember_instead_of_inventi
 
     assert invented.marker is not None and invented.marker.text == HONEST
     assert held.marker is not None and held.marker.text == FABRICATED
+
+
+BICYCLE = 'I talked with Ada on terminal:tty. Ada said: "I once had a blue bicycle."'
+TEA = 'I talked with Ada on terminal:tty. Ada said: "I prefer tea."'
+
+
+def test_a_request_to_recall_is_answered_by_the_memory_that_holds_it() -> None:
+    shown = [(TEA, "strong"), (BICYCLE, "moderate")]
+    assert from_the_record("Do you remember my bicycle?", shown) == RECALLED_FAINTLY.format(
+        memory=BICYCLE
+    )
+    assert from_the_record("Remember what I prefer to drink?", shown) == RECALLED.format(memory=TEA)
+
+
+def test_nothing_answers_a_request_no_memory_holds_or_a_message_that_asks_no_recall() -> None:
+    shown = [(TEA, "strong"), (BICYCLE, "moderate")]
+    assert from_the_record("Do you remember my trip to Lisbon?", shown) is None
+    assert from_the_record("I prefer tea these days.", shown) is None
+    assert from_the_record("Do you remember my bicycle?", []) is None
+
+
+async def test_the_tiny_plans_recollection_is_the_memory_itself(
+    client: Client, stack: Stack
+) -> None:
+    plans = {
+        ProviderName.SCRIPTED: CallPlan(
+            check_recollections=True,
+            stages={
+                TaskType.SUMMARIZE: StagePlan(run=False, max_string_chars=400),
+                TaskType.RATE: StagePlan(run=False),
+            },
+        )
+    }
+    rules = [
+        ScriptRule(task=TaskType.RESPOND.value, match="bicycle?", reply=FABRICATED),
+        *formation_rules(),
+    ]
+    async with formation_worker(
+        client, stack, rules=rules, settings_overrides={"encoder": "none", "call_plans": plans}
+    ) as harness:
+        agent = await new_agent(harness.db, idle_minutes=0.02)
+        told = await harness.say(agent, "I once had a blue bicycle, long story.")
+        assert told.marker is not None and told.marker.conversation_id
+        await close_and_consolidate(harness.client, told.marker.conversation_id)
+        asked = await harness.say(agent, "Do you remember my bicycle?")
+        responds = [r for r in harness.provider.requests if r.task is TaskType.RESPOND]
+
+    assert asked.marker is not None and asked.marker.text is not None
+    assert asked.marker.text.startswith(("I remember this: I talked with", "I think I remember"))
+    assert '"I once had a blue bicycle, long story."' in asked.marker.text
+    assert all("Do you remember my bicycle?" not in r.messages[-1].content for r in responds)
