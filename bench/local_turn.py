@@ -112,6 +112,7 @@ class Turn:
     full_s: float
     outcome: Outcome
     activation_id: str | None
+    asked_at: datetime
 
 
 def gguf(model: str) -> Path:
@@ -125,6 +126,7 @@ def gguf(model: str) -> Path:
 async def one_turn(client: Client, dsn: str, handle: str, queue: str, text: str) -> Turn:
     event = make_event(text).model_copy(update={"stream": True})
     first: list[float] = []
+    asked_at = datetime.now(UTC)
     started = time.perf_counter()
     async with await psycopg.AsyncConnection.connect(libpq_dsn(dsn), autocommit=True) as conn:
         await conn.execute(f'LISTEN "{stream_channel(event.event_id)}"')
@@ -149,6 +151,7 @@ async def one_turn(client: Client, dsn: str, handle: str, queue: str, text: str)
         full_s=full,
         outcome=marker.outcome,
         activation_id=marker.activation_id,
+        asked_at=asked_at,
     )
 
 
@@ -328,7 +331,7 @@ def report(
     ]
     degraded = [t for t in turns if t.outcome is not Outcome.SPOKE]
     clock = next((t for t in turns if "time is it" in t.text), None)
-    now = friendly_now(datetime.now(UTC))
+    now = friendly_now(clock.asked_at) if clock is not None else ""
     quoted = [t for t in turns if t.outcome is Outcome.SPOKE][:3]
     plan = (
         "found by the worker as `persyn up` finds Ollama (PERSYN_PROVIDER=auto), served as an "
