@@ -43,13 +43,18 @@ async def respond_system(db: Database, activation_id: str | None) -> str:
     return str(found[0].system) if found else ""
 
 
-async def memory_id(db: Database, agent: str, summary: str) -> str | None:
-    """The live memory whose summary is ``summary``."""
+async def memory_id(db: Database, agent: str, said: str) -> str | None:
+    """The live memory of the stretch of dialog in which ``said`` was said.
+
+    Found by the turns it remembers, not by its words: a real model words it its own way.
+    """
     found = await rows(
         db,
-        "SELECT id FROM memory_records WHERE agent = :a AND summary = :s",
+        "SELECT m.id FROM memory_records m JOIN dialog_turns t "
+        "ON t.conversation_id = m.conversation_id AND t.id BETWEEN m.turn_first AND m.turn_last "
+        "WHERE m.agent = :a AND t.text = :s ORDER BY m.id",
         a=agent,
-        s=summary,
+        s=said,
     )
     return str(found[0].id) if found else None
 

@@ -18,7 +18,7 @@ async def recalls_first_meeting(week: Week) -> Verdict:
     memory is in the prompt and the reply recalls it in the first person.
     """
     db = week.world.db
-    record = await look.memory_id(db, AGENT, script.FIRST_MEETING)
+    record = await look.memory_id(db, AGENT, script.SAID_AT_FIRST_MEETING)
     stored = [m for m in await look.memories(db, AGENT) if m.id == record]
     receipt = await week.say("Do you remember the first time we met?", script.KITCHEN)
     marker = receipt.marker
@@ -86,7 +86,7 @@ async def hedges_weak_memory(week: Week) -> Verdict:
     record (``remember_harder``) and its reply hedges.
     """
     db = week.world.db
-    record = await look.memory_id(db, AGENT, script.BICYCLE)
+    record = await look.memory_id(db, AGENT, script.SAID_OF_THE_BICYCLE)
     if week.scripted is not None and record is not None:
         week.scripted.script.rules.insert(0, script.remember_harder_rule(record))
     receipt = await week.say(

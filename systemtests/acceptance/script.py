@@ -231,6 +231,10 @@ HISTORY: list[tuple[str, ChannelRef, str, float, str]] = [
 ]
 """(conversation, channel, text, days before the week, role) of the imported history."""
 
+SAID_AT_FIRST_MEETING = HISTORY[0][2]
+SAID_OF_THE_BICYCLE = next(text for _, _, text, _, _ in HISTORY if "bicycle" in text)
+"""What Ada said in the stretches two behaviours ask about, to find their memories by."""
+
 
 def history_lines(now: datetime) -> list[dict[str, Any]]:
     """The dialog imported on day one, as JSONL objects: what happened before the week began."""
