@@ -34,6 +34,7 @@ from schemas.memory_formation import (
     ClaimFormationsInput,
     ClassificationDone,
     ClassificationReply,
+    EmotionDistribution,
     FormationFailure,
     FormationSettings,
     FormationSettingsQuery,
@@ -53,6 +54,11 @@ from store.queries.memory import NewRecord, insert_record
 from store.tables import Channel
 
 log = logging.getLogger(__name__)
+
+UNCLASSIFIED = ClassificationReply(
+    emotions=EmotionDistribution(), sensitivity=Sensitivity.PRIVATE, tags=[]
+)
+"""A memory whose classification the model could not give: neutral, private, untagged."""
 
 PLAIN_CHARS = 600
 """The plain record's length when the plan sets none."""
@@ -270,7 +276,14 @@ class ConsolidationActivities:
         request = prompts.classification_request(
             voice, row.summary, turns, earlier, transcript_tokens=self._budget(TaskType.CLASSIFY)
         )
-        reply = await calls.complete_json(self._gateway, request, ClassificationReply)
+        try:
+            reply = await calls.complete_json(self._gateway, request, ClassificationReply)
+        except ApplicationError as err:
+            if err.type != "ModelReplyInvalid" or not err.non_retryable:
+                raise
+            # Tags are not worth the memory: it is kept neutral and private, untagged.
+            activity.logger.info("classification unreadable; kept unclassified: %s", err)
+            reply = UNCLASSIFIED
         emotion, distribution = calls.top_emotion(reply.emotions)
         tags = calls.clean_tags(reply.tags)
         await self._update(

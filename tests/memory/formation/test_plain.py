@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from temporalio.client import Client
 
+from activities.gateway.providers.scripted import ScriptRule
 from activities.memory.explicit import ASKED_IMPORTANCE
 from activities.memory.formation.plain import (
     DECISION,
@@ -26,6 +27,7 @@ from schemas.models import CallPlan, ProviderName, StagePlan, TaskType
 from store.queries.memory_formation import RangeTurn
 from tests.harness import Stack
 from tests.memory.formation.helpers import (
+    CLASSIFY_SYSTEM,
     close_and_consolidate,
     formation_requests,
     formation_rules,
@@ -138,3 +140,24 @@ async def test_a_plan_too_small_to_judge_forms_the_plain_record_without_the_mode
         assert not formation_requests(harness.provider, "summarize")
         assert not formation_requests(harness.provider, "rate")
         assert formation_requests(harness.provider, "classify")  # the model still tags it
+
+
+async def test_a_classification_the_model_cannot_give_does_not_lose_the_memory(
+    client: Client, stack: Stack
+) -> None:
+    unreadable = ScriptRule(task="classify", system_match=CLASSIFY_SYSTEM, reply="Happy, I think!")
+    async with formation_worker(
+        client,
+        stack,
+        rules=[unreadable, *formation_rules()],
+        settings_overrides={"encoder": "none", "call_plans": PLAIN},
+    ) as harness:
+        agent = await new_agent(harness.db, idle_minutes=0.02)
+        receipt = await harness.say(agent, "Let's finish the quarterly plan today.")
+        assert receipt.marker and receipt.marker.conversation_id
+        (result,) = await close_and_consolidate(harness.client, receipt.marker.conversation_id)
+        assert len(result.formed) == 1 and not result.failed
+        (record,) = await records_of(harness.db, agent)
+        assert record.importance == DECISION and "quarterly plan" in record.summary
+        assert record.emotion == "neutral" and record.sensitivity == "private" and not record.tags
+        assert len(formation_requests(harness.provider, "classify")) == 2  # tried once more
