@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -106,12 +107,30 @@ class ChatMessage(Wire):
     ``tool`` message carrying one call's result.
     """
 
-    role: Literal["user", "assistant", "tool"]
+    role: Literal["user", "assistant", "tool", "system"]
     content: str
     tool_calls: list[ToolCall] = Field(default_factory=list)
     tool_call_id: str | None = Field(default=None, description="The call a tool message answers.")
     is_error: bool = Field(default=False, description="A tool message reporting a failure.")
     provider_content: list[dict[str, Any]] | None = None
+
+
+def instructions(system: str, messages: Sequence[ChatMessage | Mapping[str, Any]]) -> str:
+    """Everything a stored prompt told the model as instructions and context.
+
+    The system instruction, and the system messages a plan puts after the dialog
+    (``CallPlan.context_after_dialog``): where a block was shown, whichever place it took.
+    """
+    parts = [system]
+    for message in messages:
+        role = message.role if isinstance(message, ChatMessage) else message.get("role")
+        if role == "system":
+            parts.append(
+                message.content
+                if isinstance(message, ChatMessage)
+                else str(message.get("content", ""))
+            )
+    return "\n\n".join(part for part in parts if part)
 
 
 class Sampling(Wire):
@@ -202,6 +221,12 @@ class CallPlan(Wire):
         default=False,
         description="Replace a reply that claims a recollection with nothing behind it in its "
         "prompt by an honest 'I don't remember' (for models too small to be asked).",
+    )
+    context_after_dialog: bool = Field(
+        default=False,
+        description="Put what changes every turn (recalled memories, facts, the clock) after "
+        "the dialog, just before the newest message, so a server that caches prompt prefixes "
+        "reuses the instructions and the dialog from one turn to the next.",
     )
     confirm_done: bool = Field(
         default=False,

@@ -4,8 +4,10 @@ The system instruction is one message: stable blocks first (persona, standing co
 skills), then volatile ones (retrieved memories, goals, quick facts, parked deliberation, ...),
 with what changes every turn last (what was done at the person's request, the date/time line),
 so a provider, or the local model server's prompt cache, reuses the longest prefix. Dialog
-becomes the chat messages. The prompt goes to PostgreSQL; workflow history only ever sees its ID
-and shape.
+becomes the chat messages. A plan with ``context_after_dialog`` (the local model's) goes
+further: the volatile blocks become a system message just before the newest message, so the
+instructions and the whole earlier dialog are the same prefix from one turn to the next. The
+prompt goes to PostgreSQL; workflow history only ever sees its ID and shape.
 """
 
 from __future__ import annotations
@@ -78,12 +80,15 @@ class ContextAssembler:
         budget = int(binding.context_window * (1 - SAFETY_MARGIN)) - binding.max_output_tokens
         request = ContextRequest(input=data, agent=agent, binding=binding, budget_tokens=budget)
         blocks = fit(await self._fetch(request), budget=budget, window=binding.context_window)
-        system = "\n\n".join(
-            block.render()
+        shown = [
+            block
             for block in sorted(blocks, key=lambda b: (not b.stable, b.order))
             if block.messages is None and block.items
-        )
+        ]
+        system = "\n\n".join(block.render() for block in shown)
         messages = [m for block in blocks if block.messages is not None for m in block.messages]
+        if self._registry.plan(binding.provider).context_after_dialog and messages:
+            system, messages = after_dialog(shown, messages)
         prompt_id = new_ulid()
         tokens = estimate_tokens(system) + sum(estimate_tokens(m.content) + 4 for m in messages)
         extra = {block.source: block.extra for block in blocks if block.extra}
@@ -108,6 +113,21 @@ class ContextAssembler:
                 ContextPart(source=b.source, tokens=b.tokens(), items=len(b.items)) for b in blocks
             ],
         )
+
+
+def after_dialog(
+    shown: Sequence[ContextBlock], messages: list[ChatMessage]
+) -> tuple[str, list[ChatMessage]]:
+    """The stable blocks as the system instruction; the rest just before the newest message.
+
+    What a turn changes (recalled memories, facts, the clock) then follows everything the
+    last turn's prompt also held, so a server's prompt cache reads only what is new.
+    """
+    system = "\n\n".join(block.render() for block in shown if block.stable)
+    volatile = "\n\n".join(block.render() for block in shown if not block.stable)
+    if not volatile:
+        return system, messages
+    return system, [*messages[:-1], ChatMessage(role="system", content=volatile), messages[-1]]
 
 
 def _shrink_messages(messages: list[ChatMessage], limit: int) -> list[ChatMessage]:

@@ -24,7 +24,7 @@ from schemas.deliberation import (
     DeliberationSettings,
     Lens,
 )
-from schemas.models import ChatMessage, ModelRequest, TaskType
+from schemas.models import ChatMessage, ModelRequest, TaskType, instructions
 from store.db import Database
 
 ECHO_CHARS = 2000
@@ -42,7 +42,8 @@ class CritiqueActivities:
     async def request(self, data: CritiqueInput) -> ModelRequest:
         """The critic's request for ``data`` (also used by tests to inspect prompts)."""
         row = await stored_prompt(self._db, data.prompt_id)
-        records = records_in_context(row.extra, row.system) if data.lens is Lens.PROVENANCE else []
+        shown = instructions(row.system, row.messages)
+        records = records_in_context(row.extra, shown) if data.lens is Lens.PROVENANCE else []
         rules = load_rules(self._settings.rules_file) if data.lens is Lens.CONSTRAINED else []
         dialog = [ChatMessage.model_validate(m) for m in row.messages]
         return ModelRequest(

@@ -20,6 +20,7 @@ from schemas.deliberation import (
     Settled,
     SettleInput,
 )
+from schemas.models import instructions
 from store.db import Database
 from store.queries.agents import get_agent
 from store.queries.deliberation import (
@@ -94,8 +95,9 @@ class DeliberationActivities:
             return Settled()
         async with self._db.autocommit() as session:
             rows = await conclusions_by_id(session, ids=[str(i) for i in ids])
+            shown_text = instructions(prompt.system, prompt.messages)
             # Only notes the prompt really held: assembly may have trimmed some to fit.
-            shown = [row.id for row in rows if render_conclusion(row) in prompt.system]
+            shown = [row.id for row in rows if render_conclusion(row) in shown_text]
             consumed = await consume_conclusions(
                 session, ids=shown, activation_id=data.activation_id, at=data.at
             )

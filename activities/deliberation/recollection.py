@@ -86,14 +86,14 @@ def unsupported_claim(reply: str, record: str) -> str | None:
 def record_before(system: str, messages: Sequence[ChatMessage]) -> str:
     """What a prompt holds from before its turn that can stand behind a recollection.
 
-    The instructions (recalled memories, quick facts, the persona) and what people said
-    earlier, but not the agent's own earlier replies, nor earlier requests to recall: an
-    invented recollection, once sent, must not vouch for the next one.
+    The instructions (recalled memories, quick facts, the persona, wherever the plan put
+    them) and what people said earlier, but not the agent's own earlier replies, nor earlier
+    requests to recall: an invented recollection, once sent, must not vouch for the next one.
     """
     said = [
         m.content
         for m in messages[:-1]
-        if m.role == "user" and not _RECALL_QUESTION.search(m.content)
+        if m.role == "system" or (m.role == "user" and not _RECALL_QUESTION.search(m.content))
     ]
     return "\n".join([system, *said])
 

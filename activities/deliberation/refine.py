@@ -19,7 +19,7 @@ from activities.gateway.activity_call import complete
 from activities.gateway.gateway import ModelGateway
 from activities.prompts import load
 from schemas.deliberation import Objection, RefineInput, Refinement
-from schemas.models import ChatMessage, ModelRequest, TaskType
+from schemas.models import ChatMessage, ModelRequest, TaskType, instructions
 from store.db import Database
 
 DRAFT_CHARS = 12_000
@@ -46,7 +46,7 @@ class RefineActivities:
     async def request(self, data: RefineInput) -> ModelRequest:
         """The refiner's request for ``data``."""
         row = await stored_prompt(self._db, data.prompt_id)
-        records = records_in_context(row.extra, row.system)
+        records = records_in_context(row.extra, instructions(row.system, row.messages))
         # Persyn's own "(none ...)" note stays outside the fence, as for the critics.
         shown = fence(render_records(records), MEMORY) if records else render_records(records)
         revision = "\n\n".join(

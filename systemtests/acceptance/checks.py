@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from schemas.models import instructions
 from store.db import Database
 from store.sql import execute
 
@@ -31,16 +32,19 @@ async def rows(db: Database, sql: str, **params: Any) -> list[Any]:
 
 
 async def respond_system(db: Database, activation_id: str | None) -> str:
-    """The system text of an activation's first respond prompt ('' if none was stored)."""
+    """The instructions of an activation's first respond prompt ('' if none was stored).
+
+    The system text and the context a plan puts after the dialog (the local plan's).
+    """
     if activation_id is None:
         return ""
     found = await rows(
         db,
-        "SELECT system FROM prompts WHERE activation_id = :a AND task = 'respond' "
+        "SELECT system, messages FROM prompts WHERE activation_id = :a AND task = 'respond' "
         "ORDER BY created_at LIMIT 1",
         a=activation_id,
     )
-    return str(found[0].system) if found else ""
+    return instructions(str(found[0].system), found[0].messages or []) if found else ""
 
 
 async def memory_id(db: Database, agent: str, said: str) -> str | None:

@@ -74,7 +74,8 @@ def test_the_local_model_is_offered_no_tools() -> None:
 def test_the_plan_says_which_stages_run() -> None:
     registry = ModelRegistry.from_settings(Settings(provider="local"))
 
-    assert registry.runs(TaskType.RESPOND) and registry.runs(TaskType.SUMMARIZE)
+    assert registry.runs(TaskType.RESPOND) and registry.runs(TaskType.CLASSIFY)
+    assert not registry.runs(TaskType.SUMMARIZE) and not registry.runs(TaskType.RATE)
     assert not registry.runs(TaskType.CRITIQUE) and not registry.runs(TaskType.REFINE)
     assert not registry.runs(TaskType.DECIDE)
     hosted = ModelRegistry.from_settings(Settings(provider="scripted"))
