@@ -13,6 +13,7 @@ prompt goes to PostgreSQL; workflow history only ever sees its ID and shape.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from collections.abc import Sequence
 
@@ -79,7 +80,13 @@ class ContextAssembler:
         binding = self._registry.binding(data.task)
         budget = int(binding.context_window * (1 - SAFETY_MARGIN)) - binding.max_output_tokens
         request = ContextRequest(input=data, agent=agent, binding=binding, budget_tokens=budget)
-        blocks = fit(await self._fetch(request), budget=budget, window=binding.context_window)
+        volatile_last = self._registry.plan(binding.provider).context_after_dialog
+        blocks = fit(
+            await self._fetch(request),
+            budget=budget,
+            window=binding.context_window,
+            paged=volatile_last,
+        )
         shown = [
             block
             for block in sorted(blocks, key=lambda b: (not b.stable, b.order))
@@ -87,7 +94,7 @@ class ContextAssembler:
         ]
         system = "\n\n".join(block.render() for block in shown)
         messages = [m for block in blocks if block.messages is not None for m in block.messages]
-        if self._registry.plan(binding.provider).context_after_dialog and messages:
+        if volatile_last and messages:
             system, messages = after_dialog(shown, messages)
         prompt_id = new_ulid()
         tokens = estimate_tokens(system) + sum(estimate_tokens(m.content) + 4 for m in messages)
@@ -130,9 +137,44 @@ def after_dialog(
     return system, [*messages[:-1], ChatMessage(role="system", content=volatile), messages[-1]]
 
 
-def _shrink_messages(messages: list[ChatMessage], limit: int) -> list[ChatMessage]:
-    kept = list(messages)
-    while len(kept) > 1 and sum(estimate_tokens(m.content) + 4 for m in kept) > limit:
+PAGE = 4
+"""On average one person's message in this many starts a page of a paged dialog."""
+
+
+def page_start(message: ChatMessage, page: int = PAGE) -> bool:
+    """Whether a paged dialog may start at ``message``: a fixed property of its words."""
+    digest = hashlib.sha256(message.content.encode("utf-8", "surrogatepass")).digest()
+    return message.role == "user" and digest[0] % page == 0
+
+
+def _tokens(messages: Sequence[ChatMessage]) -> int:
+    return sum(estimate_tokens(m.content) + 4 for m in messages)
+
+
+def _paged(messages: list[ChatMessage], limit: int) -> list[ChatMessage]:
+    """The dialog from the earliest page start it fits from, or all of it when it fits.
+
+    Dropping the oldest turn one at a time changes the start of the dialog every turn once the
+    window is full, and a server's prompt cache then reuses nothing after the instructions.
+    Starting at a page, the start holds until the dialog no longer fits from there: a few
+    turns at a time, it moves on to the next page start. Where a page start is is a property of
+    the message alone, so every turn's assembly finds the same ones without keeping state.
+    """
+    if _tokens(messages) <= limit:
+        return messages
+    # Pages, then half pages where no page start fits (the starts fall where they fall).
+    for page in (PAGE, PAGE // 2):
+        for index in range(1, len(messages) - 1):
+            if page_start(messages[index], page) and _tokens(messages[index:]) <= limit:
+                return messages[index:]
+    return messages
+
+
+def _shrink_messages(
+    messages: list[ChatMessage], limit: int, *, paged: bool = False
+) -> list[ChatMessage]:
+    kept = _paged(list(messages), limit) if paged else list(messages)
+    while len(kept) > 1 and _tokens(kept) > limit:
         kept.pop(0)
         if kept and kept[0].role == "assistant":
             kept.pop(0)
@@ -148,12 +190,15 @@ def _shrink_messages(messages: list[ChatMessage], limit: int) -> list[ChatMessag
     return kept
 
 
-def fit(blocks: list[ContextBlock], *, budget: int, window: int) -> list[ContextBlock]:
+def fit(
+    blocks: list[ContextBlock], *, budget: int, window: int, paged: bool = False
+) -> list[ContextBlock]:
     """Shrink trimmable blocks so the whole prompt fits ``budget`` tokens.
 
     Untrimmable blocks are kept whole. Blocks with a ``share`` (retrieved memories) may take
     at most that fraction of the window and at most what the rest leaves. Dialog takes the
-    remainder, dropping its oldest turns first but always keeping the input.
+    remainder, dropping its oldest turns first but always keeping the input; ``paged``, it
+    starts at a page start where it can (:func:`page_start`).
     """
     fixed = sum(b.tokens() for b in blocks if b.trim is Trim.NONE)
     remaining = budget - fixed
@@ -169,6 +214,6 @@ def fit(blocks: list[ContextBlock], *, budget: int, window: int) -> list[Context
         remaining -= block.tokens()
     for block in dialog:
         assert block.messages is not None
-        block.messages = _shrink_messages(block.messages, max(remaining, 64))
+        block.messages = _shrink_messages(block.messages, max(remaining, 64), paged=paged)
         remaining -= block.tokens()
     return blocks

@@ -9,13 +9,18 @@ so the instructions and all the earlier dialog are an unchanged prefix a server'
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 from temporalio.client import Client
 
+from activities.context.assembler import fit, page_start
+from activities.context.model import ContextBlock, Trim
 from activities.gateway.plans import folded, shaped
 from activities.gateway.providers.scripted import ScriptRule
 from schemas.models import CallPlan, ChatMessage, ModelRequest, ProviderName, TaskType
+from schemas.text import estimate_tokens
 from tests.harness import Stack, running_worker
 
 
@@ -84,3 +89,32 @@ async def test_the_instructions_and_the_earlier_dialog_are_the_same_prefix_each_
     assert [m.role for m in second.messages] == ["user", "assistant", "user"]
     assert "I grow tomatoes on my balcony." in second.messages[0].content
     assert second.messages[1].content == "Noted."
+
+
+def _dialog(exchanges: int) -> list[ChatMessage]:
+    messages = []
+    for i in range(exchanges):
+        messages.append(said("user", f"Message {i}: the tide was high at the pier today."))
+        messages.append(said("assistant", f"Reply {i}: lovely, the pier is nice at high tide."))
+    messages.append(said("user", "And now?"))
+    return messages
+
+
+def _starts(paged: bool) -> list[str]:
+    """The first message kept at each turn of a growing dialog, 40 turns long."""
+    starts = []
+    for exchanges in range(1, 41):
+        block = ContextBlock(source="dialog", messages=_dialog(exchanges), trim=Trim.OLDEST_FIRST)
+        (kept,) = fit([block], budget=260, window=10_000, paged=paged)
+        assert kept.messages is not None and kept.messages[-1].content == "And now?"
+        assert sum(estimate_tokens(m.content) + 4 for m in kept.messages) <= 260
+        starts.append(kept.messages[0].content)
+    return starts
+
+
+def test_a_paged_dialog_keeps_its_start_for_several_turns_and_always_fits() -> None:
+    unpaged, paged = _starts(paged=False), _starts(paged=True)
+    moves = [sum(a != b for a, b in itertools.pairwise(s)) for s in (unpaged, paged)]
+    # Unpaged, once full, the start moves every turn; paged, it moves a page at a time.
+    assert moves[0] >= 25 and moves[1] <= moves[0] // 2
+    assert all(page_start(said("user", start), 2) for start in paged if start != unpaged[0])
