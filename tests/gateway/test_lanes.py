@@ -129,3 +129,28 @@ async def test_the_local_server_hears_the_reply_while_a_long_emotion_call_is_sto
     assert (await emotion).text == fake.reply  # sent again once the reply was done
     assert local.lanes.preemptions == 1
     assert [r.body["messages"][-1]["content"] for r in fake.requests] == ["Hello?"] * 3
+
+
+async def test_background_work_waits_for_a_quiet_moment_after_a_reply() -> None:
+    lanes, log = ModelLanes(quiet_s=0.5), list[str]()
+    first, second, emotion = Call("reply 1", log), Call("reply 2", log), Call("emotion", log)
+    first.release.set()
+    assert await lanes.run(first, foreground=True) == "reply 1"
+    # The emotion reading asks for the model at once; the next reply comes a moment later.
+    background = asyncio.create_task(lanes.run(emotion, foreground=False))
+    await asyncio.sleep(0.05)
+    assert log == ["reply 1 starts", "reply 1 ends"]
+    second.release.set()
+    assert await lanes.run(second, foreground=True) == "reply 2"
+    emotion.release.set()
+    assert await background == "emotion"
+    # The reply never waited on, nor pre-empted, a reading the server could not interrupt.
+    assert log == [
+        "reply 1 starts",
+        "reply 1 ends",
+        "reply 2 starts",
+        "reply 2 ends",
+        "emotion starts",
+        "emotion ends",
+    ]
+    assert lanes.preemptions == 0
