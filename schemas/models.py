@@ -222,6 +222,10 @@ class CallPlan(Wire):
         description="Replace a reply that claims a recollection with nothing behind it in its "
         "prompt by an honest 'I don't remember' (for models too small to be asked).",
     )
+    omit_context: list[str] = Field(
+        default_factory=list,
+        description="Context sources whose blocks this plan's model is not shown (by name).",
+    )
     context_after_dialog: bool = Field(
         default=False,
         description="Put what changes every turn (recalled memories, facts, the clock) after "

@@ -58,12 +58,15 @@ class ContextAssembler:
             raise UnknownAgentError(f"no agent {handle!r}")
         return agent
 
-    async def _fetch(self, request: ContextRequest) -> list[ContextBlock]:
+    async def _fetch(
+        self, request: ContextRequest, *, omit: Sequence[str] = ()
+    ) -> list[ContextBlock]:
+        sources = [source for source in self._sources if source.name not in omit]
         results = await asyncio.gather(
-            *(source.fetch(request) for source in self._sources), return_exceptions=True
+            *(source.fetch(request) for source in sources), return_exceptions=True
         )
         blocks: list[ContextBlock] = []
-        for source, result in zip(self._sources, results, strict=True):
+        for source, result in zip(sources, results, strict=True):
             if isinstance(result, BaseException):
                 if source.required or not isinstance(result, Exception):
                     raise result
@@ -80,9 +83,10 @@ class ContextAssembler:
         binding = self._registry.binding(data.task)
         budget = int(binding.context_window * (1 - SAFETY_MARGIN)) - binding.max_output_tokens
         request = ContextRequest(input=data, agent=agent, binding=binding, budget_tokens=budget)
-        volatile_last = self._registry.plan(binding.provider).context_after_dialog
+        plan = self._registry.plan(binding.provider)
+        volatile_last = plan.context_after_dialog
         blocks = fit(
-            await self._fetch(request),
+            await self._fetch(request, omit=plan.omit_context),
             budget=budget,
             window=binding.context_window,
             paged=volatile_last,

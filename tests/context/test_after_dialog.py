@@ -118,3 +118,19 @@ def test_a_paged_dialog_keeps_its_start_for_several_turns_and_always_fits() -> N
     # Unpaged, once full, the start moves every turn; paged, it moves a page at a time.
     assert moves[0] >= 25 and moves[1] <= moves[0] // 2
     assert all(page_start(said("user", start), 2) for start in paged if start != unpaged[0])
+
+
+async def test_a_plan_leaves_out_the_context_its_model_is_not_shown(
+    client: Client, stack: Stack
+) -> None:
+    plans = {ProviderName.SCRIPTED: CallPlan(context_after_dialog=True, omit_context=["clock"])}
+    async with running_worker(
+        client, stack, rules=RULES, settings_overrides={"call_plans": plans}
+    ) as harness:
+        agent = (await harness.create_agent()).handle
+        await harness.say(agent, "Good afternoon!")
+        (request,) = [r for r in harness.provider.requests if r.task is TaskType.RESPOND]
+
+    everything = request.system + "".join(m.content for m in request.messages)
+    assert "It is " not in everything and "(UTC)" not in everything
+    assert request.messages[-1].content.endswith("Good afternoon!")
