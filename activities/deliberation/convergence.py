@@ -26,6 +26,13 @@ _AGREEMENT = re.compile(
     re.IGNORECASE,
 )
 
+_DISAGREEMENT = re.compile(
+    r"\b(?:not|n't|never|no\s+longer)\s+(?:so\s+|quite\s+|really\s+)?"
+    r"(?:true|right|correct|agree|sure|so)\b|\b(?:I\s+)?disagree\b|\bthat'?s\s+wrong\b",
+    re.IGNORECASE,
+)
+"""A reply that contradicts what it answers has added something, however few its words."""
+
 _WORD = re.compile(r"[a-z0-9']+")
 
 _FILLER_WORDS = """a an the and or but so to of in on at by for with from as is are was were be
@@ -60,6 +67,8 @@ def adds_nothing(candidate: str, answered: str) -> str | None:
         candidate: The reply the agent would send.
         answered: The message it answers.
     """
+    if _DISAGREEMENT.search(candidate):
+        return None
     words = [_stem(w) for w in _content(candidate)]
     seen = {_stem(w) for w in _content(answered)}
     new = [w for w in words if w not in seen]

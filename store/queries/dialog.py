@@ -18,6 +18,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from schemas.dialog import DialogTurn, Role
 from schemas.events import ChannelRef
 from store.queries.people import ensure_channel
+from store.sql import execute
 from store.tables import Conversation, DialogTurnRow
 
 
@@ -146,6 +147,21 @@ async def every_open_conversation(session: AsyncSession) -> list[tuple[str, str]
         .order_by(col(Conversation.id))
     )
     return [(str(agent), str(conversation)) for agent, conversation in rows]
+
+
+_OWN_TURNS = """
+    SELECT count(*) FROM dialog_turns AS d
+      JOIN conversations AS v ON v.id = d.conversation_id
+      JOIN channels AS c ON c.id = v.channel_id
+     WHERE v.agent = :agent AND c.agent = :agent AND c.key = :key
+       AND v.status = 'open' AND d.role = 'agent'
+"""
+
+
+async def own_turns_in_open_conversation(session: AsyncSession, *, agent: str, key: str) -> int:
+    """How many times ``agent`` has spoken in its open conversation on channel ``key``."""
+    result = await execute(session, _OWN_TURNS, {"agent": agent, "key": key})
+    return int(result.scalar_one())
 
 
 async def close_conversation(

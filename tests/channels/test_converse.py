@@ -33,6 +33,13 @@ GARDEN = _replies(
 )
 """A plan that converges: the fourth reply only agrees."""
 
+AGREEABLE = _replies(
+    ("Yes, bread.", "Yes, bread."),
+    ("Yes, bake bread.", "Yes, bread."),
+    ("bake bread", "Yes, bake bread."),
+)
+"""Every reply only agrees: each agent's first is still sent, the second one's next is not."""
+
 FOREVER = _replies(
     ("moon", "Volcanoes build islands from molten rock over long ages."),
     ("volcanoes", "The moon pulls tides across every ocean twice daily."),
@@ -82,3 +89,22 @@ async def test_two_agents_converse_until_one_has_nothing_to_add(
                     )
                 ).one()
                 assert count == heard, handle
+
+
+async def test_an_agents_first_reply_is_sent_even_when_it_only_agrees(
+    client: Client, stack: Stack
+) -> None:
+    overrides: dict[str, object] = {"pacing": FAST_PACING}
+    async with channel_worker(
+        client, stack, rules=AGREEABLE, settings_overrides=overrides
+    ) as harness:
+        first, second, events = await converse(harness, "Shall we bake bread on Sunday?")
+
+    said = [e for e in events if e.stopped is None]
+    assert [(e.sender, e.text) for e in said] == [
+        (first, "Shall we bake bread on Sunday?"),
+        (second, "Yes, bake bread."),
+        (first, "Yes, bread."),
+    ]
+    end = events[-1]
+    assert end.stopped is StopReason.SILENCE and end.sender == second
