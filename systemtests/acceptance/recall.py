@@ -56,7 +56,11 @@ async def recall_differs_by_channel(week: Week) -> Verdict:
         key: [topic for topic in ("lighthouse", "quarterly") if topic in text]
         for key, text in prompts.items()
     }
-    return verdict(held, f"memories in each channel's prompt: {seen}")
+    # Recall ranks by wording alone when the encoder did not answer in time: say so.
+    lexical = [key for key, text in prompts.items() if "Matched by wording alone" in text]
+    return verdict(
+        held, f"memories in each channel's prompt: {seen}; ranked by wording alone: {lexical}"
+    )
 
 
 async def no_false_recollection(week: Week) -> Verdict:
