@@ -224,7 +224,8 @@ class CallPlan(Wire):
     )
     omit_context: list[str] = Field(
         default_factory=list,
-        description="Context sources whose blocks this plan's model is not shown (by name).",
+        description="Context sources whose blocks this plan's model is not shown (by name); "
+        "what they leave for the platform (the confirmations of what was done) is kept.",
     )
     context_after_dialog: bool = Field(
         default=False,

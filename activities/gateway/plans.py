@@ -81,10 +81,12 @@ def local_plan() -> CallPlan:
         # Reading a 1,300-token prompt took it 3.3 s before the first token; with the volatile
         # blocks after the dialog the server reads only what is new since the last reply.
         context_after_dialog=True,
-        # Just before the person's message, it began 3 replies in 30 with the clock line
-        # ("Beneficial, 3:07 in the afternoon (UTC).") and never read the hour from it; the
-        # time it is asked for is told from the clock without it (activities.asked_for).
-        omit_context=["clock"],
+        # Just before the person's message it copies what it sees: it began 3 replies in 30
+        # with the clock line ("Beneficial, 3:07 in the afternoon (UTC).") and never read the
+        # hour from it, and opened others with the emotion block's title or the done note's
+        # fence. The time is told from the clock without it (activities.asked_for), what was
+        # done is confirmed without it (confirm_done), and its mood never showed in its words.
+        omit_context=["clock", "done", "emotion"],
     )
 
 

@@ -123,14 +123,18 @@ def test_a_paged_dialog_keeps_its_start_for_several_turns_and_always_fits() -> N
 async def test_a_plan_leaves_out_the_context_its_model_is_not_shown(
     client: Client, stack: Stack
 ) -> None:
-    plans = {ProviderName.SCRIPTED: CallPlan(context_after_dialog=True, omit_context=["clock"])}
+    plan = CallPlan(context_after_dialog=True, confirm_done=True, omit_context=["clock", "done"])
     async with running_worker(
-        client, stack, rules=RULES, settings_overrides={"call_plans": plans}
+        client, stack, rules=RULES, settings_overrides={"call_plans": {ProviderName.SCRIPTED: plan}}
     ) as harness:
         agent = (await harness.create_agent()).handle
-        await harness.say(agent, "Good afternoon!")
+        asked = await harness.say(agent, "Please remember that I prefer tea.")
         (request,) = [r for r in harness.provider.requests if r.task is TaskType.RESPOND]
 
     everything = request.system + "".join(m.content for m in request.messages)
     assert "It is " not in everything and "(UTC)" not in everything
-    assert request.messages[-1].content.endswith("Good afternoon!")
+    assert "Kept, as they asked" not in everything
+    assert request.messages[-1].content.endswith("Please remember that I prefer tea.")
+    # What the left-out block leaves for the platform still reaches the person.
+    assert asked.marker is not None
+    assert asked.marker.text == 'Noted.\n\nNoted: you asked me to remember "I prefer tea".'
