@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from temporalio.client import Client
 
-from activities.gateway.providers.scripted import ScriptRule
+from activities.gateway.providers.scripted import ScriptedProvider, ScriptRule
 from activities.memory.explicit import ASKED_IMPORTANCE
 from activities.memory.formation.plain import (
     DECISION,
@@ -23,6 +23,7 @@ from activities.memory.formation.plain import (
     plain_rating,
     plain_summary,
 )
+from schemas.memory import MemoryRecordPublic
 from schemas.models import CallPlan, ProviderName, StagePlan, TaskType
 from store.queries.memory_formation import RangeTurn
 from tests.harness import Stack
@@ -117,47 +118,45 @@ PLAIN = {
 }
 
 
-async def test_a_plan_too_small_to_judge_forms_the_plain_record_without_the_model(
-    client: Client, stack: Stack
-) -> None:
+async def formed_plainly(
+    client: Client, stack: Stack, said: str, rules: list[ScriptRule]
+) -> tuple[MemoryRecordPublic, ScriptedProvider]:
+    """The one memory a closed conversation of ``said`` forms on the plain plan."""
     async with formation_worker(
-        client,
-        stack,
-        rules=formation_rules(importance=1),
-        settings_overrides={"encoder": "none", "call_plans": PLAIN},
+        client, stack, rules=rules, settings_overrides={"encoder": "none", "call_plans": PLAIN}
     ) as harness:
         agent = await new_agent(harness.db, idle_minutes=0.02)
-        receipt = await harness.say(agent, "Hi, I'm Ada. I'm allergic to peanuts.")
+        receipt = await harness.say(agent, said)
         assert receipt.marker and receipt.marker.conversation_id
         (result,) = await close_and_consolidate(harness.client, receipt.marker.conversation_id)
         assert len(result.formed) == 1 and not result.failed
         (record,) = await records_of(harness.db, agent)
-        assert record.summary.startswith("I met ")
-        assert "I'm allergic to peanuts." in record.summary
-        assert record.importance == INTRODUCTION + 1  # introduced, and named a feeling
         kept = await row(harness.db, "SELECT rubric FROM memory_records WHERE id = :r", r=record.id)
         assert kept.rubric["rated_by"] == "rubric"
-        assert not formation_requests(harness.provider, "summarize")
-        assert not formation_requests(harness.provider, "rate")
-        assert formation_requests(harness.provider, "classify")  # the model still tags it
+        return record, harness.provider
+
+
+async def test_a_plan_too_small_to_judge_forms_the_plain_record_without_the_model(
+    client: Client, stack: Stack
+) -> None:
+    record, model = await formed_plainly(
+        client, stack, "Hi, I'm Ada. I'm allergic to peanuts.", formation_rules(importance=1)
+    )
+    assert record.summary.startswith("I met ")
+    assert "I'm allergic to peanuts." in record.summary
+    assert record.importance == INTRODUCTION + 1  # introduced, and named a feeling
+    assert not formation_requests(model, "summarize")
+    assert not formation_requests(model, "rate")
+    assert formation_requests(model, "classify")  # the model still tags it
 
 
 async def test_a_classification_the_model_cannot_give_does_not_lose_the_memory(
     client: Client, stack: Stack
 ) -> None:
     unreadable = ScriptRule(task="classify", system_match=CLASSIFY_SYSTEM, reply="Happy, I think!")
-    async with formation_worker(
-        client,
-        stack,
-        rules=[unreadable, *formation_rules()],
-        settings_overrides={"encoder": "none", "call_plans": PLAIN},
-    ) as harness:
-        agent = await new_agent(harness.db, idle_minutes=0.02)
-        receipt = await harness.say(agent, "Let's finish the quarterly plan today.")
-        assert receipt.marker and receipt.marker.conversation_id
-        (result,) = await close_and_consolidate(harness.client, receipt.marker.conversation_id)
-        assert len(result.formed) == 1 and not result.failed
-        (record,) = await records_of(harness.db, agent)
-        assert record.importance == DECISION and "quarterly plan" in record.summary
-        assert record.emotion == "neutral" and record.sensitivity == "private" and not record.tags
-        assert len(formation_requests(harness.provider, "classify")) == 2  # tried once more
+    record, model = await formed_plainly(
+        client, stack, "Let's finish the quarterly plan today.", [unreadable, *formation_rules()]
+    )
+    assert record.importance == DECISION and "quarterly plan" in record.summary
+    assert record.emotion == "neutral" and record.sensitivity == "private" and not record.tags
+    assert len(formation_requests(model, "classify")) == 2  # tried once more
