@@ -233,7 +233,7 @@ class Variant:
         # cannot break the worker mid-run.
         env = {"PERSYN_WORKFLOW_SANDBOX": "false"}
         if self.detected:
-            env |= {"PERSYN_PROVIDER": "auto", "PERSYN_LOCAL_SERVERS": server.base_url}
+            env |= {"PERSYN_PROVIDER": "auto", "PERSYN_LOCAL_SERVERS": server_address(server)}
         else:
             env |= {
                 "PERSYN_PROVIDER": "local",
@@ -253,9 +253,14 @@ class Variant:
         return env
 
 
+def server_address(server: ModelServer) -> str:
+    """The server's address as people give it (Ollama's is http://127.0.0.1:11434): no /v1."""
+    return server.base_url.removesuffix("/").removesuffix("/v1")
+
+
 def find_server(home: Path, server: ModelServer) -> str:
     """Detect the server as ``persyn up`` does and record it in ``home``; its description."""
-    settings = Settings(home=home, provider="auto", local_servers=[server.base_url])
+    settings = Settings(home=home, provider="auto", local_servers=[server_address(server)])
     found = detect.detect(settings)
     if found is None:
         raise RuntimeError(f"the model server at {server.base_url} was not found")
