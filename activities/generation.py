@@ -28,7 +28,7 @@ from activities.tools.registry import ToolRegistry
 from contract.provider_errors import ProviderError
 from schemas.activation import DraftRef, PromptRef
 from schemas.ids import new_ulid
-from schemas.models import ChatMessage, ModelRequest, ModelResponse, ToolCall
+from schemas.models import CallPlan, ChatMessage, ModelRequest, ModelResponse, ToolCall
 from schemas.streaming import StreamTarget
 from schemas.tools import RespondInput, ToolCallRef, ToolGeneration
 from store.db import Database
@@ -174,7 +174,7 @@ class GenerationActivities:
 
     def _honest(self, request: ModelRequest, text: str) -> str:
         """The reply, unless its plan checks recollections and one has nothing behind it."""
-        plan = self._gateway.registry.plan(self._gateway.binding(request).provider)
+        plan = self._plan(request)
         if not plan.check_recollections or not text:
             return text
         checked = honest(text, request.system, request.messages)
@@ -182,13 +182,17 @@ class GenerationActivities:
             activity.logger.info("a recollection with no record behind it was not sent: %r", text)
         return checked
 
+    def _plan(self, request: ModelRequest) -> CallPlan:
+        """The call plan of the provider ``request`` goes to."""
+        return self._gateway.registry.plan(self._gateway.binding(request).provider)
+
     def _platform_answer(self, request: ModelRequest, lines: PlatformLines) -> str | None:
         """The platform's own answer to the message, on plans too small to be asked.
 
         What it answered at admission (the time), on plans that confirm without the model;
         a request to recall, from the memory that holds it, on plans that check recollections.
         """
-        plan = self._gateway.registry.plan(self._gateway.binding(request).provider)
+        plan = self._plan(request)
         if plan.confirm_done and lines.answers:
             return "\n\n".join(lines.answers)
         last = request.messages[-1] if request.messages else None
@@ -215,7 +219,7 @@ class GenerationActivities:
 
     def _confirmed(self, request: ModelRequest, text: str, confirmations: list[str]) -> str:
         """The reply, with what was done at the person's request, on plans that add it."""
-        plan = self._gateway.registry.plan(self._gateway.binding(request).provider)
+        plan = self._plan(request)
         if not plan.confirm_done or not confirmations:
             return text
         return "\n\n".join([text, *confirmations]) if text else "\n\n".join(confirmations)

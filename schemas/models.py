@@ -115,21 +115,14 @@ class ChatMessage(Wire):
     provider_content: list[dict[str, Any]] | None = None
 
 
-def instructions(system: str, messages: Sequence[ChatMessage | Mapping[str, Any]]) -> str:
+def instructions(system: str, messages: Sequence[Mapping[str, Any]]) -> str:
     """Everything a stored prompt told the model as instructions and context.
 
     The system instruction, and the system messages a plan puts after the dialog
     (``CallPlan.context_after_dialog``): where a block was shown, whichever place it took.
+    ``messages`` are the prompt's stored messages (``PromptRow.messages``).
     """
-    parts = [system]
-    for message in messages:
-        role = message.role if isinstance(message, ChatMessage) else message.get("role")
-        if role == "system":
-            parts.append(
-                message.content
-                if isinstance(message, ChatMessage)
-                else str(message.get("content", ""))
-            )
+    parts = [system, *(str(m.get("content", "")) for m in messages if m.get("role") == "system")]
     return "\n\n".join(part for part in parts if part)
 
 

@@ -58,12 +58,20 @@ class ContextAssembler:
             raise UnknownAgentError(f"no agent {handle!r}")
         return agent
 
-    async def _fetch(self, request: ContextRequest) -> list[ContextBlock]:
+    async def _fetch(
+        self, request: ContextRequest, *, omit: Sequence[str] = ()
+    ) -> list[ContextBlock]:
+        """Every source's block; a source in ``omit`` only if the platform needs its extra."""
+        sources = [
+            source
+            for source in self._sources
+            if source.name not in omit or getattr(source, "extra_when_omitted", False)
+        ]
         results = await asyncio.gather(
-            *(source.fetch(request) for source in self._sources), return_exceptions=True
+            *(source.fetch(request) for source in sources), return_exceptions=True
         )
         blocks: list[ContextBlock] = []
-        for source, result in zip(self._sources, results, strict=True):
+        for source, result in zip(sources, results, strict=True):
             if isinstance(result, BaseException):
                 if source.required or not isinstance(result, Exception):
                     raise result
@@ -82,8 +90,8 @@ class ContextAssembler:
         request = ContextRequest(input=data, agent=agent, binding=binding, budget_tokens=budget)
         plan = self._registry.plan(binding.provider)
         volatile_last = plan.context_after_dialog
-        fetched = await self._fetch(request)
-        # What the plan's model is not shown still leaves its extra (what the platform says).
+        fetched = await self._fetch(request, omit=plan.omit_context)
+        # What the plan's model is not shown may still leave its extra (what the platform says).
         hidden = [b for b in fetched if b.source in plan.omit_context]
         blocks = fit(
             [b for b in fetched if b.source not in plan.omit_context],
@@ -101,7 +109,7 @@ class ContextAssembler:
         if volatile_last and messages:
             system, messages = after_dialog(shown, messages)
         prompt_id = new_ulid()
-        tokens = estimate_tokens(system) + sum(estimate_tokens(m.content) + 4 for m in messages)
+        tokens = estimate_tokens(system) + _tokens(messages)
         extra = {block.source: block.extra for block in [*blocks, *hidden] if block.extra}
         # One INSERT, atomic on its own: no transaction around it.
         async with self._db.autocommit() as session:

@@ -81,6 +81,8 @@ class DoneSource:
 
     name = "done"
     required = False
+    extra_when_omitted = True
+    """A plan that does not show the note still confirms in the reply from its extra."""
 
     async def fetch(self, request: ContextRequest) -> ContextBlock | None:
         """The notes, or nothing when nothing was done."""

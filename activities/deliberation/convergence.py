@@ -27,7 +27,7 @@ _AGREEMENT = re.compile(
 )
 
 _DISAGREEMENT = re.compile(
-    r"\b(?:not|n't|never|no\s+longer)\s+(?:so\s+|quite\s+|really\s+)?"
+    r"(?:\bnot|n't|\bnever|\bno\s+longer)\s+(?:so\s+|quite\s+|really\s+)?"
     r"(?:true|right|correct|agree|sure|so)\b|\b(?:I\s+)?disagree\b|\bthat'?s\s+wrong\b",
     re.IGNORECASE,
 )

@@ -98,3 +98,23 @@ async def test_on_a_plan_that_trusts_the_model_it_answers_the_time(
         assert asked.marker is not None and asked.marker.text == "It is 20.48:53, right!"
         prompt = [r for r in harness.provider.requests if r.task is TaskType.RESPOND][-1]
         assert "They asked for the time" not in prompt.system
+
+
+ASKS = ["What time is it", "what's the time", "What is the date today", "Do you know the time"]
+
+
+@given(
+    st.sampled_from(["", "Hey, ", "ok ", "please "]),
+    st.sampled_from(ASKS),
+    st.sampled_from(["", "?", "??", ".", " please?"]),
+)
+def test_every_way_of_only_asking_the_time_is_recognised(lead: str, ask: str, end: str) -> None:
+    assert asks_the_time(f"{lead}{ask}{end}")
+
+
+@given(
+    st.sampled_from(ASKS),
+    st.text(st.characters(categories=["L"]), min_size=2, max_size=20),
+)
+def test_a_question_for_the_time_somewhere_else_is_left_to_the_model(ask: str, place: str) -> None:
+    assert not asks_the_time(f"{ask} in {place}?")

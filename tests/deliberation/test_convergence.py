@@ -41,3 +41,13 @@ def test_contradicting_or_adding_is_sent(reply: str) -> None:
 def test_any_pair_of_texts_gets_a_verdict(reply: str, answered: str) -> None:
     verdict = adds_nothing(reply, answered)
     assert verdict is None or verdict.endswith("silence ends a conversation that has converged.")
+
+
+@given(
+    st.sampled_from(["That's not", "It's not", "That isn't", "You're not", "I don't"]),
+    st.sampled_from(["true", "right", "correct", "agree", "quite right", "really sure"]),
+    st.text(st.characters(exclude_categories=["Cs"]), max_size=80),
+)
+def test_no_contradiction_is_read_as_agreement(lead: str, word: str, rest: str) -> None:
+    # Words of the answered message only: what follows could otherwise pass as restating.
+    assert adds_nothing(f"{lead} {word}, {rest}", OPENING) is None
