@@ -90,10 +90,22 @@ def local_plan() -> CallPlan:
     )
 
 
+def compatible_plan() -> CallPlan:
+    """The plan of a server of the user's own (Ollama, LM Studio, llama.cpp, vLLM).
+
+    The hosted pipeline as written, with schemas clamped: these servers compile a schema into
+    a grammar, and llama-cpp-python's died (SIGSEGV) on a string of ``maxLength`` 2000 while
+    one of 1000 compiled; the memory summary asks for 8000.
+    """
+    return CallPlan(grammar=GrammarLimits(max_string_chars=1000, max_array_items=16))
+
+
 def default_plan(provider: ProviderName) -> CallPlan:
     """The plan ``provider`` runs under unless the settings replace it."""
     if provider is ProviderName.LOCAL:
         return local_plan()
+    if provider is ProviderName.OPENAI_COMPATIBLE:
+        return compatible_plan()
     return CallPlan()
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from activities.deliberation.judge import JUDGE_SCHEMA
 from activities.gateway.gateway import ModelGateway
-from activities.gateway.plans import local_plan, shaped
+from activities.gateway.plans import default_plan, local_plan, shaped
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
 from activities.gateway.registry import ModelRegistry
 from activities.gateway.tidy import REPETITION_CUT
@@ -59,11 +59,21 @@ def test_a_request_asking_less_than_the_cap_keeps_its_own_limit() -> None:
 def test_schemas_are_clamped_only_for_grammar_constrained_providers() -> None:
     schema = SummaryReply.model_json_schema()
     local = shaped(request(task=TaskType.SUMMARIZE, response_schema=schema), local_plan())
-    hosted = shaped(request(task=TaskType.SUMMARIZE, response_schema=schema), CallPlan())
+    hosted = shaped(
+        request(task=TaskType.SUMMARIZE, response_schema=schema),
+        default_plan(ProviderName.ANTHROPIC),
+    )
+    own_server = shaped(
+        request(task=TaskType.SUMMARIZE, response_schema=schema),
+        default_plan(ProviderName.OPENAI_COMPATIBLE),
+    )
 
     assert local.response_schema is not None
     assert local.response_schema["properties"]["summary"]["maxLength"] == 500
     assert hosted.response_schema == schema
+    # Ollama, LM Studio and llama.cpp compile a schema into a grammar too, with room to write.
+    assert own_server.response_schema is not None
+    assert own_server.response_schema["properties"]["summary"]["maxLength"] == 1000
 
 
 def test_the_local_model_is_offered_no_tools() -> None:

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
+from activities.gateway.gateway import ModelGateway
 from activities.gateway.providers.compatible import CompatibleProvider, StructuredDialect
+from activities.gateway.registry import ModelRegistry
 from contract.provider_errors import ProviderServerError
 from schemas.models import ChatMessage, ModelBinding, ProviderName, TaskType
 from tests.fakes.provider_server import (
@@ -157,3 +160,64 @@ async def test_llama_cpp_pythons_real_server_answers_structured_calls(
 
     Rating.model_validate_json(response.text)
     assert provider.dialect is StructuredDialect.JSON_OBJECT
+
+
+def every_structured_schema() -> dict[str, dict[str, Any]]:
+    """Each schema Persyn asks a model to fill, by what asks for it."""
+    from activities.deliberation.judge import JUDGE_SCHEMA
+    from activities.deliberation.objections import CRITIQUE_SCHEMA
+    from activities.emotion.classifier import EMOTION_SCHEMA, OPTIONAL_SCHEMA
+    from activities.graph.extract import GraphExtraction
+    from activities.guardrails.classify import hostility_request
+    from activities.observations.prompts import ExtractionReply, VerdictReply
+    from schemas.memory_formation import ClassificationReply, RatingReply, SummaryReply
+
+    hostility = hostility_request([]).response_schema
+    assert hostility is not None
+    return {
+        "summarize": SummaryReply.model_json_schema(),
+        "rate": RatingReply.model_json_schema(),
+        "classify": ClassificationReply.model_json_schema(),
+        "decide": JUDGE_SCHEMA,
+        "critique": CRITIQUE_SCHEMA,
+        "emotion": EMOTION_SCHEMA,
+        "emotion, optional": OPTIONAL_SCHEMA,
+        "observe": ExtractionReply.model_json_schema(),
+        "observe, verdict": VerdictReply.model_json_schema(),
+        "graph": GraphExtraction.model_json_schema(),
+        "hostility": hostility,
+    }
+
+
+@pytest.mark.local_model
+async def test_every_schema_on_the_compatible_plan_leaves_llama_cpp_pythons_server_alive(
+    local_model_server: str,
+) -> None:
+    # A detected llama-cpp-python server died (SIGSEGV) on the memory summary's unclamped
+    # schema: on its default plan every schema Persyn sends is clamped, and each compiles.
+    bound = ModelBinding(
+        provider=ProviderName.OPENAI_COMPATIBLE,
+        model="default",
+        context_window=8192,
+        max_output_tokens=48,
+    )
+    registry = ModelRegistry(bindings=dict.fromkeys(TaskType, bound))
+    provider = CompatibleProvider("not-needed", local_model_server, timeout_seconds=60.0)
+    gateway = ModelGateway(registry, {ProviderName.OPENAI_COMPATIBLE: provider})
+    answered: list[str] = []
+    try:
+        for name, schema in every_structured_schema().items():
+            await gateway.complete(
+                request(
+                    task=TaskType.CLASSIFY,
+                    system="You answer in JSON.",
+                    messages=[ChatMessage(role="user", content=f"Fill in the {name} form.")],
+                    response_schema=schema,
+                    temperature=0.0,
+                )
+            )
+            answered.append(name)  # capped at 48 tokens, the JSON may stop short
+    finally:
+        await gateway.aclose()
+
+    assert answered == list(every_structured_schema())
