@@ -35,6 +35,7 @@ from workers import liveness, unstick
 from workers.build import build_dependencies, build_worker
 from workers.logs import readable_logs
 from workers.standby import STANDBY_FLAG, wait_for_promotion
+from workers.warm import warm
 
 log = logging.getLogger("persyn.worker")
 T = TypeVar("T")
@@ -83,9 +84,11 @@ async def serve() -> None:
                 deps.db, client, task_queue=settings.task_queue, settings=settings.delivery
             )
         )
+        # The encoder and a local model loaded now, not when the first person waits on them.
+        warming = asyncio.create_task(warm(deps.gateway, deps.encoder))
         await stop.wait()
         log.info("worker stopping")
-        for task in (beacon, sweeper):
+        for task in (beacon, sweeper, warming):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task

@@ -90,9 +90,15 @@ class ModelGateway:
         return self.registry.runs(task)
 
     async def complete(
-        self, request: ModelRequest, *, on_delta: DeltaCallback | None = None
+        self,
+        request: ModelRequest,
+        *,
+        on_delta: DeltaCallback | None = None,
+        metered: bool = True,
     ) -> ModelResponse:
         """Run one exchange on the model bound to ``request.task``.
+
+        ``metered=False`` leaves the call out of usage (the worker's own warm-up call).
 
         Raises:
             ProviderError: A classified failure (see :mod:`contract.provider_errors`).
@@ -123,7 +129,7 @@ class ModelGateway:
                     f"{binding.provider.value} did not answer within {self._timeout:g}s"
                 ) from None
             latency = (time.perf_counter() - started) * 1000
-            record = self._emit(request, binding, response, latency)
+            record = self._emit(request, binding, response, latency) if metered else None
             span.finish(response, latency, record)
         return response.model_copy(update={"latency_ms": latency})
 
