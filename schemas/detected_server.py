@@ -9,6 +9,7 @@ the same home. The next ``persyn up`` looks again and rewrites or removes the re
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from pydantic import AwareDatetime, BaseModel, Field, ValidationError
@@ -20,6 +21,19 @@ KNOWN_PORTS = {11434: "Ollama", 1234: "LM Studio", 8080: "llama.cpp's server", 8
 """What usually listens on each default port; another port is "an OpenAI-compatible server"."""
 
 
+SIZE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*([bm])(?![a-z])", re.IGNORECASE)
+"""A model size as servers and model names write it: "7B", "0.5b", "135M"."""
+
+
+def billions(parameters: str | None) -> float | None:
+    """``parameters`` ("7B", "135M") in billions, or ``None`` when it names no size."""
+    match = SIZE.search(parameters or "")
+    if match is None:
+        return None
+    value = float(match.group(1))
+    return value / 1000 if match.group(2).lower() == "m" else value
+
+
 class DetectedServer(BaseModel):
     """An OpenAI-compatible server and the chat model Persyn uses on it."""
 
@@ -29,6 +43,10 @@ class DetectedServer(BaseModel):
     parameters: str | None = Field(default=None, description="Its size, when the server says.")
     context_window: int = Field(default=8192, gt=0)
     detected_at: AwareDatetime
+
+    def billions(self) -> float | None:
+        """Its size in billions of parameters, when the server or the model's name says."""
+        return billions(self.parameters)
 
     def describe(self) -> str:
         """One line: which model, on what, where."""

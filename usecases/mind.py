@@ -41,19 +41,20 @@ def describe(settings: Settings) -> list[str]:
     fast = registry.binding(TaskType.DECIDE)
     provider = respond.provider
     if settings.detected is not None and provider is ProviderName.OPENAI_COMPATIBLE:
-        return [
+        lines = [
             f"mind: {settings.detected.describe()}, found running by persyn up "
             "(PERSYN_PROVIDER=local for the built-in model)"
         ]
+        off = _off(registry, provider)
+        if off:  # a small model found on a server runs on the small-model plan
+            lines.append(f"  a small model, planned as the tiny one: off on it: {', '.join(off)}")
+        return lines
     if provider is ProviderName.LOCAL and settings.local_model_path is None:
-        plan = registry.plan(provider)
-        off = [name for task, name in STAGE_NAMES.items() if not plan.stage(task).run]
-        if not plan.offer_tools:
-            off.append("tools")
         lines = [
             "mind: SmolLM2-135M, the built-in tiny model: replies are shallow and may not "
             "follow what was said",
         ]
+        off = _off(registry, provider)
         if off:
             lines.append(f"  off on it: {', '.join(off)}")
         lines.append("  for a full agent, any one of:")
@@ -65,3 +66,12 @@ def describe(settings: Settings) -> list[str]:
         return [f"mind: {respond.model} at {settings.openai_base_url}"]
     models = respond.model if fast.model == respond.model else f"{respond.model}, {fast.model}"
     return [f"mind: {provider.value} ({models})"]
+
+
+def _off(registry: ModelRegistry, provider: ProviderName) -> list[str]:
+    """The stages, and tools, that ``provider``'s plan switches off, as people name them."""
+    plan = registry.plan(provider)
+    off = [name for task, name in STAGE_NAMES.items() if not plan.stage(task).run]
+    if not plan.offer_tools:
+        off.append("tools")
+    return off

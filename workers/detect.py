@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from schemas.detected_server import KNOWN_PORTS, DetectedServer, record_path
+from schemas.detected_server import KNOWN_PORTS, SIZE, DetectedServer, billions, record_path
 from schemas.settings import Settings
 from store.private_files import replace_private
 
@@ -29,8 +29,6 @@ PROBE_TIMEOUT_S = 0.5
 
 NOT_CHAT = re.compile(r"embed|rerank|whisper|tts|bge-|e5-|minilm|clip|moderation", re.IGNORECASE)
 """Model names that serve something other than chat."""
-
-_SIZE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*([bm])(?![a-z])", re.IGNORECASE)
 
 
 def may_detect(settings: Settings) -> bool:
@@ -119,13 +117,9 @@ def _ollama_sizes(client: httpx.Client, root: str) -> dict[str, str]:
 
 def _size_in_name(name: str) -> str | None:
     """A size written in the model's name ("qwen2.5-7b-instruct": "7B"), if any."""
-    match = _SIZE.search(name)
+    match = SIZE.search(name)
     return f"{match.group(1)}{match.group(2).upper()}" if match else None
 
 
 def _billions(parameters: str | None) -> float:
-    match = _SIZE.search(parameters or "")
-    if match is None:
-        return 0.0
-    value = float(match.group(1))
-    return value / 1000 if match.group(2).lower() == "m" else value
+    return billions(parameters) or 0.0

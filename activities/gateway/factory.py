@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from activities.gateway.base import Provider
 from activities.gateway.providers.scripted import Script, ScriptedProvider
 from contract.provider_errors import ProviderUnavailableError
@@ -11,6 +13,14 @@ from schemas.settings import Settings
 
 KEPT_SCRIPTED_REQUESTS = 100
 """Requests a worker's scripted provider keeps for inspection; nothing reads more."""
+
+
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def on_this_machine(url: str) -> bool:
+    """Whether ``url`` names a server on this machine (a loopback address)."""
+    return (urlsplit(url).hostname or "") in LOOPBACK
 
 
 def build_provider(name: ProviderName, settings: Settings) -> Provider:
@@ -32,6 +42,7 @@ def build_provider(name: ProviderName, settings: Settings) -> Provider:
             timeout_seconds=settings.model_timeout_seconds,
         )
     if name is ProviderName.OPENAI_COMPATIBLE:
+        from activities.gateway.lanes import ModelLanes
         from activities.gateway.providers.compatible import CompatibleProvider, StructuredDialect
 
         assert settings.openai_base_url is not None  # the registry refuses the provider without
@@ -42,6 +53,9 @@ def build_provider(name: ProviderName, settings: Settings) -> Provider:
             base_url=settings.openai_base_url,
             timeout_seconds=settings.model_timeout_seconds,
             dialect=None if structured == "auto" else StructuredDialect(structured),
+            # A server on this machine (Ollama, LM Studio, llama.cpp) mostly answers one call
+            # at a time: a reply goes before memory formation and the other background work.
+            lanes=ModelLanes() if on_this_machine(settings.openai_base_url) else None,
         )
     if name is ProviderName.OPENAI:
         from activities.gateway.providers.openai import OpenAIProvider

@@ -100,12 +100,23 @@ def compatible_plan() -> CallPlan:
     return CallPlan(grammar=GrammarLimits(max_string_chars=1000, max_array_items=16))
 
 
-def default_plan(provider: ProviderName) -> CallPlan:
-    """The plan ``provider`` runs under unless the settings replace it."""
+SMALL_MODEL_BILLIONS = 1.0
+"""A server's model below this size runs on the small-model plan (``local_plan``)."""
+
+
+def default_plan(provider: ProviderName, *, billions: float | None = None) -> CallPlan:
+    """The plan ``provider`` runs under unless the settings replace it.
+
+    ``billions`` is the size of a server's model when known (a server found by ``persyn
+    up``): a small one is planned as the built-in model is, since it judges and follows a
+    long prompt no better. Measured: SmolLM2 found on a server, on the hosted plan, took
+    59 to 63 s a reply (critique, decide and whole-range formation each a model call).
+    """
     if provider is ProviderName.LOCAL:
         return local_plan()
     if provider is ProviderName.OPENAI_COMPATIBLE:
-        return compatible_plan()
+        small = billions is not None and billions < SMALL_MODEL_BILLIONS
+        return local_plan() if small else compatible_plan()
     return CallPlan()
 
 

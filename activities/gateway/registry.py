@@ -111,7 +111,11 @@ class ModelRegistry:
             raise RegistryError("PERSYN_PROVIDER=openai-compatible needs PERSYN_OPENAI_BASE_URL")
         bindings = {task: _binding(provider, task, settings) for task in TaskType}
         bindings.update(settings.models)
-        plans = {name: default_plan(name) for name in {b.provider for b in bindings.values()}}
+        size = settings.detected.billions() if settings.detected is not None else None
+        plans = {
+            name: default_plan(name, billions=size)
+            for name in {b.provider for b in bindings.values()}
+        }
         plans.update(settings.call_plans)
         return cls(bindings=_fitted(bindings, plans), plans=plans)
 

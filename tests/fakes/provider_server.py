@@ -58,6 +58,8 @@ class FakeProviderServer:
         self.response_formats: Dialect | None = None
         """Set: refuse a ``response_format`` of any other type, as that server does."""
         self.requests: list[Recorded] = []
+        self.received = threading.Event()
+        """Set once a request has arrived (a test that must act while one is in flight)."""
         self._faults: list[Fault] = []
         self._tool_calls: list[wire.ToolCalls] = []
         self._lock = threading.Lock()
@@ -115,6 +117,7 @@ class FakeProviderServer:
     def _take(self, request: Recorded) -> Fault | None:
         with self._lock:
             self.requests.append(request)
+            self.received.set()
             if not self._faults:
                 return None
             fault = self._faults[0]

@@ -6,6 +6,7 @@ structured replies) and against llama-cpp-python's real server running the defau
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -13,11 +14,14 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from activities.gateway.factory import build_provider
 from activities.gateway.gateway import ModelGateway
+from activities.gateway.lanes import ModelLanes
 from activities.gateway.providers.compatible import CompatibleProvider, StructuredDialect
 from activities.gateway.registry import ModelRegistry
 from contract.provider_errors import ProviderServerError
 from schemas.models import ChatMessage, ModelBinding, ProviderName, TaskType
+from schemas.settings import Settings
 from tests.fakes.provider_server import (
     LLAMA_CPP_PYTHON,
     NO_RESPONSE_FORMAT,
@@ -167,9 +171,9 @@ def every_structured_schema() -> dict[str, dict[str, Any]]:
     from activities.deliberation.judge import JUDGE_SCHEMA
     from activities.deliberation.objections import CRITIQUE_SCHEMA
     from activities.emotion.classifier import EMOTION_SCHEMA, OPTIONAL_SCHEMA
-    from activities.graph.extract import GraphExtraction
     from activities.guardrails.classify import hostility_request
     from activities.observations.prompts import ExtractionReply, VerdictReply
+    from schemas.graph import GraphExtraction
     from schemas.memory_formation import ClassificationReply, RatingReply, SummaryReply
 
     hostility = hostility_request([]).response_schema
@@ -221,3 +225,44 @@ async def test_every_schema_on_the_compatible_plan_leaves_llama_cpp_pythons_serv
         await gateway.aclose()
 
     assert answered == list(every_structured_schema())
+
+
+async def test_a_reply_goes_before_background_work_on_a_server_of_this_machine(
+    fake: FakeProviderServer,
+) -> None:
+    # Ollama and llama.cpp answer one call at a time: a memory-formation call holding the
+    # server gives way to a reply and runs again after it.
+    fake.structured = ANSWER
+    lanes = ModelLanes(quiet_s=0.05)
+    provider = CompatibleProvider("x", fake.openai_url, timeout_seconds=10.0, lanes=lanes)
+    fake.delay(5)
+    try:
+        background = asyncio.create_task(rate(provider))
+        assert await asyncio.to_thread(fake.received.wait, 5)
+        reply = await provider.complete(request(), binding(ProviderName.OPENAI_COMPATIBLE))
+        rated = await background
+    finally:
+        await provider.aclose()
+
+    assert reply.text and rated == Rating.model_validate(ANSWER)
+    assert lanes.preemptions == 1
+    assert formats(fake) == ["json_schema", None, "json_schema"]
+
+
+@pytest.mark.parametrize(
+    "url,here",
+    [
+        ("http://127.0.0.1:11434/v1", True),
+        ("http://localhost:1234/v1", True),
+        ("http://[::1]:8080/v1", True),
+        ("https://api.together.xyz/v1", False),
+        ("http://10.0.0.7:8000/v1", False),
+    ],
+)
+def test_only_a_server_on_this_machine_gets_lanes(url: str, here: bool) -> None:
+    settings = Settings(provider="openai-compatible", openai_base_url=url)
+
+    provider = build_provider(ProviderName.OPENAI_COMPATIBLE, settings)
+
+    assert isinstance(provider, CompatibleProvider)
+    assert (provider.lanes is not None) is here

@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from activities.gateway.registry import choose_provider
+from activities.gateway.plans import compatible_plan, local_plan
+from activities.gateway.registry import ModelRegistry, choose_provider
 from schemas.detected_server import read_detected, record_path
-from schemas.models import ProviderName
+from schemas.models import ProviderName, TaskType
 from schemas.settings import Settings
 from store.private_files import private_dir
 from temporal.devserver import free_port
@@ -191,3 +192,40 @@ def test_the_tiny_model_says_what_it_is_and_the_three_ways_to_a_full_agent(home:
         "  - a local server",
         "  - a bigger model file",
     ]
+
+
+@pytest.fixture
+def small_only() -> Iterator[Routes]:
+    # llama-cpp-python's server names a model after its file.
+    server = Routes({"/v1/models": models("SmolLM2-135M-Instruct-Q8_0")})
+    yield server
+    server.close()
+
+
+def test_a_small_model_found_runs_on_the_small_model_plan_and_says_so(
+    home: Path, small_only: Routes
+) -> None:
+    settings = looking_at(home, small_only.url)
+    detect.record(settings, detect.detect(settings))
+    found = Settings(home=home)
+
+    plan = ModelRegistry.from_settings(found).plan(ProviderName.OPENAI_COMPATIBLE)
+
+    assert found.detected is not None and found.detected.billions() == pytest.approx(0.135)
+    assert plan == local_plan()
+    lines = describe(found)
+    assert "self-critique" in lines[1] and "tools" in lines[1]
+
+
+def test_a_large_model_found_runs_the_whole_pipeline_with_schemas_clamped(
+    home: Path, ollama: Routes
+) -> None:
+    settings = looking_at(home, ollama.url)
+    detect.record(settings, detect.detect(settings))
+    found = Settings(home=home)
+
+    plan = ModelRegistry.from_settings(found).plan(ProviderName.OPENAI_COMPATIBLE)
+
+    assert plan == compatible_plan()
+    assert all(plan.stage(task).run for task in TaskType) and plan.offer_tools
+    assert describe(found) == [describe(found)[0]]

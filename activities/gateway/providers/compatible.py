@@ -15,6 +15,10 @@ With ``auto`` (the default) the provider starts at ``json_schema`` and steps dow
 server refuses the form itself (an error that names ``response_format``, ``json_schema`` or
 ``json_object``), then keeps the first form the server accepted for the life of the process.
 Every other failure is raised as it came, so retries and fallbacks stay the gateway's.
+
+A server on this machine mostly answers one call at a time, so it may be given lanes
+(:mod:`activities.gateway.lanes`): a reply then goes before memory formation and the other
+background work, as on the built-in server.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from enum import StrEnum
 from typing import Any
 
 from activities.gateway.base import DeltaCallback
+from activities.gateway.lanes import ModelLanes, is_foreground
 from activities.gateway.providers.openai import OpenAIProvider
 from contract.provider_errors import ProviderInvalidRequestError, ProviderServerError
 from schemas.models import ModelBinding, ModelRequest, ModelResponse, ProviderName
@@ -69,6 +74,7 @@ class CompatibleProvider(OpenAIProvider):
         base_url: str,
         timeout_seconds: float,
         dialect: StructuredDialect | None = None,
+        lanes: ModelLanes | None = None,
     ) -> None:
         super().__init__(
             api_key=api_key,
@@ -78,6 +84,8 @@ class CompatibleProvider(OpenAIProvider):
         )
         self._fixed = dialect is not None
         self._dialect = dialect or StructuredDialect.JSON_SCHEMA
+        self.lanes = lanes
+        """Replies before background work, for a server on this machine (one call at a time)."""
 
     @property
     def dialect(self) -> StructuredDialect:
@@ -96,6 +104,17 @@ class CompatibleProvider(OpenAIProvider):
         Raises:
             ProviderError: A classified failure (a refused form only once every form was).
         """
+
+        async def call() -> ModelResponse:
+            return await self._complete(request, binding, on_delta)
+
+        if self.lanes is None:
+            return await call()
+        return await self.lanes.run(call, foreground=is_foreground(request.task))
+
+    async def _complete(
+        self, request: ModelRequest, binding: ModelBinding, on_delta: DeltaCallback | None
+    ) -> ModelResponse:
         if request.response_schema is None:
             return await super().complete(request, binding, on_delta=on_delta)
         while True:
