@@ -259,13 +259,19 @@ def server_address(server: ModelServer) -> str:
 
 
 def find_server(home: Path, server: ModelServer) -> str:
-    """Detect the server as ``persyn up`` does and record it in ``home``; its description."""
+    """Detect the server as ``persyn up`` does and record it in ``home``; what serves, how."""
     settings = Settings(home=home, provider="auto", local_servers=[server_address(server)])
     found = detect.detect(settings)
     if found is None:
         raise RuntimeError(f"the model server at {server.base_url} was not found")
     detect.record(settings, found)
-    return found.describe()
+    plan = ModelRegistry.from_settings(Settings(home=home)).plan(ProviderName.OPENAI_COMPATIBLE)
+    planned = (
+        "the small-model plan (a model under 1B)"
+        if plan == local_plan()
+        else "the hosted call plan, schemas clamped"
+    )
+    return f"{found.describe()}, on {planned}"
 
 
 async def background_calls(db: Database, agent: str) -> dict[str, int]:
@@ -340,7 +346,7 @@ def report(
     quoted = [t for t in turns if t.outcome is Outcome.SPOKE][:3]
     plan = (
         "found by the worker as `persyn up` finds Ollama (PERSYN_PROVIDER=auto), served as an "
-        f"OpenAI-compatible server on the hosted call plan ({mind})"
+        f"OpenAI-compatible server: {mind}"
         if variant.detected
         else "local call plan (respond <= 160 tokens from a prompt of <= 1,536, temperature 0.7, "
         "top-p 0.9, repeat penalty 1.3, echoes of the last 3 replies cut; critique, refinement "

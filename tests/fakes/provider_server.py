@@ -229,7 +229,10 @@ def _handler(server: FakeProviderServer) -> type[BaseHTTPRequestHandler]:
                 self._json(200, wire.anthropic_message(body, text, server.structured, calls))
             elif body.get("stream"):
                 calls = server._next_calls()
-                self._stream(wire.openai_stream(body, "" if calls else server.reply, calls))
+                text = "" if calls else server.reply
+                if _asks_for_json(body):
+                    text = json.dumps(server.structured)
+                self._stream(wire.openai_stream(body, text, calls))
             else:
                 calls = server._next_calls()
                 text = "" if calls else server.reply

@@ -20,7 +20,7 @@ from activities.gateway.lanes import ModelLanes
 from activities.gateway.providers.compatible import CompatibleProvider, StructuredDialect
 from activities.gateway.registry import ModelRegistry
 from contract.provider_errors import ProviderServerError
-from schemas.models import ChatMessage, ModelBinding, ProviderName, TaskType
+from schemas.models import ChatMessage, ModelBinding, ProviderName, Sampling, TaskType
 from schemas.settings import Settings
 from tests.fakes.provider_server import (
     LLAMA_CPP_PYTHON,
@@ -266,3 +266,18 @@ def test_only_a_server_on_this_machine_gets_lanes(url: str, here: bool) -> None:
 
     assert isinstance(provider, CompatibleProvider)
     assert (provider.lanes is not None) is here
+
+
+async def test_the_small_model_plans_sampling_reaches_the_server_and_nothing_else_does(
+    compatible: CompatibleProvider, fake: FakeProviderServer
+) -> None:
+    small = Sampling(temperature=0.7, top_k=40, repeat_penalty=1.3)
+    bound = binding(ProviderName.OPENAI_COMPATIBLE)
+
+    await compatible.complete(request(sampling=small), bound)
+    await compatible.complete(request(), bound)
+
+    planned, plain = (r.body for r in fake.requests)
+    assert (planned["top_k"], planned["repeat_penalty"]) == (40, 1.3)
+    assert "min_p" not in planned
+    assert not {"top_k", "repeat_penalty", "min_p"} & set(plain)

@@ -32,7 +32,7 @@ from activities.gateway.base import DeltaCallback
 from activities.gateway.lanes import ModelLanes, is_foreground
 from activities.gateway.providers.openai import OpenAIProvider
 from contract.provider_errors import ProviderInvalidRequestError, ProviderServerError
-from schemas.models import ModelBinding, ModelRequest, ModelResponse, ProviderName
+from schemas.models import ModelBinding, ModelRequest, ModelResponse, ProviderName, Sampling
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,18 @@ def refused_form(err: Exception) -> bool:
         return False
     message = str(err).lower()
     return any(marker in message for marker in REFUSAL_MARKERS)
+
+
+def local_sampling(sampling: Sampling) -> dict[str, Any]:
+    """The sampling parameters beyond OpenAI's that servers on one's own machine read.
+
+    Only those the plan sets (the small-model plan does): llama.cpp, LM Studio and vLLM read
+    ``top_k`` and ``min_p``, llama.cpp and LM Studio ``repeat_penalty``; Ollama and vLLM pass
+    over what they do not know.
+    """
+    extra = {"repeat_penalty": sampling.repeat_penalty, "top_k": sampling.top_k}
+    extra["min_p"] = sampling.min_p
+    return {key: value for key, value in extra.items() if value is not None}
 
 
 class CompatibleProvider(OpenAIProvider):
@@ -135,6 +147,16 @@ class CompatibleProvider(OpenAIProvider):
                 )
                 if self._dialect is dialect:  # a concurrent call may have stepped down already
                     self._dialect = lower
+
+    def _streams(self, on_delta: DeltaCallback | None) -> bool:
+        # With lanes, always: a server notices a caller that gave up (a background call
+        # pre-empted by a reply) only between streamed chunks.
+        return self.lanes is not None or on_delta is not None
+
+    def _extra_body(self, sampling: Sampling) -> dict[str, Any]:
+        # Without them SmolLM2 served this way began copying lines of its own context
+        # ("Bench: Hello.") within 25 replies.
+        return local_sampling(sampling)
 
     def _step_down(self, dialect: StructuredDialect) -> StructuredDialect | None:
         index = DIALECTS.index(dialect)

@@ -25,6 +25,7 @@ import openai
 
 from activities.gateway.base import DeltaCallback
 from activities.gateway.lanes import ModelLanes, is_foreground
+from activities.gateway.providers.compatible import local_sampling
 from activities.gateway.providers.openai import OpenAIProvider
 from contract.provider_errors import ProviderServerError
 from schemas.models import (
@@ -107,9 +108,7 @@ class LocalProvider(OpenAIProvider):
         return {"type": "json_object", "schema": schema}
 
     def _extra_body(self, sampling: Sampling) -> dict[str, Any]:
-        extra = {"repeat_penalty": sampling.repeat_penalty, "top_k": sampling.top_k}
-        extra["min_p"] = sampling.min_p
-        return {key: value for key, value in extra.items() if value is not None}
+        return local_sampling(sampling)
 
 
 def _estimated_usage(request: ModelRequest, text: str) -> TokenUsage:
