@@ -64,7 +64,8 @@ async def _model(gateway: ModelGateway) -> bool:
     reply = gateway.binding(_HELLO.model_copy(update={"task": TaskType.RESPOND}))
     if reply.provider not in ON_THIS_MACHINE:
         return False  # a hosted model is warm already, and a call would cost money
-    if gateway.binding(_HELLO) != reply:
+    background = gateway.binding(_HELLO)
+    if (background.provider, background.model) != (reply.provider, reply.model):
         return False  # the background task's model is not the reply's: warming it helps none
     await gateway.complete(_HELLO, metered=False)
     return True

@@ -20,6 +20,7 @@ from schemas.models import (
     TaskType,
     UsageRecord,
 )
+from schemas.settings import Settings
 from workers.warm import warm
 
 
@@ -59,9 +60,11 @@ class Failing(ScriptedProvider):
 def gateway_on(
     provider: ProviderName, serving: ScriptedProvider, hub: MeterHub | None = None
 ) -> ModelGateway:
-    binding = ModelBinding(provider=provider, model="m", context_window=8192)
-    registry = ModelRegistry(bindings=dict.fromkeys(TaskType, binding))
-    return ModelGateway(registry, {provider: serving}, meters=hub)
+    # As the registry builds them: one model, a tier and a window per task.
+    settings = Settings(provider="local")
+    built = ModelRegistry.from_settings(settings).bindings
+    bindings = {task: b.model_copy(update={"provider": provider}) for task, b in built.items()}
+    return ModelGateway(ModelRegistry(bindings=bindings), {provider: serving}, meters=hub)
 
 
 @pytest.mark.parametrize("provider", [ProviderName.LOCAL, ProviderName.OPENAI_COMPATIBLE])
