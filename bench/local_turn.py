@@ -348,7 +348,7 @@ def report(
         "found by the worker as `persyn up` finds Ollama (PERSYN_PROVIDER=auto), served as an "
         f"OpenAI-compatible server: {mind}"
         if variant.detected
-        else "local call plan (respond <= 160 tokens from a prompt of <= 1,536, temperature 0.7, "
+        else "local call plan (respond <= 96 tokens from a prompt of <= 1,536, temperature 0.7, "
         "top-p 0.9, repeat penalty 1.3, echoes of the last 3 replies cut; critique, refinement "
         "and the decide judgment skipped)"
     )

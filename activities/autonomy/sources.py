@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from activities.context.fencing import AUTONOMY_LOG, GOALS, QUICK_FACTS
 from activities.context.model import ContextBlock, ContextRequest, Trim
-from schemas.autonomy import FiringKind
+from activities.memory.explicit import is_kept_request
+from schemas.autonomy import FiringKind, QuickFact
 from schemas.events import Trigger
 from store.db import Database
 from store.queries.autonomy import recent_autonomy
@@ -65,7 +66,7 @@ class QuickFactsSource:
             return None
         speaker = request.input.event.speaker
         names = {"self": "you", request.input.person_id: speaker.display_name or speaker.speaker_id}
-        items = [f"- {names.get(f.subject, f.subject)}: {f.key} = {f.value}" for f in facts]
+        items = [_fact_item(names.get(f.subject, f.subject), f) for f in facts]
         return ContextBlock(
             source=self.name,
             title="Quick facts from your scratchpad (subject: key = value):",
@@ -74,6 +75,14 @@ class QuickFactsSource:
             trim=Trim.LAST_FIRST,
             provenance=QUICK_FACTS,
         )
+
+
+def _fact_item(subject: str, fact: QuickFact) -> str:
+    # A kept request's key carries a digest that keeps two requests apart; a small model
+    # copied it into its replies ("(130c8)"), so it is left out of what the model reads.
+    if is_kept_request(fact.key):
+        return f"- {subject}: asked you to remember = {fact.value}"
+    return f"- {subject}: {fact.key} = {fact.value}"
 
 
 class AutonomyOutcomesSource:

@@ -70,7 +70,7 @@ def _binding(provider: ProviderName, task: TaskType, settings: Settings) -> Mode
             model="smollm2-135m-instruct",
             context_window=settings.local_context_window,
             # A reply sized for chat; the call plan caps each stage (plans.local_plan).
-            max_output_tokens=160,
+            max_output_tokens=96,
             tier=tier,
         )
     return ModelBinding(provider=provider, model="scripted", context_window=8192, tier=tier)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from activities.memory.explicit import KEY
+from activities.memory.explicit import is_kept_request
 from schemas.autonomy import QuickFact
 
 _ASKS = re.compile(
@@ -21,7 +21,6 @@ _ASKS = re.compile(
     r"|what\s+do\s+you\s+have\s+on\s+me)\b",
     re.IGNORECASE,
 )
-_KEPT = re.compile("^" + re.escape(KEY).replace(re.escape("{digest}"), "[0-9a-f]+") + "$")
 
 NOTHING_YET = (
     "I have nothing noted about you yet. Tell me about yourself, or say "
@@ -36,7 +35,7 @@ def asks_what_i_know(text: str) -> bool:
 
 def fact_line(fact: QuickFact) -> str:
     """One fact as the person reads it."""
-    if _KEPT.match(fact.key):
+    if is_kept_request(fact.key):
         return f'you asked me to remember "{fact.value}"'
     return f"{fact.key}: {fact.value}"
 

@@ -22,7 +22,15 @@ from store.db import Database
 from store.queries.goals import count_facts, put_fact
 
 KEY = "asked me to remember ({digest})"
-"""Quick-fact key of a kept request, shown as "Sam: asked me to remember (3f2a9c) = ..."."""
+"""Quick-fact key of a kept request; the digest keeps two requests apart, never shown."""
+
+_KEPT = re.compile("^" + re.escape(KEY).replace(re.escape("{digest}"), "[0-9a-f]+") + "$")
+
+
+def is_kept_request(key: str) -> bool:
+    """Whether a quick fact's ``key`` is that of something a person asked to be remembered."""
+    return _KEPT.match(key) is not None
+
 
 VALUE_CHARS = 500
 

@@ -41,7 +41,7 @@ def test_the_local_plan_sizes_replies_for_chat_and_verdicts_for_a_yes_or_no() ->
         local_plan(),
     )
 
-    assert reply.max_output_tokens == 160
+    assert reply.max_output_tokens == 96
     assert reply.sampling is not None and reply.sampling.repeat_penalty == 1.3
     assert reply.sampling.temperature == 0.7 and reply.sampling.top_p == 0.9
     assert reply.sampling.stop
@@ -113,7 +113,7 @@ async def test_the_gateway_cuts_a_loop_from_the_reply_and_the_stream() -> None:
     assert response.finish_reason == REPETITION_CUT
     assert "".join(deltas.pieces).strip() == response.text
     sent = provider.requests[0]
-    assert sent.max_output_tokens == 160 and sent.sampling is not None
+    assert sent.max_output_tokens == 96 and sent.sampling is not None
 
 
 async def test_structured_replies_are_never_cut() -> None:
@@ -130,8 +130,8 @@ def test_the_reply_prompt_is_assembled_to_the_plans_input_cap() -> None:
     registry = ModelRegistry.from_settings(Settings(provider="local"))
     respond = registry.binding(TaskType.RESPOND)
 
-    assert respond.context_window == 1536 + 160
-    assert respond.max_output_tokens == 160
+    assert respond.context_window == 1536 + 96
+    assert respond.max_output_tokens == 96
     # Memory formation reads whole chunks of dialog: its window stays the model's.
     assert registry.binding(TaskType.SUMMARIZE).context_window == 8192
 

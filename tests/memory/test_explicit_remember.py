@@ -77,6 +77,9 @@ async def test_a_kept_request_is_in_the_prompt_of_its_own_reply_and_of_later_one
     assert [(f.key, f.value) for f in facts] == [(fact_key("I prefer tea"), "I prefer tea")]
     replies = [r for r in harness.provider.requests if r.task is TaskType.RESPOND]
     assert "I prefer tea" in replies[-1].system  # the reply that answers the request
+    # The key's digest keeps two requests apart; SmolLM2 copied it into replies ("(130c8)").
+    assert "asked you to remember = I prefer tea" in replies[-1].system
+    assert fact_key("I prefer tea") not in replies[-1].system
 
     await harness.say(agent, "remember when we talked about my trip to Lisbon?")
     await harness.say(agent, "what do you know about me?")
