@@ -15,7 +15,7 @@ from pydantic import SecretStr
 from activities.gateway.plans import compatible_plan, local_plan
 from activities.gateway.registry import ModelRegistry, choose_provider
 from schemas.detected_server import read_detected, record_path
-from schemas.models import ProviderName, TaskType
+from schemas.models import CallPlan, ProviderName, TaskType
 from schemas.settings import Settings
 from store.private_files import private_dir
 from temporal.devserver import free_port
@@ -202,14 +202,18 @@ def small_only() -> Iterator[Routes]:
     server.close()
 
 
+def found_at(home: Path, url: str) -> tuple[Settings, CallPlan]:
+    """Settings after `persyn up` found the server at ``url``, and the plan it runs on."""
+    settings = looking_at(home, url)
+    detect.record(settings, detect.detect(settings))
+    found = Settings(home=home)
+    return found, ModelRegistry.from_settings(found).plan(ProviderName.OPENAI_COMPATIBLE)
+
+
 def test_a_small_model_found_runs_on_the_small_model_plan_and_says_so(
     home: Path, small_only: Routes
 ) -> None:
-    settings = looking_at(home, small_only.url)
-    detect.record(settings, detect.detect(settings))
-    found = Settings(home=home)
-
-    plan = ModelRegistry.from_settings(found).plan(ProviderName.OPENAI_COMPATIBLE)
+    found, plan = found_at(home, small_only.url)
 
     assert found.detected is not None and found.detected.billions() == pytest.approx(0.135)
     assert plan == local_plan()
@@ -220,11 +224,7 @@ def test_a_small_model_found_runs_on_the_small_model_plan_and_says_so(
 def test_a_large_model_found_runs_the_whole_pipeline_with_schemas_clamped(
     home: Path, ollama: Routes
 ) -> None:
-    settings = looking_at(home, ollama.url)
-    detect.record(settings, detect.detect(settings))
-    found = Settings(home=home)
-
-    plan = ModelRegistry.from_settings(found).plan(ProviderName.OPENAI_COMPATIBLE)
+    found, plan = found_at(home, ollama.url)
 
     assert plan == compatible_plan()
     assert all(plan.stage(task).run for task in TaskType) and plan.offer_tools
