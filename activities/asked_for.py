@@ -42,6 +42,10 @@ from schemas.peers import AGENT_SERVICE
 from store.db import Database
 from store.queries.agents import get_agent
 from store.queries.goals import get_facts
+from store.queries.memory import with_person
+
+MEMORIES_QUOTED = 2
+"""Memories of the person quoted when they ask what the agent knows about them."""
 
 
 def reminder_id_for(event_id: str) -> str:
@@ -90,7 +94,7 @@ class AskedFor:
             return []
         steps = [self._fact_kept(data, person_id), self._set_reminder(data, person_id)]
         if self._answer_what_i_know and asks_what_i_know(event.text):
-            steps.append(self._what_i_know(data.agent, person_id))
+            steps.append(self._what_i_know(data, person_id))
         if self._answer_what_i_know and asks_the_time(event.text):
             steps.append(self._the_time(data))
         done: list[DoneForThem] = []
@@ -113,10 +117,18 @@ class AskedFor:
             confirmation=f'Noted: you asked me to remember "{fact}".',
         )
 
-    async def _what_i_know(self, agent: str, person_id: str) -> DoneForThem:
+    async def _what_i_know(self, data: AdmitInput, person_id: str) -> DoneForThem:
+        # Memories of this channel only: what the person said elsewhere stays there.
         async with self._db.autocommit() as session:
-            facts = await get_facts(session, agent=agent, subjects=[person_id])
-        answer = what_i_know(facts)
+            facts = await get_facts(session, agent=data.agent, subjects=[person_id])
+            memories = await with_person(
+                session,
+                agent=data.agent,
+                channel_key=data.event.channel.key,
+                person_id=person_id,
+                limit=MEMORIES_QUOTED,
+            )
+        answer = what_i_know(facts, [memory.summary for memory in memories])
         return DoneForThem(
             note=f"They asked what you know about them. From your notes: {answer}",
             confirmation=answer,

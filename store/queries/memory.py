@@ -143,6 +143,20 @@ async def list_records(
     return [(to_public(r), str(r.channel_key)) for r in result]
 
 
+async def with_person(
+    session: AsyncSession, *, agent: str, channel_key: str, person_id: str, limit: int
+) -> list[MemoryRecordPublic]:
+    """The agent's unforgotten memories of ``person_id`` on one channel, newest first."""
+    result = await execute(
+        session,
+        f"SELECT {COLUMNS} FROM memory_records m JOIN channels c ON c.id = m.channel_id "
+        "WHERE m.agent = :agent AND c.key = :key AND :person = ANY(m.participants) "
+        "AND m.forgotten_at IS NULL ORDER BY m.id DESC LIMIT :n",
+        {"agent": agent, "key": channel_key, "person": person_id, "n": limit},
+    )
+    return [to_public(r) for r in result]
+
+
 async def derived_records(session: AsyncSession, *, record_id: str) -> list[MemoryRecordPublic]:
     """Records whose consolidation prompt held ``record_id`` (they derive from it)."""
     result = await execute(

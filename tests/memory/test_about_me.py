@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from activities.memory.about_me import NOTHING_YET, asks_what_i_know, what_i_know
+from activities.memory.about_me import MEMORY_CHARS, NOTHING_YET, asks_what_i_know, what_i_know
 from activities.memory.explicit import fact_key
 from schemas.autonomy import QuickFact
 
@@ -58,3 +58,20 @@ def test_a_long_list_is_cut_and_says_how_many_more() -> None:
 @given(st.text(max_size=400))
 def test_any_text_is_read_without_error(text: str) -> None:
     assert asks_what_i_know(text) in (True, False)
+
+
+def test_memories_are_quoted_after_the_notes_each_cut_at_a_word() -> None:
+    long = "I talked with Max on terminal:console. Max said: " + "bread and boats " * 30
+    answer = what_i_know([fact("city", "Lyon")], [long, "I met Max for the first time."])
+
+    assert answer.startswith("What I have noted about you: city: Lyon. From our conversations")
+    first = answer.split("I remember: ", 1)[1].split(" ... ")[0]
+    assert len(first) <= MEMORY_CHARS and first.endswith(("bread", "and", "boats"))
+    assert answer.endswith("I met Max for the first time.")
+
+
+def test_memories_alone_say_that_nothing_is_noted() -> None:
+    assert what_i_know([], ["I met Max for the first time."]) == (
+        "I have nothing noted about you yet. From our conversations I remember: "
+        "I met Max for the first time."
+    )

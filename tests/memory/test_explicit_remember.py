@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,9 +12,12 @@ from temporalio.client import Client
 from activities.gateway.providers.scripted import ScriptRule
 from activities.memory.about_me import NOTHING_YET
 from activities.memory.explicit import _POINTERS, fact_key, requested_fact
+from schemas.ids import new_ulid
 from schemas.models import CallPlan, ProviderName, TaskType
 from store.queries.goals import get_facts
-from tests.harness import Harness, Stack, running_worker
+from store.queries.memory import NewRecord, insert_record
+from store.sql import execute
+from tests.harness import Harness, Stack, running_worker, terminal
 
 
 @pytest.mark.parametrize(
@@ -115,3 +120,48 @@ async def test_on_a_plan_that_confirms_without_the_model_the_reply_says_what_it_
     assert known.marker.text.endswith(
         'What I have noted about you: you asked me to remember "I prefer tea".'
     )
+
+
+async def test_what_i_know_quotes_memories_of_the_person_on_that_channel_only(
+    client: Client, stack: Stack
+) -> None:
+    # Told where they live and what they do, never asked to keep it: it is in the memories.
+    plans = {ProviderName.SCRIPTED: CallPlan(offer_tools=False, confirm_done=True)}
+    async with running_worker(client, stack, settings_overrides={"call_plans": plans}) as harness:
+        agent = (await harness.create_agent()).handle
+        await harness.say(agent, "I live in Lyon.")
+        await harness.say(agent, "I sail on weekends.", channel=terminal("elsewhere"))
+        said = {"tty": "Ada said: I live in Lyon.", "elsewhere": "Ada said: I sail."}
+        async with harness.db.session() as session:
+            turns = (
+                await execute(
+                    session,
+                    "SELECT t.person_id, t.channel_id, c.key FROM dialog_turns t "
+                    "JOIN channels c ON c.id = t.channel_id "
+                    "WHERE t.agent = :a AND t.role = 'person'",
+                    {"a": agent},
+                )
+            ).all()
+            for turn in turns:
+                await insert_record(
+                    session,
+                    record=NewRecord(
+                        id=new_ulid(),
+                        agent=agent,
+                        channel_id=turn.channel_id,
+                        conversation_id=None,
+                        summary=f"I talked with Ada on {turn.key}. {said[turn.key.split(':')[1]]}",
+                        importance=5,
+                        created_at=datetime.now(UTC),
+                        participants=[turn.person_id],
+                    ),
+                )
+            await session.commit()
+        known = await harness.say(agent, "what do you know about me?")
+
+    assert known.marker is not None and known.marker.text is not None
+    assert known.marker.text.endswith(
+        "I have nothing noted about you yet. From our conversations I remember: "
+        "I talked with Ada on terminal:tty. Ada said: I live in Lyon."
+    )
+    assert "sail" not in known.marker.text  # said on another channel: it stays there
