@@ -119,6 +119,12 @@ class RepetitionGuard:
         return len(self.text)
 
 
+def finished_length(text: str) -> int:
+    """How much of ``text`` is finished sentences (with the space after): 0 if none is."""
+    ends = list(_SENTENCE_END.finditer(text))
+    return ends[-1].end() if ends else 0
+
+
 def last_full_sentence(text: str) -> str:
     """``text`` up to its last finished sentence (all of it if none has finished)."""
     ends = list(_SENTENCE_END.finditer(text.rstrip() + " "))

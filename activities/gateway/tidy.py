@@ -15,7 +15,12 @@ from __future__ import annotations
 import logging
 
 from activities.gateway.base import DeltaCallback, Provider
-from activities.gateway.repetition import RepetitionGuard, last_full_sentence, sentence_keys
+from activities.gateway.repetition import (
+    RepetitionGuard,
+    finished_length,
+    last_full_sentence,
+    sentence_keys,
+)
 from schemas.models import CallPlan, ModelBinding, ModelRequest, ModelResponse, TokenUsage
 
 log = logging.getLogger(__name__)
@@ -43,21 +48,58 @@ def _hotter(request: ModelRequest) -> ModelRequest:
 
 
 class _Shown:
-    """The stream's sink behind a guard: only text the guard lets through reaches it."""
+    """The stream's sink behind a guard: only text the guard lets through reaches it.
 
-    def __init__(self, sink: DeltaCallback | None, guard: RepetitionGuard) -> None:
+    Near its token cap (``whole_after`` streamed pieces, about a token each) a reply that will
+    be ended on its last full sentence streams only finished sentences: a fragment the cap
+    cuts off was otherwise shown, then missing from the reply kept.
+    """
+
+    def __init__(
+        self,
+        sink: DeltaCallback | None,
+        guard: RepetitionGuard | None,
+        *,
+        whole_after: int | None = None,
+    ) -> None:
         self.sink = sink
         self.guard = guard
+        self._whole_after = whole_after
+        self._pieces = 0
+        self._pending = ""
+        self.sent = ""
 
     async def __call__(self, text: str) -> None:
-        shown = self.guard.feed(text)
-        if shown and self.sink is not None:
-            await self.sink(shown)
+        self._pieces += 1
+        self._pending += self.guard.feed(text) if self.guard is not None else text
+        out = self._pending
+        if self._whole_after is not None and self._pieces >= self._whole_after:
+            out = out[: finished_length(out)]
+        await self._send(out)
 
-    async def finish(self) -> None:
-        rest = self.guard.finish()
-        if rest and self.sink is not None:
-            await self.sink(rest)
+    async def finish(self, kept: str) -> None:
+        """The reply is over and ``kept`` is what stays: show what of it was held back."""
+        if kept.startswith(self.sent.rstrip()) and len(kept) > len(self.sent):
+            await self._send(kept[len(self.sent) :])
+
+    async def _send(self, out: str) -> None:
+        if not out:
+            return
+        self._pending = self._pending[len(out) :]
+        self.sent += out
+        if self.sink is not None:
+            await self.sink(out)
+
+
+WHOLE_SENTENCES_TOKENS = 32
+"""In the last so many tokens before a reply's cap, only finished sentences are streamed."""
+
+
+def _whole_after(request: ModelRequest, plan: CallPlan) -> int | None:
+    cap = request.max_output_tokens
+    if not plan.end_on_sentence or cap is None:
+        return None
+    return max(0, cap - WHOLE_SENTENCES_TOKENS)
 
 
 def _kept(response: ModelResponse, guard: RepetitionGuard, plan: CallPlan) -> ModelResponse:
@@ -93,28 +135,28 @@ async def free_text(
     Raises:
         ProviderError: A classified failure of either attempt.
     """
+    whole_after = _whole_after(request, plan)
     if not plan.cut_repetition:
-        response = await provider.complete(request, binding, on_delta=sink)
+        plain = _Shown(sink, None, whole_after=whole_after)
+        response = await provider.complete(request, binding, on_delta=plain)
         if plan.end_on_sentence and response.finish_reason == "length":
             response = response.model_copy(update={"text": last_full_sentence(response.text)})
+        await plain.finish(response.text)
         return response
     earlier = _earlier(request)
-    shown = _Shown(sink, RepetitionGuard(seen=set(earlier)))
+    shown = _Shown(sink, RepetitionGuard(seen=set(earlier)), whole_after=whole_after)
     first = await provider.complete(request, binding, on_delta=shown)
-    await shown.finish()
-    kept = _kept(first, shown.guard, plan)
+    kept = _kept(first, RepetitionGuard(seen=set(earlier), text=first.text), plan)
+    await shown.finish(kept.text)
     if kept.text.strip():
         return kept
     log.info("a %s reply was empty or only echoed earlier ones; asking once more", first.model)
-    again = _Shown(sink, RepetitionGuard(seen=set(earlier)))
+    again = _Shown(sink, RepetitionGuard(seen=set(earlier)), whole_after=whole_after)
     second = await provider.complete(_hotter(request), binding, on_delta=again)
-    await again.finish()
-    kept = _kept(second, again.guard, plan)
+    kept = _kept(second, RepetitionGuard(seen=set(earlier), text=second.text), plan)
+    await again.finish(kept.text)
     if not kept.text.strip():
         # Echoed twice: keep the second reply with only its own loops cut.
-        own = RepetitionGuard()
-        text = own.feed(second.text) + own.finish()
-        if sink is not None and text:
-            await sink(text)
-        kept = _kept(second, own, plan)
+        kept = _kept(second, RepetitionGuard(text=second.text), plan)
+        await again.finish(kept.text)
     return kept.model_copy(update={"usage": _plus(first.usage, second.usage)})

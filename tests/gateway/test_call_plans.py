@@ -146,8 +146,13 @@ async def test_a_reply_stopped_by_its_cap_ends_on_its_last_full_sentence() -> No
     gateway = ModelGateway(local_registry(), {ProviderName.SCRIPTED: provider})
 
     response = await gateway.complete(request())
+    # Near the cap only finished sentences stream: "Crabs hide" was shown, then not kept.
+    streamed = Deltas()
+    near_cap = await gateway.complete(request(max_output_tokens=36), on_delta=streamed)
 
-    assert response.text == "Tide pools are small worlds."
+    assert response.text == near_cap.text == "Tide pools are small worlds."
+    assert "".join(streamed.pieces).strip() == near_cap.text
+    assert streamed.pieces[:3] == ["Tide ", "pools ", "are "]  # far from the cap: word by word
 
 
 ECHO = "Ava, I'm so glad you're enjoying your adventure! But what is the difference?"
