@@ -123,14 +123,13 @@ async def bench_stack(*, tuned: bool = True) -> AsyncIterator[BenchStack]:
         pg = EmbeddedPostgres(home / "pg", free_port(), home / "logs" / "pg.log")
         pg.start()
         upgrade(pg.dsn)
-        server = DevServer(
-            port=free_port(),
+        server, process = DevServer(
+            port=0,
             ui_port=None,
             db_file=home / "temporal.db",
             log_file=home / "logs" / "temporal.log",
             dynamic_config=dict(LOW_LATENCY_CONFIG) if tuned else {},
-        )
-        process = server.start(detached=False)
+        ).start_on_free_port(detached=False)
         address = f"127.0.0.1:{server.port}"
         try:
             settings = Settings(home=home, temporal_address=address, database_url=pg.dsn)

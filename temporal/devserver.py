@@ -15,7 +15,7 @@ import subprocess
 import sys
 import sysconfig
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from contract.names import SEARCH_ATTRIBUTES
@@ -145,4 +145,28 @@ class DevServer:
                 process.kill()
                 raise DevServerError(f"Temporal dev server did not start: see {self.log_file}")
             time.sleep(0.02)
+        if process.poll() is not None:  # what answered was another process on that port
+            raise DevServerError(f"Temporal dev server exited: see {self.log_file}")
         return process
+
+    def start_on_free_port(
+        self, *, detached: bool, attempts: int = 3
+    ) -> tuple[DevServer, subprocess.Popen[bytes]]:
+        """Start a copy of this server on a free port; the copy started and its process.
+
+        A port found free can be taken before the server binds it (an outgoing connection's
+        ephemeral port is drawn from the same range): a test session's server once died so
+        ("bind: address already in use") and every test after it failed. Each attempt takes
+        another port.
+
+        Raises:
+            DevServerError: Every attempt failed.
+        """
+        for _ in range(attempts - 1):
+            server = replace(self, port=free_port())
+            try:
+                return server, server.start(detached=detached)
+            except DevServerError:
+                continue
+        server = replace(self, port=free_port())
+        return server, server.start(detached=detached)

@@ -108,10 +108,10 @@ def local_model_server(session_dir: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def temporal_address(session_dir: Path) -> Iterator[str]:
-    server = DevServer(
-        port=free_port(), ui_port=None, db_file=None, log_file=session_dir / "logs" / "temporal.log"
+    wanted = DevServer(
+        port=0, ui_port=None, db_file=None, log_file=session_dir / "logs" / "temporal.log"
     )
-    process = server.start(detached=False)
+    server, process = wanted.start_on_free_port(detached=False)
     yield f"127.0.0.1:{server.port}"
     process.terminate()
     process.wait(10)

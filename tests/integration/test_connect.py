@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from pathlib import Path
 
 import pytest
 from temporalio.api.workflowservice.v1 import GetSystemInfoRequest
 
+from temporal import devserver
 from temporal.client import TemporalUnavailableError, connect
 from temporal.devserver import DevServer, free_port
 from tests.harness import Stack
@@ -38,3 +40,25 @@ async def test_a_server_that_starts_late_is_connected_to_within_the_grace(
     finally:
         process.terminate()
         process.wait(10)
+
+
+def test_a_port_taken_after_it_was_found_free_is_given_up_for_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Between finding a port free and the server binding it, something else took it: a test
+    # session's server died so, and every test after it failed.
+    taken = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    ports = iter([taken.getsockname()[1], free_port()])
+    monkeypatch.setattr(devserver, "free_port", lambda: next(ports))
+    wanted = DevServer(port=0, ui_port=None, db_file=None, log_file=tmp_path / "t.log")
+    try:
+        server, process = wanted.start_on_free_port(detached=False, attempts=2)
+        try:
+            assert server.port != taken.getsockname()[1] and process.poll() is None
+        finally:
+            process.terminate()
+            process.wait(10)
+    finally:
+        taken.close()

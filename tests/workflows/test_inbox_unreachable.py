@@ -16,7 +16,7 @@ from temporalio.client import Client
 from temporalio.service import RetryConfig, RPCError
 
 from temporal import inbox
-from temporal.devserver import DevServer, free_port
+from temporal.devserver import DevServer
 from temporal.payload_converter import tolerant_data_converter
 from tests.harness import event, until
 
@@ -25,8 +25,9 @@ async def test_a_server_gone_mid_session_fails_the_submission_once_and_quietly(
     caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
     # A server of its own, to stop: the client is connected, as a CLI's is, when it dies.
-    dev = DevServer(port=free_port(), ui_port=None, db_file=None, log_file=tmp_path / "t.log")
-    server = dev.start(detached=False)
+    dev, server = DevServer(
+        port=0, ui_port=None, db_file=None, log_file=tmp_path / "t.log"
+    ).start_on_free_port(detached=False)
     connected: list[Client] = []
 
     async def connect() -> bool:
