@@ -61,7 +61,7 @@ async def _encoder(encoder: Encoder | None) -> bool:
 
 
 async def _model(gateway: ModelGateway) -> bool:
-    reply = gateway.binding(_HELLO.model_copy(update={"task": TaskType.RESPOND}))
+    reply = gateway.registry.binding(TaskType.RESPOND)
     if reply.provider not in ON_THIS_MACHINE:
         return False  # a hosted model is warm already, and a call would cost money
     background = gateway.binding(_HELLO)

@@ -16,6 +16,7 @@ KEPT_SCRIPTED_REQUESTS = 100
 
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+"""Host names of this machine's own loopback interface."""
 
 
 def on_this_machine(url: str) -> bool:

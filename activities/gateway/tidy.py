@@ -17,6 +17,7 @@ import logging
 from activities.gateway.base import DeltaCallback, Provider
 from activities.gateway.repetition import (
     RepetitionGuard,
+    cut_repetition,
     finished_length,
     last_full_sentence,
     sentence_keys,
@@ -102,8 +103,9 @@ def _whole_after(request: ModelRequest, plan: CallPlan) -> int | None:
     return max(0, cap - WHOLE_SENTENCES_TOKENS)
 
 
-def _kept(response: ModelResponse, guard: RepetitionGuard, plan: CallPlan) -> ModelResponse:
-    text, finish = guard.cut(), response.finish_reason
+def _kept(response: ModelResponse, said: set[str], plan: CallPlan) -> ModelResponse:
+    """``response`` cut before a sentence repeated (of its own or in ``said``), as kept."""
+    text, finish = cut_repetition(response.text, said), response.finish_reason
     if text != response.text:
         log.info("a repeated sentence was cut from a %s reply", response.model)
         finish = REPETITION_CUT
@@ -146,17 +148,17 @@ async def free_text(
     earlier = _earlier(request)
     shown = _Shown(sink, RepetitionGuard(seen=set(earlier)), whole_after=whole_after)
     first = await provider.complete(request, binding, on_delta=shown)
-    kept = _kept(first, RepetitionGuard(seen=set(earlier), text=first.text), plan)
+    kept = _kept(first, earlier, plan)
     await shown.finish(kept.text)
     if kept.text.strip():
         return kept
     log.info("a %s reply was empty or only echoed earlier ones; asking once more", first.model)
     again = _Shown(sink, RepetitionGuard(seen=set(earlier)), whole_after=whole_after)
     second = await provider.complete(_hotter(request), binding, on_delta=again)
-    kept = _kept(second, RepetitionGuard(seen=set(earlier), text=second.text), plan)
+    kept = _kept(second, earlier, plan)
     await again.finish(kept.text)
     if not kept.text.strip():
         # Echoed twice: keep the second reply with only its own loops cut.
-        kept = _kept(second, RepetitionGuard(text=second.text), plan)
+        kept = _kept(second, set(), plan)
         await again.finish(kept.text)
     return kept.model_copy(update={"usage": _plus(first.usage, second.usage)})

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import re
 from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from activities.deliberation.judge import JUDGE_SCHEMA
 from activities.gateway.gateway import ModelGateway
 from activities.gateway.plans import default_plan, local_plan, shaped
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
 from activities.gateway.registry import ModelRegistry
-from activities.gateway.tidy import REPETITION_CUT
+from activities.gateway.tidy import REPETITION_CUT, WHOLE_SENTENCES_TOKENS
 from schemas.memory_formation import SummaryReply
 from schemas.models import (
     CallPlan,
@@ -210,3 +215,49 @@ async def test_an_empty_reply_is_asked_for_once_more() -> None:
 
     assert response.text == "Yes, gladly."
     assert len(provider.requests) == 2
+
+
+class WordPerToken(ScriptedProvider):
+    """Streams ``text`` a word a token and stops at the request's cap, as a capped model does."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    async def complete(
+        self, request: ModelRequest, binding: ModelBinding, **kwargs: Any
+    ) -> ModelResponse:
+        words = re.findall(r"\S+\s*", self.text)
+        cap = request.max_output_tokens or len(words)
+        on_delta = kwargs.get("on_delta")
+        for word in words[:cap]:
+            if on_delta is not None:
+                await on_delta(word)
+        return ModelResponse(
+            text="".join(words[:cap]),
+            model="small",
+            provider=ProviderName.SCRIPTED,
+            finish_reason="length" if len(words) > cap else "stop",
+        )
+
+
+def sentence(index: int, length: int) -> str:
+    return " ".join(f"w{index}x{word}" for word in range(length)) + "."
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lengths=st.lists(st.integers(1, WHOLE_SENTENCES_TOKENS), min_size=1, max_size=12),
+    cap=st.integers(WHOLE_SENTENCES_TOKENS + 1, 160),
+)
+def test_what_streams_is_what_is_kept_whatever_sentence_the_cap_stops(
+    lengths: list[int], cap: int
+) -> None:
+    # Any reply whose sentences fit the hold-back window: the cap may fall anywhere.
+    text = " ".join(sentence(i, n) for i, n in enumerate(lengths))
+    gateway = ModelGateway(local_registry(), {ProviderName.SCRIPTED: WordPerToken(text)})
+    streamed = Deltas()
+
+    response = asyncio.run(gateway.complete(request(max_output_tokens=cap), on_delta=streamed))
+
+    assert "".join(streamed.pieces).strip() == response.text.strip()
