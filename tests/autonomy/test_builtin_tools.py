@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from activities.channels.stream import libpq_dsn
 from activities.gateway.providers.scripted import ScriptRule, ScriptToolCall
 from cli.inbox import inbox
+from schemas.models import TaskType
 from schemas.settings import get_settings
 from store.queries.runtime import OUTBOX_CHANNEL
 from store.tables import MemoryRecord
@@ -57,7 +58,7 @@ async def test_goals_are_authored_by_tools_shape_context_and_outcomes_become_mem
         )
         [goal] = await said(harness, handle, "Set yourself a goal.")
         await harness.say(handle, "How are you?")
-        assert "Learn the names of the stars" in harness.provider.requests[-1].system
+        assert "Learn the names of the stars" in harness.provider.last(TaskType.RESPOND).system
 
         done = {"goal_id": goal["goal_id"], "status": "achieved", "note": "All 88."}
         harness.provider.script.rules[:0] = [
@@ -98,7 +99,7 @@ async def test_quick_facts_about_a_person_and_about_itself(client: Client, stack
         [recalled] = await said(harness, handle, "What do you know about Ada?")
         assert [(f["key"], f["value"]) for f in recalled["facts"]] == [("birthday", "12 March")]
         await harness.say(handle, "Hello again.")
-        system = harness.provider.requests[-1].system
+        system = harness.provider.last(TaskType.RESPOND).system
         assert "Ada: birthday = 12 March" in system and "you: favourite tea = oolong" in system
 
 

@@ -73,7 +73,7 @@ async def test_a_reminder_asked_for_in_words_is_set_confirmed_and_sent_once(
         assert fired.delivered and fired.event_id is not None
         receipt = await impulse_receipt(harness, agent, fired.event_id)
         assert receipt.marker is not None
-        impulse = harness.provider.requests[-1].messages[-1].content
+        impulse = harness.provider.last(TaskType.RESPOND).messages[-1].content
         assert "already sent to them on terminal:tty" in impulse
 
         async def delivered() -> bool:

@@ -16,6 +16,7 @@ from activities.gateway.providers.scripted import ScriptRule, ScriptToolCall
 from contract import names
 from contract.names import heartbeat_schedule_id
 from schemas.autonomy import FiringInput, FiringResult
+from schemas.models import TaskType
 from store.tables import UsageRow
 from store.tables.autonomy import AutonomyLogRow, GoalRow
 from tests.autonomy.conftest import autonomy_worker, impulse_receipt
@@ -59,7 +60,7 @@ async def test_a_heartbeat_that_creates_a_goal_sees_it_in_the_next_activation(
 
         # The next activation, on another channel, has the goal in its context.
         await harness.say(handle, "What are you up to these days?")
-        latest = harness.provider.requests[-1]
+        latest = harness.provider.last(TaskType.RESPOND)
         assert GOAL in latest.system
 
         # The beat's conversation is its own, on the self-reflection channel, and closes when

@@ -44,6 +44,7 @@ from schemas.models import (
     ModelRequest,
     ModelResponse,
     ProviderName,
+    TaskType,
     TokenUsage,
     ToolCall,
 )
@@ -194,6 +195,14 @@ class ScriptedProvider(Provider):
             return await self._answer(request, binding, on_delta)
         finally:
             self.active -= 1
+
+    def last(self, task: TaskType) -> ModelRequest:
+        """The latest request of ``task`` it saw.
+
+        Background work (critique, formation) runs beside a reply, so the latest request of any
+        kind may belong to it: a test reading the reply's prompt names the task.
+        """
+        return next(r for r in reversed(self.requests) if r.task is task)
 
     async def _rendezvous(self, count: int) -> None:
         async with self._arrivals:
