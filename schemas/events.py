@@ -25,7 +25,7 @@ from schemas.text import MessageText, Name, unstorable
 __all__ = ["Name"]  # re-exported: models across schemas/ take it from here
 
 
-def _first_unstorable(value: object, path: str) -> tuple[str, str] | None:
+def first_unstorable(value: object, path: str) -> tuple[str, str] | None:
     """The first string inside ``value`` that cannot be stored: its path and the reason."""
     # Iterative, so a hostile 10,000-deep payload cannot exhaust the stack.
     stack: list[tuple[object, str]] = [(value, path)]
@@ -62,7 +62,7 @@ class Wire(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _storable(cls, data: object) -> object:
-        found = _first_unstorable(data, "")
+        found = first_unstorable(data, "")
         if found is not None:
             where, problem = found
             raise PydanticCustomError(

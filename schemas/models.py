@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, Field
+from pydantic import AwareDatetime, Field, model_validator
 
-from schemas.events import Wire
+from schemas.events import Wire, first_unstorable
+from schemas.text import storable
 
 
 class TaskType(StrEnum):
@@ -97,6 +99,21 @@ class ToolCall(Wire):
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     raw_arguments: str | None = None
+
+    @classmethod
+    def as_sent(cls, call_id: str, name: str, value: object, text: str | None = None) -> ToolCall:
+        """The call a model sent, kept whatever it holds, so one bad call cannot fail a turn.
+
+        Arguments that are a JSON object of storable text are parsed; anything else (not an
+        object, or holding a NUL or a lone surrogate) is kept as ``raw_arguments``, for the
+        platform to tell the model what to fix. Unstorable characters in the text, the name or
+        the ID become U+FFFD: they must survive the database to reach the model.
+        """
+        ident, label = storable(call_id) or "call", storable(name)
+        if isinstance(value, dict) and first_unstorable(value, "") is None:
+            return cls(id=ident[:200], name=label, arguments=value)
+        raw = text if text is not None else json.dumps(value, ensure_ascii=False, default=str)
+        return cls(id=ident[:200], name=label, raw_arguments=storable(raw))
 
 
 class ChatMessage(Wire):
@@ -281,6 +298,15 @@ class TokenUsage(Wire):
 
 class ModelResponse(Wire):
     """A completed exchange."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _replace_unstorable(cls, data: object) -> object:
+        # What a model wrote is output, not a client's input: a NUL in it is replaced, so the
+        # reply reaches the person instead of failing every retry of the call that got it.
+        if isinstance(data, dict) and isinstance(data.get("text"), str):
+            return {**data, "text": storable(data["text"])}
+        return data
 
     text: str
     model: str

@@ -201,3 +201,14 @@ Name = Annotated[
 def estimate_tokens(text: str) -> int:
     """Cheap token estimate (about four characters a token) for budget guards."""
     return (len(text) + 3) // 4
+
+
+def storable(value: str) -> str:
+    """``value`` with NUL and lone surrogates, which nothing downstream can store, as U+FFFD.
+
+    For text a model produced: it must reach the person and the store rather than fail every
+    attempt of the step that received it.
+    """
+    if unstorable(value) is None:
+        return value
+    return "".join("\ufffd" if ch == "\x00" or "\ud800" <= ch <= "\udfff" else ch for ch in value)

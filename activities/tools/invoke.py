@@ -19,6 +19,7 @@ from temporalio import activity
 from activities.tools.registry import ToolError, ToolRegistry, ToolRun
 from observability.tracing import tool_span
 from schemas.autonomy import AutonomySettings
+from schemas.events import first_unstorable
 from schemas.tools import InvokeToolInput, ToolOutcome
 from store.db import Database
 from store.queries.tool_calls import finish_call, get_call
@@ -79,10 +80,7 @@ class ToolActivities:
             known = ", ".join(self._registry.names())
             raise ToolError(f"there is no tool named {row.name!r}; the tools are: {known}")
         if row.raw_arguments is not None:
-            raise ToolError(
-                "the arguments were not a JSON object "
-                f"({_snippet(row.raw_arguments)}): send an object matching the input schema"
-            )
+            raise ToolError(_unparsed(row.raw_arguments))
         try:
             args = tool.input_model.model_validate(row.arguments)
         except ValidationError as err:
@@ -90,6 +88,21 @@ class ToolActivities:
         timeout = tool.timeout_seconds or self._settings.tool_timeout_seconds
         async with asyncio.timeout(timeout):
             return await tool.run(ToolRun(context=data.context, now=utcnow(), call_id=row.id), args)
+
+
+def _unparsed(raw: str) -> str:
+    """What was wrong with arguments kept unparsed (``ToolCall.as_sent``), in one line."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = None
+    found = first_unstorable(value, "") if isinstance(value, dict) else None
+    if found is not None:
+        return f"invalid arguments: {found[0] or 'text'} {found[1]}"
+    return (
+        f"the arguments were not a JSON object ({_snippet(raw)}): "
+        "send an object matching the input schema"
+    )
 
 
 def _render(value: Any) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 
 import pytest
@@ -288,3 +289,31 @@ async def test_tool_choice_none_keeps_tools_but_asks_for_words(
     anthropic_body, openai_body = fake.requests[0].body, fake.requests[1].body
     assert anthropic_body["tool_choice"] == {"type": "none"} and anthropic_body["tools"]
     assert openai_body["tool_choice"] == "none" and openai_body["tools"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("adapter", ["openai", "anthropic"])
+async def test_unstorable_text_from_the_model_is_kept_not_fatal(
+    anthropic: AnthropicProvider,
+    openai: OpenAIProvider,
+    fake: FakeProviderServer,
+    adapter: str,
+    stream: bool,
+) -> None:
+    provider = openai if adapter == "openai" else anthropic
+    name = ProviderName.OPENAI if adapter == "openai" else ProviderName.ANTHROPIC
+    fake.call_tools([("calculate", {"expression": "6\u0000*7"})])
+    called = await provider.complete(
+        request(tools=[CALC]), binding(name), on_delta=Deltas() if stream else None
+    )
+    [call] = called.tool_calls
+    # Kept for the platform to tell the model what to fix; nothing the store cannot hold.
+    raw = call.raw_arguments or ""
+    assert call.arguments == {} and json.loads(raw) == {"expression": "6\u0000*7"}
+    assert "\u0000" not in raw
+
+    fake.reply = "Tea\u0000 is ready."
+    replied = await provider.complete(
+        request(), binding(name), on_delta=Deltas() if stream else None
+    )
+    assert replied.text == "Tea\ufffd is ready."

@@ -8,7 +8,6 @@ volatile part, so they stay cached even when the rest of the prefix does not.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from anthropic.types import Message, MessageParam
@@ -97,11 +96,7 @@ def tool_calls(message: Message) -> list[ToolCall]:
     for block in message.content:
         if block.type != "tool_use":
             continue
-        if isinstance(block.input, dict):
-            calls.append(ToolCall(id=block.id, name=block.name, arguments=block.input))
-        else:
-            raw = json.dumps(block.input, ensure_ascii=False, default=str)
-            calls.append(ToolCall(id=block.id, name=block.name, raw_arguments=raw))
+        calls.append(ToolCall.as_sent(block.id, block.name, block.input))
     return calls
 
 

@@ -95,9 +95,7 @@ def parse_call(call_id: str, name: str, text: str) -> ToolCall:
         value = json.loads(text) if text.strip() else {}
     except ValueError:
         value = None
-    if isinstance(value, dict):
-        return ToolCall(id=call_id, name=name, arguments=value)
-    return ToolCall(id=call_id, name=name, raw_arguments=text)
+    return ToolCall.as_sent(call_id, name, value, text)
 
 
 def tool_calls(calls: Iterable[ChatCompletionMessageToolCall] | None) -> list[ToolCall]:

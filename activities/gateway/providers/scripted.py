@@ -152,9 +152,9 @@ def _calls(rule: ScriptRule, request: ModelRequest) -> list[ToolCall]:
     for index, call in enumerate(rule.tool_calls):
         call_id = f"call_{len(request.messages)}_{index}"
         if isinstance(call.arguments, str):
-            calls.append(ToolCall(id=call_id, name=call.name, raw_arguments=call.arguments))
+            calls.append(ToolCall.as_sent(call_id, call.name, None, call.arguments))
         else:
-            calls.append(ToolCall(id=call_id, name=call.name, arguments=call.arguments))
+            calls.append(ToolCall.as_sent(call_id, call.name, call.arguments))
     return calls
 
 
