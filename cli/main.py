@@ -93,6 +93,12 @@ COMMANDS: dict[str, Entry] = {
         "app",
         "What an agent believes about people: list facts, set one, read the dossier.",
     ),
+    "notes": Entry(
+        "cli.notes",
+        "app",
+        "Durable notes about the agent, a person or a channel: list, show, add, supersede, "
+        "remove, import.",
+    ),
     "guardrails": Entry(
         "cli.guardrails",
         "app",

@@ -41,6 +41,7 @@ from schemas.images import ImageSettings
 from schemas.mcp import McpSettings
 from schemas.memory import MemorySettings
 from schemas.models import CallPlan, ModelBinding, ProviderName, TaskType
+from schemas.notes import NoteSettings
 from schemas.observations import ObservationSettings
 from schemas.sandbox import SandboxSettings
 from schemas.skills import SkillSettings
@@ -241,6 +242,7 @@ class Settings(BaseSettings):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     graph: GraphSettings = Field(default_factory=GraphSettings)
     observations: ObservationSettings = Field(default_factory=ObservationSettings)
+    notes: NoteSettings = Field(default_factory=NoteSettings)
     embedding_dimensions: int = Field(
         default=384, gt=0, le=4096, description="Vector size of the configured encoder."
     )

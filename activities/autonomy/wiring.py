@@ -18,6 +18,7 @@ from activities.autonomy.sources import AutonomyOutcomesSource, GoalsSource, Qui
 from activities.context.model import ContextSource
 from activities.gateway.gateway import ModelGateway
 from activities.memory.encoder import Encoder
+from activities.notes.source import PinnedNotesSource
 from activities.tools.builtin import build_registry
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.invoke import ToolActivities
@@ -69,7 +70,12 @@ def build_autonomy(
     assess = AssessActivities(db, gateway, settings.autonomy)
     return Autonomy(
         registry=registry,
-        sources=[GoalsSource(db), QuickFactsSource(db), AutonomyOutcomesSource(db)],
+        sources=[
+            GoalsSource(db),
+            PinnedNotesSource(db),
+            QuickFactsSource(db),
+            AutonomyOutcomesSource(db),
+        ],
         activities=[
             tools.invoke,
             firing.claim_firing,

@@ -56,6 +56,7 @@ PERSON_REFERENCES: tuple[PersonRef, ...] = (
     PersonRef("quick_facts", "subject", unique_with=("key",)),
     PersonRef("graph_nodes", "person_id"),
     PersonRef("observations", "person_id"),
+    PersonRef("notes", "scope_id"),
     # Observation and knowledge-graph rows are added below by their areas, one line each.
 )
 """Every (table, column) that references a person; a fold moves them all."""

@@ -1,0 +1,72 @@
+"""The pinned-notes context source: the agent's own pinned notes, its people's and its channel's.
+
+Only the operator and the agent itself (in a turn nobody else's words reached) can pin, so the
+block holds no outsider's text by construction; it is fenced all the same, like every block that
+the operator did not write as an instruction, because a note may quote what someone said.
+"""
+
+from __future__ import annotations
+
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from activities.context.fencing import PINNED_NOTES
+from activities.context.model import ContextBlock, ContextRequest, Trim
+from schemas.notes import Note, NoteScope
+from store.db import Database
+from store.queries.notes import pinned_for
+from store.sql import execute
+
+ORDER = 44
+"""After goals (40), before quick facts (45): standing knowledge before the scratchpad."""
+
+
+class PinnedNotesSource:
+    """Pinned live notes about the agent, the people present and this channel."""
+
+    name = "notes"
+    required = False
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def fetch(self, request: ContextRequest) -> ContextBlock | None:
+        """The pinned notes, oldest first: the agent's, then each person's, then the channel's."""
+        people = list(dict.fromkeys([request.input.person_id, *request.input.participants]))
+        channel = request.input.event.channel.key
+        async with self._db.autocommit() as session:
+            notes = await pinned_for(
+                session, agent=request.agent.handle, person_ids=people, channel_key=channel
+            )
+            if not notes:
+                return None
+            names = await _names(session, request.agent.handle, people)
+        rank = {NoteScope.AGENT: 0, NoteScope.PERSON: 1, NoteScope.CHANNEL: 2}
+        notes.sort(key=lambda n: (rank[n.scope], n.id))
+        return ContextBlock(
+            source=self.name,
+            title="Your pinned notes:",
+            items=[_item(n, names) for n in notes],
+            order=ORDER,
+            trim=Trim.OLDEST_FIRST,
+            provenance=PINNED_NOTES,
+        )
+
+
+async def _names(session: AsyncSession, agent: str, people: list[str]) -> dict[str, str]:
+    rows = await execute(
+        session,
+        "SELECT id, display_name FROM people WHERE agent = :agent AND id = ANY(:ids)",
+        {"agent": agent, "ids": people},
+    )
+    return {row.id: row.display_name for row in rows}
+
+
+def _item(note: Note, names: dict[str, str]) -> str:
+    about = {
+        NoteScope.AGENT: "about you",
+        NoteScope.PERSON: f"about {names.get(note.scope_id, note.scope_id)}",
+        NoteScope.CHANNEL: "about this channel",
+    }[note.scope]
+    by = "by your operator" if note.source.value == "operator" else "by you"
+    body = note.text.replace("\n", "\n  ")  # a note's own lines stay inside its item
+    return f"- [{note.id}] ({about}; {by}) {body}"
