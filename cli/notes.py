@@ -69,7 +69,8 @@ def _print_written(written: WrittenNote, agent: str, as_json: bool) -> None:
     replaces = f", supersedes {note.supersedes}" if note.supersedes else ""
     typer.echo(f"added {note.id} ({'pinned' if note.pinned else 'unpinned'}{replaces})")
     for similar in written.similar:
-        typer.echo(f"similar: {similar.id} (score {similar.score:.2f}) {_excerpt(similar.text)}")
+        why = "holds most of its words" if similar.contained else f"score {similar.score:.2f}"
+        typer.echo(f"similar: {similar.id} ({why}) {_excerpt(similar.text)}")
     if written.similar:
         old = written.similar[0].id if len(written.similar) == 1 else "OLD_ID"
         typer.echo(f"(if it replaces one: persyn notes supersede -a {agent} {old} --by {note.id})")

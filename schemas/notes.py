@@ -117,6 +117,9 @@ class SimilarNote(BaseModel):
     id: str
     text: str
     score: float = Field(description="Jaccard similarity of the two notes' words, 0..1.")
+    contained: bool = Field(
+        default=False, description="Most of the new note's words are already in this one."
+    )
 
 
 class WrittenNote(BaseModel):
@@ -162,3 +165,18 @@ def similarity(a: str, b: str) -> float:
     if not left or not right:
         return 0.0
     return len(left & right) / len(left | right)
+
+
+CONTAINED = 0.8
+"""The share of a new note's words that, found in an older note, makes it a likely repeat."""
+
+
+def contained(new: str, old: str) -> bool:
+    """Whether most of ``new``'s words (at least three of them) are already in ``old``.
+
+    Jaccard alone misses a short note that restates part of a longer one ("Max is allergic to
+    peanuts." beside "Max is allergic to peanuts; never suggest a recipe with them." scores
+    0.45), which is the repeat the hint exists to catch.
+    """
+    words = note_words(new)
+    return len(words) >= 3 and len(words & note_words(old)) / len(words) >= CONTAINED

@@ -25,6 +25,7 @@ from schemas.notes import (
     SimilarNote,
     UntrustedPinError,
     WrittenNote,
+    contained,
     similarity,
 )
 from store.sql import execute
@@ -107,10 +108,19 @@ async def scope_notes(
 def similar_to(
     text: str, notes: Sequence[Note], threshold: float, limit: int = 3
 ) -> list[SimilarNote]:
-    """The notes among ``notes`` whose words overlap ``text``'s by ``threshold`` or more."""
-    scored = [(similarity(text, n.text), n) for n in notes]
-    found = sorted((s for s in scored if s[0] >= threshold), key=lambda s: -s[0])[:limit]
-    return [SimilarNote(id=n.id, text=n.text, score=round(score, 3)) for score, n in found]
+    """The notes among ``notes`` that read like ``text``, best first.
+
+    Those whose words overlap ``text``'s by ``threshold`` (Jaccard) or more, and those that
+    already hold most of ``text``'s words (:func:`schemas.notes.contained`).
+    """
+    found = [
+        SimilarNote(
+            id=n.id, text=n.text, score=round(similarity(text, n.text), 3), contained=inside
+        )
+        for n in notes
+        if (inside := contained(text, n.text)) or similarity(text, n.text) >= threshold
+    ]
+    return sorted(found, key=lambda s: (-s.contained, -s.score))[:limit]
 
 
 async def add_note(

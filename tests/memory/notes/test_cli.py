@@ -128,18 +128,23 @@ def test_a_note_in_each_scope_round_trips(cast: Cast) -> None:
     assert json.loads(ok("show", *cast.a, own.lower(), "--json"))["about"] == "agent"
 
 
+GREEN_TEA = "Una drinks green tea every morning."
+
+
 def test_a_near_duplicate_is_added_with_a_hint(cast: Cast) -> None:
-    first = added(*cast.a, "Una drinks green tea every morning.", "--person", "Una")
+    first = added(*cast.a, GREEN_TEA, "--person", "Una")
     out = ok("add", *cast.a, "Una drinks green tea each morning.", "--person", "u1")
     new = out.split()[1]
     lines = out.splitlines()
-    assert lines[1].startswith(f"similar: {first} (score 0.")
-    assert lines[1].endswith("Una drinks green tea every morning.")
+    assert lines[1] == f"similar: {first} (holds most of its words) {GREEN_TEA}"
     assert (
         lines[2]
         == f"(if it replaces one: persyn notes supersede -a {cast.agent} {first} --by {new})"
     )
     assert "similar" not in ok("add", *cast.a, "Ned plays the oboe.", "--person", "Ned")
+    # Half the words in common, though less than most of the new note's: listed by score.
+    coffee = ok("add", *cast.a, "Una drinks black coffee every morning.", "--person", "Una")
+    assert f"similar: {first} (score 0.50) {GREEN_TEA}" in coffee.splitlines()
 
 
 def test_superseding_with_text_hides_the_old_note(cast: Cast) -> None:

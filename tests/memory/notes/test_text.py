@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schemas.notes import NoteError, note_text
+from schemas.notes import NoteError, contained, note_text, similarity
 from schemas.text import unstorable
 
 LIMIT = 64
@@ -21,3 +21,11 @@ def test_a_note_is_refused_in_one_line_or_kept_storable_and_within_its_bytes(tex
         return
     assert kept and kept == kept.strip() and unstorable(kept) is None
     assert len(kept.encode()) <= LIMIT
+
+
+def test_a_short_note_restating_a_longer_one_is_similar() -> None:
+    longer = "Max is allergic to peanuts; never suggest a recipe with them."
+    assert similarity("Max is allergic to peanuts.", longer) < 0.5  # Jaccard alone misses it
+    assert contained("Max is allergic to peanuts.", longer)
+    assert not contained("Max is a baker.", "Max is allergic to peanuts.")
+    assert not contained("Max.", "Max is allergic to peanuts.")  # too few words to judge
