@@ -11,7 +11,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.context.fencing import PINNED_NOTES
 from activities.context.model import ContextBlock, ContextRequest, Trim
-from schemas.notes import Note, NoteScope
+from schemas.notes import Note, NoteScope, NoteSource
 from store.db import Database
 from store.queries.notes import pinned_for
 from store.sql import execute
@@ -62,11 +62,14 @@ async def _names(session: AsyncSession, agent: str, people: list[str]) -> dict[s
 
 
 def _item(note: Note, names: dict[str, str]) -> str:
+    # The text comes first and the label after it, without the note's ID: a small model
+    # copied "- [01M9...] (about max)" into its reply. A model that supersedes a note reads
+    # the IDs with read_notes.
     about = {
         NoteScope.AGENT: "about you",
         NoteScope.PERSON: f"about {names.get(note.scope_id, note.scope_id)}",
         NoteScope.CHANNEL: "about this channel",
     }[note.scope]
-    by = "by your operator" if note.source.value == "operator" else "by you"
+    by = "from your operator" if note.source is NoteSource.OPERATOR else "your own"
     body = note.text.replace("\n", "\n  ")  # a note's own lines stay inside its item
-    return f"- [{note.id}] ({about}; {by}) {body}"
+    return f"- {body} ({about}, {by})"

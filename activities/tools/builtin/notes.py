@@ -72,7 +72,9 @@ class WriteNoteInput(ToolInput):
         "the words may be someone else's (an unvouched speaker, a tool result).",
     )
     supersedes: str | None = Field(
-        default=None, description="The ID of a note of yours about the same subject this replaces."
+        default=None,
+        description="The ID of a note about the same subject this replaces (read_notes shows "
+        "the IDs).",
     )
 
 

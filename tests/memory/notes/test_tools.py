@@ -65,7 +65,8 @@ async def test_a_pin_in_a_vouched_turn_stands_fenced_in_every_later_prompt(
         await harness.say(handle, "What should I cook tonight?")
         system = harness.provider.last(TaskType.RESPOND).system
         [block] = only_fenced(system, "Ada is allergic to peanuts.")
-        assert block.source == "notes" and "(about Ada; by you)" in block.body
+        assert block.source == "notes" and block.body.endswith("(about Ada, your own)")
+        assert written["note"]["id"] not in system
         # The same person on another conversation's turn sees it; someone else does not.
         await harness.say(handle, "Hello.", speaker="bob", channel=CHAT)
         assert "allergic to peanuts" not in harness.provider.last(TaskType.RESPOND).system
