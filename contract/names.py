@@ -20,6 +20,7 @@ REMINDER_WORKFLOW = "ReminderWorkflow"
 SANDBOX_TASK_WORKFLOW = "SandboxTaskWorkflow"
 RENDER_WORKFLOW = "RenderWorkflow"
 OBSERVATION_WORKFLOW = "ObservationWorkflow"
+RESIDUE_WORKFLOW = "ResidueWorkflow"
 GUARDRAIL_WORKFLOW = "GuardrailWorkflow"
 DELIVERY_WORKFLOW = "DeliveryWorkflow"
 
@@ -47,6 +48,11 @@ def consolidation_workflow_id(consolidation_id: str) -> str:
 def observation_workflow_id(observe_id: str) -> str:
     """``observe/{ulid}``: one extraction and reconciliation of facts about people."""
     return f"observe/{observe_id}"
+
+
+def residue_workflow_id(residue_id: str) -> str:
+    """``residue/{ulid}``: what one conversation left behind, carried forward as it closed."""
+    return f"residue/{residue_id}"
 
 
 def guardrail_workflow_id(activation_id: str) -> str:

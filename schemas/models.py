@@ -30,6 +30,8 @@ class TaskType(StrEnum):
     """Facts about people: extraction, reconciliation and the dossier (background work)."""
     EMOTION = "emotion"
     """The agent's emotional state after an exchange, and whether a request is optional."""
+    RESIDUE = "residue"
+    """What a conversation left behind, synthesised as it closes (background work)."""
 
 
 class ProviderName(StrEnum):

@@ -43,6 +43,7 @@ from schemas.memory import MemorySettings
 from schemas.models import CallPlan, ModelBinding, ProviderName, TaskType
 from schemas.notes import NoteSettings
 from schemas.observations import ObservationSettings
+from schemas.residue import ResidueSettings
 from schemas.sandbox import SandboxSettings
 from schemas.skills import SkillSettings
 from schemas.telegram import TelegramSettings
@@ -243,6 +244,7 @@ class Settings(BaseSettings):
     graph: GraphSettings = Field(default_factory=GraphSettings)
     observations: ObservationSettings = Field(default_factory=ObservationSettings)
     notes: NoteSettings = Field(default_factory=NoteSettings)
+    residue: ResidueSettings = Field(default_factory=ResidueSettings)
     embedding_dimensions: int = Field(
         default=384, gt=0, le=4096, description="Vector size of the configured encoder."
     )

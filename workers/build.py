@@ -58,6 +58,8 @@ from activities.memory.retention import RetentionActivities
 from activities.memory.search.activities import DialogSearchActivities
 from activities.observations.activities import ObservationActivities
 from activities.observations.source import ObservationsSource
+from activities.residue.source import ResidueSource
+from activities.residue.synthesis import ResidueActivities
 from activities.runs import RunActivities
 from activities.sandbox.delegation import DelegationActivities
 from activities.sandbox.delegation_source import sandbox_reports_source
@@ -88,6 +90,7 @@ from workflows.maintenance import MaintenanceWorkflow
 from workflows.observations import ObservationWorkflow
 from workflows.reminder import ReminderWorkflow
 from workflows.render import RenderWorkflow
+from workflows.residue import ResidueWorkflow
 from workflows.sandbox_task import SandboxTaskWorkflow
 
 WORKFLOWS: list[type] = [
@@ -102,6 +105,7 @@ WORKFLOWS: list[type] = [
     SandboxTaskWorkflow,
     RenderWorkflow,
     ObservationWorkflow,
+    ResidueWorkflow,
     GuardrailWorkflow,
     DeliveryWorkflow,
 ]
@@ -219,6 +223,7 @@ def activities(
         *autonomy.sources,
         *([MemoryRecall(deps.db, deps.encoder, deps.settings.memory)] if deps.encoder else []),
         ObservationsSource(deps.db),
+        ResidueSource(deps.db, deps.settings.residue),
         # The knowledge graph is optional and fails soft (docs/people.md).
         *([GraphSource(deps.db, deps.settings.graph)] if deps.settings.graph.enabled else []),
         ParkedSource(deps.db, deps.settings.deliberation),
@@ -287,6 +292,8 @@ def activities(
     observations = ObservationActivities(
         deps.db, deps.gateway, deps.encoder, deps.settings.observations
     )
+    # What each conversation left behind, written as it closes (docs/memory.md, Residue).
+    residue = ResidueActivities(deps.db, deps.gateway, deps.settings.residue)
     search = DialogSearchActivities(deps.db, deps.encoder)
     runs = RunActivities(client)
     # Delegated sandbox tasks; the provider reaches its engine only when a task runs.
@@ -344,6 +351,7 @@ def activities(
         graph.extract,
         observations.extract,
         observations.reconcile,
+        residue.synthesize,
         guardrails.activities.evaluate,
         guardrails.activities.notify,
         guardrails.activities.cool_down,

@@ -11,8 +11,11 @@ that outlives its parent, keeps working). Every consolidation is a child with ``
 terminating a conversation never takes its memory with it. A consolidation that fails leaves its
 range in the formation ledger, and the next one picks it up.
 
+After the closing consolidation, ``on_close`` runs the residue pass (``ResidueWorkflow``): what
+the conversation left behind, carried into the next ones (``docs/memory.md``, "Residue").
+
 Histories recorded before memory formation existed replay unchanged: both hooks are gated by
-the ``memory-formation`` patch.
+the ``memory-formation`` patch, and the residue pass by the ``residue`` patch.
 """
 
 from __future__ import annotations
@@ -23,7 +26,11 @@ from temporalio import workflow
 from temporalio.workflow import ChildWorkflowHandle, ParentClosePolicy
 
 from contract import names
-from contract.names import consolidation_workflow_id, observation_workflow_id
+from contract.names import (
+    consolidation_workflow_id,
+    observation_workflow_id,
+    residue_workflow_id,
+)
 from contract.policies import BACKGROUND, DATABASE, summarized_local
 from schemas.conversation import ConversationInput, ConversationState, RememberNowResult
 from schemas.ids import ulid_from_parts
@@ -35,9 +42,11 @@ from schemas.memory_formation import (
     TurnRange,
 )
 from schemas.observations import ObserveInput, ObserveResult
+from schemas.residue import ResidueInput
 from schemas.text import estimate_tokens
 from workflows.consolidation import ConsolidationWorkflow
 from workflows.observations import ObservationWorkflow
+from workflows.residue import ResidueWorkflow
 
 with workflow.unsafe.imports_passed_through():
     from activities.memory.consolidate import ConsolidationActivities
@@ -101,10 +110,21 @@ async def remember_now(data: ConversationInput, state: ConversationState) -> Rem
     )
 
 
+RESIDUE_PATCH = "residue"
+"""A closing conversation leaves its residue (2026-12-04). Runs recorded before close without."""
+
+
 async def on_close(data: ConversationInput, state: ConversationState) -> None:
-    """Consolidate whatever was said after the last consolidated turn."""
+    """Consolidate whatever was said after the last consolidated turn, then leave residue."""
     if not state.window:
         return
+    await _remember_the_rest(data, state)
+    if workflow.patched(RESIDUE_PATCH):
+        await _leave_residue(data)
+
+
+async def _remember_the_rest(data: ConversationInput, state: ConversationState) -> None:
+    """The closing consolidation and observation, awaited (failures logged, never raised)."""
     if state.window[-1].turn_id == state.consolidated_through:
         return
     after = state.consolidated_through
@@ -126,6 +146,35 @@ async def on_close(data: ConversationInput, state: ConversationState) -> None:
         raise
     except Exception as err:  # facts not learned this time; the dialog stays stored
         workflow.logger.warning("closing observation failed: %s", err)
+
+
+async def _leave_residue(data: ConversationInput) -> None:
+    """Run the conversation's residue pass, awaited like the closing consolidation.
+
+    It runs after the closing memory, and fails soft: the items stay as they were.
+    """
+    residue_id = ulid_from_parts(workflow.now(), workflow.random().getrandbits(80))
+    try:
+        await workflow.execute_child_workflow(
+            ResidueWorkflow.run,
+            ResidueInput(
+                residue_id=residue_id,
+                agent=data.agent,
+                conversation_id=data.conversation_id,
+                channel=data.channel,
+            ),
+            id=residue_workflow_id(residue_id),
+            parent_close_policy=ParentClosePolicy.ABANDON,
+            priority=BACKGROUND,
+            search_attributes=names.search_attributes(
+                agent=data.agent, channel=data.channel.key, conversation=data.conversation_id
+            ),
+            static_summary=f"{data.agent} notes what was left behind on {data.channel.key}",
+        )
+    except asyncio.CancelledError:
+        raise
+    except Exception as err:  # background work: the items stay as they were, and decay
+        workflow.logger.warning("residue pass did not run: %s", err)
 
 
 async def _consolidate(

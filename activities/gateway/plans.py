@@ -69,6 +69,9 @@ def local_plan() -> CallPlan:
             # Facts about people (and the knowledge graph): SmolLM2 fitted the extraction schema
             # on none of its tries ("no reply fitted its schema"), so it is not asked.
             TaskType.OBSERVE: StagePlan(run=False, max_output_tokens=200),
+            # Residue asks for judgement (what still holds, in descriptive words) that the
+            # memory summary showed it does not have; nothing is left behind on this plan.
+            TaskType.RESIDUE: StagePlan(run=False, max_output_tokens=200),
             # Eight numbers from a few turns: short, and off the reply's path.
             TaskType.EMOTION: StagePlan(max_output_tokens=120, max_transcript_tokens=400),
         },

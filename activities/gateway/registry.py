@@ -24,6 +24,7 @@ FAST_TASKS = frozenset(
         TaskType.EMBED,
         TaskType.OBSERVE,
         TaskType.EMOTION,
+        TaskType.RESIDUE,
     }
 )
 

@@ -36,6 +36,7 @@ TEXT_COPIES: tuple[tuple[str, str], ...] = (
     ("activations", "text"),
     ("completion_markers", "text"),
     ("outbox", "text"),
+    ("residue_items", "text"),
 )
 """Text columns that may hold a copy of a memory's summary (table, column)."""
 

@@ -32,6 +32,7 @@ from store.tables.memory import MemoryRecord
 from store.tables.memory_audit import MemoryAudit, MemoryFormation  # noqa: F401  (registers them)
 from store.tables.notes import NoteRow  # noqa: F401  (registers it)
 from store.tables.observations import ObservationRow  # noqa: F401  (registers it)
+from store.tables.residue import ResidueItemRow  # noqa: F401  (registers it)
 from store.tables.runtime import (
     ActivationRow,
     DraftRow,  # noqa: F401  (registers it)
