@@ -99,6 +99,12 @@ COMMANDS: dict[str, Entry] = {
         "Durable notes about the agent, a person or a channel: list, show, add, supersede, "
         "remove, import.",
     ),
+    "goals": Entry(
+        "cli.goals",
+        "app",
+        "An agent's goals: list and set them as the operator, and decide the changes the agent "
+        "asks for.",
+    ),
     "guardrails": Entry(
         "cli.guardrails",
         "app",

@@ -8,6 +8,7 @@ redeploy can never resurrect what was cancelled or deleted.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
@@ -70,6 +71,9 @@ class AutonomySettings(BaseModel):
     max_reminders: int = Field(default=100, ge=1, description="Active reminders per agent.")
     max_open_goals: int = Field(default=50, ge=1)
     max_facts_per_subject: int = Field(default=100, ge=1)
+    goal_stall_days: float = Field(
+        default=7.0, gt=0, le=365, description="An open goal unmoved this long shows as stalled."
+    )
 
 
 class ReminderKind(StrEnum):
@@ -171,8 +175,20 @@ class GoalStatus(StrEnum):
         return self in {GoalStatus.ACHIEVED, GoalStatus.ABANDONED, GoalStatus.RETIRED}
 
 
+class GoalKind(StrEnum):
+    """A goal is reached; an interest is pursued without an end."""
+
+    GOAL = "goal"
+    INTEREST = "interest"
+
+
+CONSTITUTIONAL = ("title", "description", "progress_signal", "kind")
+"""The fields that say what a goal is: set by the operator (or by the agent as it creates the
+goal), changed afterwards only by the operator. A change the agent asks for is a request."""
+
+
 class GoalPublic(Wire):
-    """A goal the agent set for itself."""
+    """A goal: what it is (constitutional) and how it is going (operational, the agent's own)."""
 
     goal_id: Ulid
     description: str
@@ -180,6 +196,40 @@ class GoalPublic(Wire):
     created_at: AwareDatetime
     updated_at: AwareDatetime
     note: str | None = Field(default=None, description="Latest progress note or outcome.")
+    title: str | None = Field(default=None, description="Its name, short.")
+    kind: GoalKind = GoalKind.GOAL
+    progress_signal: str | None = Field(default=None, description="How progress shows.")
+    set_by: Literal["operator", "agent"] = "agent"
+    state: str | None = Field(default=None, description="Where it stands now.")
+    next_step: str | None = None
+    last_step: str | None = None
+    last_step_at: AwareDatetime | None = None
+    blocked_by: str | None = None
+    moved_at: AwareDatetime | None = Field(
+        default=None, description="When its state last moved: a goal long unmoved is stalled."
+    )
+
+
+class GoalRequestStatus(StrEnum):
+    """An owner request waits for the operator, who approves or refuses it."""
+
+    PENDING = "pending"
+    APPROVED = "approved"
+    REFUSED = "refused"
+
+
+class GoalRequest(Wire):
+    """A change to a constitutional field the agent asked for."""
+
+    request_id: Ulid
+    goal_id: Ulid
+    field: Literal["title", "description", "progress_signal", "kind"]
+    value: str
+    reason: str | None = None
+    status: GoalRequestStatus
+    created_at: AwareDatetime
+    decided_at: AwareDatetime | None = None
+    decided_by: str | None = None
 
 
 class QuickFact(Wire):

@@ -7,10 +7,12 @@ what earlier firings of the same kind did, so a similar reminder learns what wor
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from activities.context.fencing import AUTONOMY_LOG, GOALS, QUICK_FACTS
 from activities.context.model import ContextBlock, ContextRequest, Trim
 from activities.memory.explicit import is_kept_request
-from schemas.autonomy import FiringKind, QuickFact
+from schemas.autonomy import FiringKind, GoalPublic, QuickFact
 from schemas.events import Trigger
 from store.db import Database
 from store.queries.autonomy import recent_autonomy
@@ -23,29 +25,51 @@ class GoalsSource:
     name = "goals"
     required = False
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, stall_days: float = 7.0) -> None:
         self._db = db
+        self._stall = timedelta(days=stall_days)
 
     async def fetch(self, request: ContextRequest) -> ContextBlock | None:
-        """Open and in-progress goals, oldest first."""
+        """Open and in-progress goals, oldest first, with their steps; stalled ones say so."""
         async with self._db.autocommit() as session:
             goals = await list_goals(session, agent=request.agent.handle)
         if not goals:
             return None
-        items = [
-            f"- [{g.goal_id}] {g.description}"
-            + (" (in progress)" if g.status.value == "in_progress" else "")
-            + (f" (latest: {g.note})" if g.note else "")
-            for g in goals
-        ]
+        items = [goal_item(g, now=request.input.now, stall=self._stall) for g in goals]
         return ContextBlock(
             source=self.name,
-            title="Your open goals (you set these; update or retire them with your goal tools):",
+            title="Your open goals (record their progress with your goal tools):",
             items=items,
             order=40,
             trim=Trim.OLDEST_FIRST,
             provenance=GOALS,
         )
+
+
+def goal_item(goal: GoalPublic, *, now: datetime, stall: timedelta) -> str:
+    """One goal as the model reads it: what it is, then how it is going."""
+    what = f"{goal.title}: {goal.description}" if goal.title else goal.description
+    lines = [
+        f"- [{goal.goal_id}] {what}" + (" (an interest)" if goal.kind.value == "interest" else "")
+    ]
+    if goal.status.value == "in_progress":
+        lines.append("  in progress" + (f": {goal.state}" if goal.state else ""))
+    elif goal.state:
+        lines.append(f"  state: {goal.state}")
+    if goal.next_step:
+        lines.append(f"  next step: {goal.next_step}")
+    if goal.last_step and goal.last_step_at:
+        lines.append(f"  last step ({goal.last_step_at:%Y-%m-%d}): {goal.last_step}")
+    if goal.blocked_by:
+        lines.append(f"  blocked by: {goal.blocked_by}")
+    if goal.note:
+        lines.append(f"  latest note: {goal.note}")
+    moved = goal.moved_at or goal.updated_at
+    if now - moved >= stall:
+        lines.append(
+            f"  stalled: it has not moved since {moved:%Y-%m-%d} ({(now - moved).days} days)"
+        )
+    return "\n".join(lines)
 
 
 class QuickFactsSource:

@@ -71,7 +71,7 @@ def build_autonomy(
     return Autonomy(
         registry=registry,
         sources=[
-            GoalsSource(db),
+            GoalsSource(db, settings.autonomy.goal_stall_days),
             PinnedNotesSource(db),
             QuickFactsSource(db),
             AutonomyOutcomesSource(db),

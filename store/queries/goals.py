@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import delete, func
@@ -10,7 +11,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from schemas.autonomy import GoalPublic, GoalStatus, QuickFact
+from schemas.autonomy import GoalKind, GoalPublic, GoalStatus, QuickFact
 from schemas.ids import new_ulid
 from store.tables.autonomy import GoalRow, QuickFactRow
 
@@ -26,21 +27,54 @@ def goal_public(row: GoalRow) -> GoalPublic:
         created_at=row.created_at,
         updated_at=row.updated_at,
         note=row.note,
+        title=row.title,
+        kind=GoalKind(row.kind),
+        progress_signal=row.progress_signal,
+        set_by="operator" if row.set_by == "operator" else "agent",
+        state=row.state,
+        next_step=row.next_step,
+        last_step=row.last_step,
+        last_step_at=row.last_step_at,
+        blocked_by=row.blocked_by,
+        moved_at=row.moved_at or row.updated_at,
     )
 
 
+@dataclass(frozen=True)
+class Constitution:
+    """What a goal is: set as it is created, changed afterwards only by the operator."""
+
+    description: str
+    title: str | None = None
+    kind: GoalKind = GoalKind.GOAL
+    progress_signal: str | None = None
+
+
 async def add_goal(
-    session: AsyncSession, *, agent: str, description: str, created_in: str | None, at: datetime
+    session: AsyncSession,
+    *,
+    agent: str,
+    description: str,
+    created_in: str | None,
+    at: datetime,
+    constitution: Constitution | None = None,
+    set_by: str = "agent",
 ) -> GoalPublic:
-    """Create an open goal."""
+    """Create an open goal (``constitution`` overrides ``description`` when given)."""
+    what = constitution or Constitution(description=description)
     row = GoalRow(
         id=new_ulid(),
         agent=agent,
-        description=description,
+        description=what.description,
+        title=what.title,
+        kind=what.kind.value,
+        progress_signal=what.progress_signal,
+        set_by=set_by,
         status=GoalStatus.OPEN.value,
         created_in=created_in,
         created_at=at,
         updated_at=at,
+        moved_at=at,
     )
     session.add(row)
     await session.commit()
@@ -64,6 +98,12 @@ async def list_goals(
     return [goal_public(row) for row in rows]
 
 
+async def get_goal(session: AsyncSession, *, agent: str, goal_id: str) -> GoalPublic | None:
+    """The agent's goal ``goal_id``, in any status, or ``None``."""
+    row = await session.get(GoalRow, goal_id)
+    return goal_public(row) if row is not None and row.agent == agent else None
+
+
 async def count_open_goals(session: AsyncSession, *, agent: str) -> int:
     """How many goals still stand."""
     result = await session.exec(
@@ -74,6 +114,16 @@ async def count_open_goals(session: AsyncSession, *, agent: str) -> int:
     return int(result.one())
 
 
+@dataclass(frozen=True)
+class Progress:
+    """The operational fields a change sets (``None``: left as they are)."""
+
+    state: str | None = None
+    next_step: str | None = None
+    last_step: str | None = None
+    blocked_by: str | None = None
+
+
 async def update_goal(
     session: AsyncSession,
     *,
@@ -82,8 +132,13 @@ async def update_goal(
     status: GoalStatus | None,
     note: str | None,
     at: datetime,
+    progress: Progress | None = None,
 ) -> tuple[GoalPublic, GoalStatus] | None:
-    """Change a goal's status or note; returns it and its previous status (``None``: not found)."""
+    """Change a goal's status, note or operational fields; returns it and its previous status.
+
+    ``None`` when the agent has no such goal. Any change moves the goal (``moved_at``), so it
+    is no longer stalled.
+    """
     row = await session.get(GoalRow, goal_id)
     if row is None or row.agent != agent:
         return None
@@ -93,7 +148,16 @@ async def update_goal(
         row.closed_at = at if status.closed else None
     if note is not None:
         row.note = note
-    row.updated_at = at
+    step = progress or Progress()
+    if step.state is not None:
+        row.state = step.state
+    if step.next_step is not None:
+        row.next_step = step.next_step
+    if step.last_step is not None:
+        row.last_step, row.last_step_at = step.last_step, at
+    if step.blocked_by is not None:
+        row.blocked_by = step.blocked_by or None  # "" clears it
+    row.updated_at = row.moved_at = at
     session.add(row)
     await session.commit()
     return goal_public(row), before

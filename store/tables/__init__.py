@@ -10,6 +10,7 @@ from store.tables.agents import (
 )
 from store.tables.autonomy import (  # noqa: F401  (registers them)
     AutonomyLogRow,
+    GoalRequestRow,
     GoalRow,
     HeartbeatRow,
     PromptExtensionRow,

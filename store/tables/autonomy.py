@@ -65,7 +65,7 @@ class ReminderRow(SQLModel, table=True):
 
 
 class GoalRow(SQLModel, table=True):
-    """A goal the agent set for itself (the goal tool is the only authoring path)."""
+    """A goal: constitutional fields (what it is) and operational ones (the agent's own)."""
 
     __tablename__ = "goals"
     __table_args__ = (Index("ix_goals_agent_status", "agent", "status"),)
@@ -79,6 +79,39 @@ class GoalRow(SQLModel, table=True):
     created_at: datetime = Field(sa_column=tstz())
     updated_at: datetime = Field(sa_column=tstz())
     closed_at: datetime | None = Field(default=None, sa_column=tstz(nullable=True))
+    # Constitutional (migration 0018): changed after creation only by the operator.
+    title: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    kind: str = Field(default="goal", sa_column=Column(String(16), nullable=False))
+    progress_signal: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    set_by: str = Field(default="agent", sa_column=Column(String(16), nullable=False))
+    # Operational: the agent's own, through update_goal.
+    state: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    next_step: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    last_step: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    last_step_at: datetime | None = Field(default=None, sa_column=tstz(nullable=True))
+    blocked_by: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    moved_at: datetime | None = Field(default=None, sa_column=tstz(nullable=True))
+
+
+class GoalRequestRow(SQLModel, table=True):
+    """A change to a goal's constitutional field the agent asked for, and its decision."""
+
+    __tablename__ = "goal_requests"
+    __table_args__ = (Index("ix_goal_requests_agent_status", "agent", "status"),)
+
+    id: str = Field(sa_column=ulid_pk())
+    agent: str = Field(sa_column=agent_fk())
+    goal_id: str = Field(
+        sa_column=Column(String(26), ForeignKey("goals.id", ondelete="CASCADE"), nullable=False)
+    )
+    field: str = Field(sa_column=Column(String(32), nullable=False))
+    value: str = Field(sa_column=Column(Text, nullable=False))
+    reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    status: str = Field(sa_column=Column(String(16), nullable=False))
+    asked_in: str | None = Field(default=None, sa_column=ulid_col(nullable=True))
+    created_at: datetime = Field(sa_column=tstz())
+    decided_at: datetime | None = Field(default=None, sa_column=tstz(nullable=True))
+    decided_by: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 
 
 class QuickFactRow(SQLModel, table=True):

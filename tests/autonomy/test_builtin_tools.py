@@ -66,7 +66,7 @@ async def test_goals_are_authored_by_tools_shape_context_and_outcomes_become_mem
             on("what are your goals", ("list_goals", {})),
         ]
         [updated] = await said(harness, handle, "You learned them all!")
-        assert updated["status"] == "achieved"
+        assert updated["goal"]["status"] == "achieved"
         # Calls of one round run concurrently, so a dependent read goes in a later round.
         assert await said(harness, handle, "What are your goals now?") == [{"goals": []}]
         async with harness.db.session() as session:
