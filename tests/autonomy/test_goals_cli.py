@@ -11,9 +11,7 @@ from typing import TypeVar
 
 import pytest
 from sqlmodel.ext.asyncio.session import AsyncSession
-from typer.testing import CliRunner
 
-from cli.main import app
 from schemas.agents import AgentCreate
 from schemas.autonomy import GoalRequest, GoalStatus
 from schemas.settings import get_settings
@@ -23,9 +21,9 @@ from store.queries.agents import create_agent
 from store.queries.goal_requests import file_request
 from store.queries.goals import Progress, update_goal
 from store.tables.autonomy import GoalRow
+from tests import cli_calls as calls
 from tests.harness import unique
 
-runner = CliRunner()
 T = TypeVar("T")
 
 
@@ -68,17 +66,11 @@ def agent(postgres: EmbeddedPostgres) -> str:
 
 
 def ok(*args: str) -> str:
-    result = runner.invoke(app, ["goals", *args])
-    assert result.exit_code == 0, result.output
-    return result.stdout
+    return calls.ok("goals", *args)
 
 
 def refused(*args: str) -> str:
-    result = runner.invoke(app, ["goals", *args])
-    assert result.exit_code == 1, result.output
-    [line] = result.stderr.splitlines()
-    assert line.startswith("error: ")
-    return line
+    return calls.refused("goals", *args)
 
 
 def added(agent: str, *args: str) -> str:

@@ -5,14 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from typer.testing import CliRunner
 
-from cli.main import app
 from schemas.settings import get_settings
+from tests.cli_calls import ok, refused
 from tests.contacts.conftest import Pair
 from tests.harness import Stack
-
-runner = CliRunner()
 
 
 @pytest.fixture(autouse=True)
@@ -22,20 +19,6 @@ def deployment(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     get_settings.cache_clear()
     yield
     get_settings.cache_clear()
-
-
-def ok(*args: str) -> str:
-    result = runner.invoke(app, list(args))
-    assert result.exit_code == 0, result.output
-    return result.stdout
-
-
-def refused(*args: str) -> str:
-    result = runner.invoke(app, list(args))
-    assert result.exit_code == 1, result.output
-    [line] = result.stderr.splitlines()
-    assert line.startswith("error: ")
-    return line
 
 
 def test_the_operator_curates_and_folds(pair: Pair) -> None:

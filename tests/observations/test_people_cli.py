@@ -7,14 +7,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from cli.main import app
 from schemas.settings import get_settings
+from tests.cli_calls import ok, refused
 from tests.harness import Stack
 from tests.observations.conftest import Cast
 
-runner = CliRunner()
 BRIEF = "Una teaches in Bath; she said so herself."
 
 
@@ -32,20 +30,6 @@ def deployment(stack: Stack, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
     get_settings.cache_clear()
     yield
     get_settings.cache_clear()
-
-
-def ok(*args: str) -> str:
-    result = runner.invoke(app, list(args))
-    assert result.exit_code == 0, result.output
-    return result.stdout
-
-
-def refused(*args: str) -> str:
-    result = runner.invoke(app, list(args))
-    assert result.exit_code == 1, result.output
-    [line] = result.stderr.splitlines()
-    assert line.startswith("error: ")
-    return line
 
 
 def test_operator_facts_and_a_brief_kept_until_the_facts_change(cast: Cast) -> None:

@@ -9,9 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from cli.main import app
 from schemas.agents import AgentCreate
 from schemas.events import ChannelRef, Speaker
 from schemas.settings import get_settings
@@ -19,9 +17,9 @@ from store.db import Database
 from store.embedded import EmbeddedPostgres
 from store.queries.agents import create_agent
 from store.queries.people import resolve_speaker
+from tests import cli_calls as calls
 from tests.harness import unique
 
-runner = CliRunner()
 TTY = "terminal:tty"
 
 
@@ -73,17 +71,11 @@ async def cast(db: Database) -> Cast:
 
 
 def ok(*args: str) -> str:
-    result = runner.invoke(app, ["notes", *args])
-    assert result.exit_code == 0, result.output
-    return result.stdout
+    return calls.ok("notes", *args)
 
 
 def refused(*args: str) -> str:
-    result = runner.invoke(app, ["notes", *args])
-    assert result.exit_code == 1, result.output
-    [line] = result.stderr.splitlines()
-    assert line.startswith("error: ")
-    return line
+    return calls.refused("notes", *args)
 
 
 def added(*args: str) -> str:
