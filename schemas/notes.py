@@ -14,12 +14,11 @@ through a ``supersedes`` link, so its history stays readable.
 
 from __future__ import annotations
 
-import re
 from enum import StrEnum
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from schemas.text import InvalidTextError, clean_text
+from schemas.text import InvalidTextError, clean_text, word_similarity, words_of
 
 
 class NoteScope(StrEnum):
@@ -148,23 +147,12 @@ class NoteSettings(BaseModel):
     )
 
 
-_WORD = re.compile(r"\w+")
-
-
-def note_words(text: str) -> frozenset[str]:
-    """The lower-cased words of ``text``, for similarity."""
-    return frozenset(_WORD.findall(text.casefold()))
-
-
 def similarity(a: str, b: str) -> float:
-    """Jaccard similarity of two texts' words: 1.0 for the same words, 0.0 for none shared.
+    """Jaccard similarity of two notes' words (``schemas.text.word_similarity``).
 
     Lexical on purpose: the hint must not depend on whether an encoder is configured.
     """
-    left, right = note_words(a), note_words(b)
-    if not left or not right:
-        return 0.0
-    return len(left & right) / len(left | right)
+    return word_similarity(a, b)
 
 
 CONTAINED = 0.8
@@ -178,5 +166,5 @@ def contained(new: str, old: str) -> bool:
     peanuts." beside "Max is allergic to peanuts; never suggest a recipe with them." scores
     0.45), which is the repeat the hint exists to catch.
     """
-    words = note_words(new)
-    return len(words) >= 3 and len(words & note_words(old)) / len(words) >= CONTAINED
+    words = words_of(new)
+    return len(words) >= 3 and len(words & words_of(old)) / len(words) >= CONTAINED

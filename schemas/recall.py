@@ -47,6 +47,11 @@ class RetrievedMemory(Wire):
     created_at: AwareDatetime
     emotion: str | None = None
     signals: RelevanceSignals = Field(default_factory=RelevanceSignals)
+    superseded: list[str] = Field(
+        default_factory=list,
+        description="What a later record changed of what this one holds, one line each "
+        "(a fact learned in its turns and replaced since).",
+    )
 
 
 class SurfacedMemories(Wire):

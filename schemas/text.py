@@ -14,6 +14,7 @@ decided once here:
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Annotated
 
@@ -212,3 +213,19 @@ def storable(value: str) -> str:
     if unstorable(value) is None:
         return value
     return "".join("\ufffd" if ch == "\x00" or "\ud800" <= ch <= "\udfff" else ch for ch in value)
+
+
+_WORD = re.compile(r"\w+")
+
+
+def words_of(text: str) -> frozenset[str]:
+    """The case-folded words of ``text``."""
+    return frozenset(_WORD.findall(text.casefold()))
+
+
+def word_similarity(a: str, b: str) -> float:
+    """Jaccard similarity of two texts' words: 1.0 for the same words, 0.0 for none shared."""
+    left, right = words_of(a), words_of(b)
+    if not left or not right:
+        return 0.0
+    return len(left & right) / len(left | right)

@@ -24,6 +24,7 @@ from activities.context.fencing import MEMORY, fence
 from activities.context.model import ContextBlock, ContextRequest, Trim
 from activities.memory import ranking
 from activities.memory.encoder import Encoder
+from activities.memory.synthesis import deduplicated, marked
 from activities.prompts import load
 from schemas.memory import MemorySettings
 from schemas.recall import RecallMode, RelevanceSignals, RetrievedMemory, SurfacedMemories
@@ -37,6 +38,7 @@ from store.queries.recall import (
     query_lexemes,
     semantic_candidates,
 )
+from store.queries.supersession import Span, replaced_facts
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +100,10 @@ def annotate(memory: RetrievedMemory, zone: ZoneInfo) -> str:
     if memory.emotion:
         parts.append(memory.emotion)
     summary = " ".join(memory.summary.split())
-    return f"[{' | '.join(parts)}] {summary}"
+    line = f"[{' | '.join(parts)}] {summary}"
+    if memory.superseded:
+        line += " (since changed: " + "; ".join(memory.superseded) + ")"
+    return line
 
 
 def trajectory(memories: Sequence[RetrievedMemory]) -> str | None:
@@ -259,11 +264,32 @@ class MemoryRecall:
         # A memory of turns the prompt quotes word for word says them twice: left out.
         admitted = [c for c in admitted if not quoted(c, verbatim)]
         records = rank(admitted, lexemes=lexemes, present=present, now=now, settings=self._settings)
+        records = await self._marked(agent, records, admitted, present)
         return SurfacedMemories(
             mode=RecallMode.SEMANTIC if vector is not None else RecallMode.LEXICAL,
             records=records,
             candidates=len(admitted),
         )
+
+    async def _marked(
+        self,
+        agent: str,
+        records: list[RetrievedMemory],
+        admitted: Sequence[Candidate],
+        present: Sequence[str],
+    ) -> list[RetrievedMemory]:
+        """``records`` with the facts they hold that were replaced since said on their lines."""
+        if not records:
+            return records
+        turns = {c.id: (c.turn_first, c.turn_last) for c in admitted}
+        spans = [
+            Span(r.id, first, last)
+            for r in records
+            if (first := turns[r.id][0]) is not None and (last := turns[r.id][1]) is not None
+        ]
+        async with self._db.autocommit() as session:
+            replaced = await replaced_facts(session, agent=agent, spans=spans, present=present)
+        return marked(records, replaced)
 
     async def fetch(self, request: ContextRequest) -> ContextBlock | None:
         """The memory block for this input, or ``None`` when nothing may be recalled."""
@@ -279,6 +305,9 @@ class MemoryRecall:
         )
         if surfaced is None or not surfaced.records:
             return None
+        # The prompt's block says each thing once; recall itself (search, the leak rules'
+        # tests) still returns every record it may.
+        surfaced = surfaced.model_copy(update={"records": deduplicated(surfaced.records)})
         return MemoryBlock(
             surfaced=surfaced,
             share=self._settings.retrieval_fraction,
