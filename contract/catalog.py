@@ -73,6 +73,7 @@ from schemas.memory_formation import (
 from schemas.observations import ObserveInput, ObserveResult
 from schemas.peers import PeerMessageInput
 from schemas.pickup import PullOutboxInput, PullOutboxResult
+from schemas.residue import ResidueInput, ResidueResult
 from schemas.sandbox_task import SandboxReport, SandboxTaskInput
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -213,6 +214,13 @@ WORKFLOWS: tuple[WorkflowSpec, ...] = (
         ObserveInput,
         ObserveResult,
         "Learns facts about people from a stretch of a conversation, beside its consolidation.",
+    ),
+    WorkflowSpec(
+        names.RESIDUE_WORKFLOW,
+        names.residue_workflow_id("{ulid}"),
+        ResidueInput,
+        ResidueResult,
+        "Notes what a conversation that just closed left behind: at most seven descriptive items.",
     ),
     WorkflowSpec(
         names.GUARDRAIL_WORKFLOW,

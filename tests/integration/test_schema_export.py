@@ -131,6 +131,7 @@ def test_index_names_match_temporal_names(exported: tuple[Path, list[Path]]) -> 
         names.sandbox_task_workflow_id("{ulid}"),
         names.render_workflow_id("{ulid}"),
         names.observation_workflow_id("{ulid}"),
+        names.residue_workflow_id("{ulid}"),
         names.guardrail_workflow_id("{activation ulid}"),
         names.delivery_workflow_id("{outbox ulid}"),
     ]
@@ -139,6 +140,7 @@ def test_index_names_match_temporal_names(exported: tuple[Path, list[Path]]) -> 
         "maintenance/{handle}",
         "heartbeat/{handle}",
         "reminder/{ulid}",
+        None,
         None,
         None,
         None,
