@@ -151,3 +151,11 @@ def echo_err(message: str) -> None:
 
 
 AsyncFn = Callable[..., Awaitable[Any]]
+
+
+def excerpt(text: str, limit: int) -> str:
+    """The first line of ``text``, cut at ``limit`` characters; ``…`` says something was left."""
+    first, _, rest = text.partition("\n")
+    if len(first) > limit:
+        return first[: limit - 1].rstrip() + "…"
+    return first + (" …" if rest else "")

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from cli.common import UserError, friendly_errors, run
+from cli.common import UserError, excerpt, friendly_errors, run
 from cli.contacts import AgentOpt, JsonOpt
 from schemas.autonomy import GoalPublic, GoalRequest
 from schemas.settings import get_settings
@@ -39,10 +39,7 @@ EXCERPT = 80
 
 
 def _excerpt(text: str, limit: int = EXCERPT) -> str:
-    first, _, rest = text.partition("\n")
-    if len(first) > limit:
-        return first[: limit - 1].rstrip() + "…"
-    return first + (" …" if rest else "")
+    return excerpt(text, limit)
 
 
 def _line(goal: GoalPublic) -> str:

@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from cli.common import UserError, friendly_errors, run
+from cli.common import UserError, excerpt, friendly_errors, run
 from cli.contacts import AgentOpt, JsonOpt
 from schemas.notes import Note, WrittenNote
 from schemas.settings import get_settings
@@ -46,10 +46,7 @@ def _target(person: str | None, channel: str | None) -> notes.Target:
 
 
 def _excerpt(text: str, limit: int = EXCERPT) -> str:
-    first, _, rest = text.partition("\n")
-    if len(first) > limit:
-        return first[: limit - 1].rstrip() + "…"
-    return first + (" …" if rest else "")
+    return excerpt(text, limit)
 
 
 def _line(note: Note, about: str) -> str:
