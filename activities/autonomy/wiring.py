@@ -19,6 +19,7 @@ from activities.context.model import ContextSource
 from activities.gateway.gateway import ModelGateway
 from activities.memory.encoder import Encoder
 from activities.notes.source import PinnedNotesSource
+from activities.notes.tools import note_tools
 from activities.tools.builtin import build_registry
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.invoke import ToolActivities
@@ -59,10 +60,14 @@ def build_autonomy(
         extra_tools: More platform tools (external tool servers, skills, tests).
     """
     web = build_web(settings)  # each web tool behind its own setting (docs/tools.md)
+    deps = ToolDeps(
+        db=db, settings=settings, models=gateway.registry, client=client, gateway=gateway
+    )
     registry = build_registry(
-        ToolDeps(db=db, settings=settings, models=gateway.registry, client=client, gateway=gateway),
+        deps,
         encoder=encoder,
-        extra=[*web.tools, *(extra_tools or [])],
+        # Notes own their tools (activities/notes/tools.py), as skills do.
+        extra=[*web.tools, *note_tools(deps), *(extra_tools or [])],
         provider_tools=web.provider_tools,
     )
     tools = ToolActivities(db, registry, settings.autonomy)

@@ -15,7 +15,6 @@ from activities.tools.builtin.graph import QueryGraph
 from activities.tools.builtin.images import image_tools
 from activities.tools.builtin.introspect import RecentAutonomy, SelfInspect
 from activities.tools.builtin.memory import GoalOutcomes, memory_tools
-from activities.tools.builtin.notes import note_tools
 from activities.tools.builtin.people import BriefOn
 from activities.tools.builtin.reminders import reminder_tools
 from activities.tools.registry import Tool, ToolRegistry
@@ -45,7 +44,6 @@ def build_registry(
         *goal_tools(deps, goal_memory or GoalOutcomes(deps, encoder)),
         *memory_tools(deps, encoder),
         *fact_tools(deps),
-        *note_tools(deps),
         RecentAutonomy(deps),
         SelfInspect(deps),
         MessageContact(deps),
