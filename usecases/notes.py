@@ -293,7 +293,9 @@ async def remove_note(*, settings: Settings, agent: str, note_id: str) -> Note:
 
 
 @dataclass(frozen=True)
-class _Line:
+class ImportLine:
+    """One checked line of an import file: its number, the note's text, whom it is about."""
+
     number: int
     text: str
     target: Target
@@ -308,7 +310,7 @@ def _at_line(number: int) -> Iterator[None]:
         raise type(err)(f"line {number}: {err}") from None
 
 
-def _parse_line(number: int, raw: str, max_bytes: int) -> _Line:
+def _parse_line(number: int, raw: str, max_bytes: int) -> ImportLine:
     with _at_line(number):
         try:
             entry = json.loads(raw)
@@ -329,7 +331,7 @@ def _parse_line(number: int, raw: str, max_bytes: int) -> _Line:
         text = entry.get("text")
         if not isinstance(text, str):
             raise NoteError("'text' is missing or not a string: give the note's text")
-        return _Line(number, note_text(text, max_bytes=max_bytes), _import_target(entry))
+        return ImportLine(number, note_text(text, max_bytes=max_bytes), _import_target(entry))
 
 
 _NAMED_BY = {NoteScope.PERSON: "who", NoteScope.CHANNEL: "channel"}
@@ -353,7 +355,7 @@ def _import_target(entry: dict[str, object]) -> Target:
     return Target(person=name) if scope is NoteScope.PERSON else Target(channel=name)
 
 
-def _parse_import(lines: Sequence[str], max_bytes: int) -> list[_Line]:
+def parse_import(lines: Sequence[str], max_bytes: int) -> list[ImportLine]:
     """Every non-blank line of an import file, checked.
 
     Raises:
@@ -380,7 +382,7 @@ async def import_notes(
         UntrustedPinError: a line asks to be pinned (nothing is stored).
         NoteError, ContactError: a line is refused (nothing is stored); the message names it.
     """
-    parsed = _parse_import(lines, settings.notes.max_bytes)
+    parsed = parse_import(lines, settings.notes.max_bytes)
     shown = "".join(c if c.isprintable() else "?" for c in file_name)[:200]
 
     async def act(session: AsyncSession) -> Imported:
