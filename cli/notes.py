@@ -19,7 +19,7 @@ from cli.common import UserError, excerpt, friendly_errors, run
 from cli.contacts import AgentOpt, JsonOpt
 from schemas.notes import Note, WrittenNote
 from schemas.settings import get_settings
-from usecases import notes
+from usecases import notes, notes_import
 
 app = typer.Typer(
     help="Durable notes about the agent, a person or a channel: list, show, add, supersede, "
@@ -224,7 +224,7 @@ def import_(
 ) -> None:
     """Import notes from JSONL, all or none; each stored unpinned, from source `imported`."""
     done = run(
-        notes.import_notes(
+        notes_import.import_notes(
             settings=get_settings(), agent=agent, file_name=file.name, lines=_read(file)
         )
     )

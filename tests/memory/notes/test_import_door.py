@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from schemas.contacts import ContactError
 from schemas.notes import NoteError, note_text
 from schemas.text import InvalidTextError, unstorable
-from usecases.notes import parse_import
+from usecases.notes_import import parse_import
 
 LIMIT = 200
 JSON = st.recursive(
