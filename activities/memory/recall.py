@@ -279,14 +279,14 @@ class MemoryRecall:
         present: Sequence[str],
     ) -> list[RetrievedMemory]:
         """``records`` with the facts they hold that were replaced since said on their lines."""
-        if not records:
-            return records
         turns = {c.id: (c.turn_first, c.turn_last) for c in admitted}
         spans = [
             Span(r.id, first, last)
             for r in records
             if (first := turns[r.id][0]) is not None and (last := turns[r.id][1]) is not None
         ]
+        if not spans:  # nothing to look up: no round trip
+            return records
         async with self._db.autocommit() as session:
             replaced = await replaced_facts(session, agent=agent, spans=spans, present=present)
         return marked(records, replaced)

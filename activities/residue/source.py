@@ -13,8 +13,7 @@ from activities.context.fencing import RESIDUE
 from activities.context.model import ContextBlock, ContextRequest, Trim
 from schemas.residue import ResidueSettings
 from store.db import Database
-from store.queries.memory_formation import compartment
-from store.queries.residue import channel_id_of, live_items
+from store.queries.residue import live_items_on
 
 ORDER = 43
 """After goals (40), before pinned notes (44) and quick facts (45)."""
@@ -34,17 +33,11 @@ class ResidueSource:
         """The items, as of the turn's moment (``input.now``)."""
         if not self._settings.enabled:
             return None
-        agent = request.agent.handle
         async with self._db.autocommit() as session:
-            channel_id = await channel_id_of(
-                session, agent=agent, key=request.input.event.channel.key
-            )
-            if channel_id is None:
-                return None
-            items = await live_items(
+            items = await live_items_on(
                 session,
-                agent=agent,
-                channel_ids=await compartment(session, channel_id=channel_id),
+                agent=request.agent.handle,
+                channel_key=request.input.event.channel.key,
                 now=request.input.now,
                 expire=timedelta(days=self._settings.expire_days),
                 limit=self._settings.max_items,

@@ -75,6 +75,35 @@ async def live_items(
     return [ResidueItem.model_validate(dict(r._mapping)) for r in rows]
 
 
+_COMPARTMENT_OF_KEY = (
+    "SELECT c.id FROM channels AS cur JOIN channels AS c ON c.agent = cur.agent "
+    "AND (c.id = cur.id OR (cur.memory_group IS NOT NULL AND c.memory_group = cur.memory_group)) "
+    "WHERE cur.agent = :a AND cur.key = :key"
+)
+"""The channel ``key`` and those sharing its memory group (as ``memory_formation.compartment``)."""
+
+
+async def live_items_on(
+    session: AsyncSession,
+    *,
+    agent: str,
+    channel_key: str,
+    now: datetime,
+    expire: timedelta,
+    limit: int,
+) -> list[ResidueItem]:
+    """The live items of ``channel_key``'s memory compartment, in one round trip (a turn's)."""
+    rows = await execute(
+        session,
+        "SELECT id, text, since, last_carried_at, carried FROM residue_items "
+        f"WHERE agent = :a AND channel_id IN ({_COMPARTMENT_OF_KEY}) AND retired_at IS NULL "
+        "AND last_carried_at > :cutoff AND last_carried_at <= :now "
+        "ORDER BY last_carried_at DESC, since DESC, id DESC LIMIT :n",
+        {"a": agent, "key": channel_key, "cutoff": now - expire, "now": now, "n": limit},
+    )
+    return [ResidueItem.model_validate(dict(r._mapping)) for r in rows]
+
+
 async def carry(
     session: AsyncSession, *, carry: Carry, now: datetime, expire: timedelta, max_items: int
 ) -> ResidueResult:

@@ -13,7 +13,8 @@ from schemas.ids import new_ulid
 from schemas.residue import ResidueSettings, instruction_shaped
 from store.db import Database
 from store.queries.people import resolve_speaker
-from store.queries.residue import Carry, carry, channel_id_of, live_items
+from store.queries.residue import Carry, carry, channel_id_of, live_items, live_items_on
+from store.sql import execute
 from tests.memory.conftest import NewAgent
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -132,3 +133,29 @@ def test_past_the_cap_and_over_long_items_are_refused() -> None:
     items = [f"Thread {n} is open." for n in range(9)] + ["x" * 201]
     kept, refused = checked(items, ResidueSettings())
     assert kept == items[:7] and refused == 3
+
+
+async def test_a_turn_reads_its_compartments_items_by_channel_key(
+    db: Database, new_agent: NewAgent
+) -> None:
+    agent = await new_agent()
+    lobby, office = await channel(db, agent, "lobby"), await channel(db, agent, "office")
+    await channel(db, agent, "attic")
+    async with db.session() as session:
+        await execute(
+            session,
+            "UPDATE channels SET memory_group = 'house' WHERE id = ANY(:ids)",
+            {"ids": [lobby, office]},
+        )
+        await session.commit()
+    await pass_(db, agent, lobby, T0, FRIDAY)
+
+    async def on(name: str) -> list[str]:
+        async with db.session() as session:
+            items = await live_items_on(
+                session, agent=agent, channel_key=f"chat:{name}", now=T0, expire=EXPIRE, limit=7
+            )
+        return [item.text for item in items]
+
+    assert await on("office") == [FRIDAY]  # grouped with the lobby
+    assert await on("attic") == [] and await on("nowhere") == []
