@@ -20,7 +20,7 @@ from schemas.memory import MemoryRecordPublic, Sensitivity
 from schemas.memory_formation import MemoryAction
 from schemas.settings import get_settings
 from schemas.text import clean_text
-from usecases import memory
+from usecases import folding, memory
 
 app = typer.Typer(
     help="Inspect and withdraw agents' memories; search and index their dialog.",
@@ -83,6 +83,10 @@ def list_(
         return
     for record, key in found:
         mark = "  [forgotten]" if record.forgotten_at else ""
+        if record.level > 1:
+            mark += f"  [level {record.level}]"
+        elif record.folded_into:
+            mark += f"  [folded into {record.folded_into}]"
         typer.echo(
             f"{record.id}  {record.created_at:%Y-%m-%d %H:%M}  {record.importance:>2}/10  "
             f"{(record.emotion or '-'):<10}  {key}  {_line(record)}{mark}"
@@ -122,6 +126,10 @@ def show(
     typer.echo(f"tags:         {', '.join(r.tags) or '-'}")
     typer.echo(f"participants: {', '.join(r.participants) or '-'}")
     typer.echo(f"derived from: {', '.join(found.derived_from) or '-'}")
+    if r.level > 1:
+        typer.echo(f"level:        {r.level} (a recollection folded from the memories above)")
+    if r.folded_into:
+        typer.echo(f"folded into:  {r.folded_into}")
     typer.echo(f"summary:\n  {r.summary or '(erased when it was withdrawn)'}")
     for d in found.derived:
         typer.echo(f"derived:      {d.id}  {_line(d, 60)}")
@@ -164,6 +172,8 @@ def forget(
     else:
         typer.echo(f"forgot {wanted}: its text is erased everywhere Persyn kept it")
         typer.echo(f"audit entry {result.audit.id} by {actor}")
+    for above in result.dissolved:
+        typer.echo(f"forgot the recollection {above} folded from it; its other memories fold again")
     if not result.derived:
         typer.echo("no memories derive from it")
         return
@@ -247,6 +257,35 @@ def cull(
         typer.echo(
             f"  {item.record_id}  {item.importance:>2}/10  {item.created_at:%Y-%m-%d}  {text}"
         )
+
+
+@app.command()
+@friendly_errors
+def fold(
+    agent: AgentOption,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Wait for the pass to finish and say what it did.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Fold memories into recollections now (maintenance does it hourly): L1 into L2 into L3."""
+    settings = get_settings()
+    workflow_id, result = run(
+        folding.fold_now(settings=settings, agent=check_handle(agent), wait=wait)
+    )
+    if as_json:
+        body = {"workflow_id": workflow_id, **(result.model_dump(mode="json") if result else {})}
+        typer.echo(json.dumps(body, indent=2))
+        return
+    if result is None:
+        typer.echo(f"folding {agent}'s memories as {workflow_id}: see it in the Web UI")
+        return
+    more = " (more were ready: the pass goes on)" if result.continued else ""
+    typer.echo(f"folded {len(result.folded)} recollections for {agent}{more}")
+    for recollection in result.folded:
+        typer.echo(f"  {recollection}")
+    if result.skipped:
+        typer.echo(f"{result.skipped} batches changed while folding: they fold at the next pass")
 
 
 # One `memory` group: list/show/forget/cull beside search/index/reindex.

@@ -62,6 +62,7 @@ from schemas.events import (
     SubmitEventInput,
     Wire,
 )
+from schemas.folding import FoldingInput, FoldingResult
 from schemas.guardrails import EndConversationRequest, GuardrailInput, GuardrailResult
 from schemas.images import RenderInput, RenderResult
 from schemas.memory_formation import (
@@ -221,6 +222,13 @@ WORKFLOWS: tuple[WorkflowSpec, ...] = (
         ResidueInput,
         ResidueResult,
         "Notes what a conversation that just closed left behind: at most seven descriptive items.",
+    ),
+    WorkflowSpec(
+        names.FOLDING_WORKFLOW,
+        names.folding_workflow_id("{handle}"),
+        FoldingInput,
+        FoldingResult,
+        "Folds an agent's memories into recollections of the next level, oldest first.",
     ),
     WorkflowSpec(
         names.GUARDRAIL_WORKFLOW,

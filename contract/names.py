@@ -21,6 +21,7 @@ SANDBOX_TASK_WORKFLOW = "SandboxTaskWorkflow"
 RENDER_WORKFLOW = "RenderWorkflow"
 OBSERVATION_WORKFLOW = "ObservationWorkflow"
 RESIDUE_WORKFLOW = "ResidueWorkflow"
+FOLDING_WORKFLOW = "FoldingWorkflow"
 GUARDRAIL_WORKFLOW = "GuardrailWorkflow"
 DELIVERY_WORKFLOW = "DeliveryWorkflow"
 
@@ -53,6 +54,11 @@ def observation_workflow_id(observe_id: str) -> str:
 def residue_workflow_id(residue_id: str) -> str:
     """``residue/{ulid}``: what one conversation left behind, carried forward as it closed."""
     return f"residue/{residue_id}"
+
+
+def folding_workflow_id(handle: str) -> str:
+    """``folding/{handle}``: the agent's folding pass; one runs at a time."""
+    return f"folding/{handle}"
 
 
 def guardrail_workflow_id(activation_id: str) -> str:

@@ -91,6 +91,12 @@ class MemoryRecordPublic(Wire):
     turn_last: str | None = None
     created_at: AwareDatetime
     forgotten_at: AwareDatetime | None = None
+    level: int = Field(
+        default=1, ge=1, le=9, description="1: a memory of dialog; 2 and up: a recollection."
+    )
+    folded_into: Ulid | None = Field(
+        default=None, description="The recollection this record was folded into, if any."
+    )
 
 
 class MemorySettings(BaseModel):
@@ -172,6 +178,24 @@ class MemorySettings(BaseModel):
     )
     recall_encode_timeout_seconds: float = Field(
         default=5.0, gt=0, description="Longer than this, the input is ranked lexically."
+    )
+
+    # Levels (Connectome): records fold into recollections, in the agent's voice, in the
+    # background; recall shows the highest level that covers a match.
+    fold_threshold: int = Field(
+        default=6,
+        ge=2,
+        le=50,
+        description="Records of one level and stream folded into one recollection of the next.",
+    )
+    fold_levels: int = Field(
+        default=3,
+        ge=1,
+        le=5,
+        description="Highest level a recollection reaches (1: nothing is folded).",
+    )
+    fold_chars: int = Field(
+        default=900, ge=200, le=4000, description="Longest recollection a fold writes."
     )
 
     # Sensitivity controls: memories formed on a channel are at least this sensitive.

@@ -295,6 +295,9 @@ class MaintenanceResult(Wire):
     markers: int = 0
     vectors_filled: int = 0
     sweep: Ulid | None = Field(default=None, description="The consolidation it started, if any.")
+    folding: str | None = Field(
+        default=None, description="The folding pass it started (``folding/{handle}``), if any."
+    )
 
 
 # -- the operator's view ------------------------------------------------------------------------
@@ -357,3 +360,8 @@ class ForgetResult(Wire):
     audit: MemoryAuditEntry
     derived: list[MemoryRecordPublic] = Field(default_factory=list)
     already: bool = Field(default=False, description="It had been forgotten before.")
+    dissolved: list[Ulid] = Field(
+        default_factory=list,
+        description="Recollections folded from it, forgotten with it (their other records "
+        "fold again).",
+    )

@@ -32,6 +32,8 @@ class TaskType(StrEnum):
     """The agent's emotional state after an exchange, and whether a request is optional."""
     RESIDUE = "residue"
     """What a conversation left behind, synthesised as it closes (background work)."""
+    FOLD = "fold"
+    """Records folded into a recollection of the next level (background work)."""
 
 
 class ProviderName(StrEnum):

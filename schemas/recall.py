@@ -52,6 +52,16 @@ class RetrievedMemory(Wire):
         description="What a later record changed of what this one holds, one line each "
         "(a fact learned in its turns and replaced since).",
     )
+    level: int = Field(default=1, ge=1, le=9, description="2 and up: a folded recollection.")
+    first_at: AwareDatetime | None = Field(
+        default=None, description="When what it remembers began (a recollection's span)."
+    )
+    last_at: AwareDatetime | None = Field(default=None, description="When what it remembers ended.")
+    matched: list[Ulid] = Field(
+        default_factory=list,
+        description="Records folded beneath this recollection that matched the input: it "
+        "is shown in their place (drill down for them).",
+    )
 
 
 class SurfacedMemories(Wire):
@@ -87,4 +97,9 @@ class RememberHarderResult(Wire):
     truncated: bool = Field(default=False, description="More turns exist than ``limit``.")
     note: str | None = Field(
         default=None, description="Why there are no turns (no conversation, dialog culled)."
+    )
+    beneath: list[MemoryRecordPublic] = Field(
+        default_factory=list,
+        description="For a recollection: the memories of dialog folded beneath it, oldest "
+        "first (remember harder on one of them for its words).",
     )

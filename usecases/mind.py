@@ -18,6 +18,7 @@ STAGE_NAMES = {
     TaskType.DECIDE: "the silence judgement",
     TaskType.OBSERVE: "observations of people",
     TaskType.RESIDUE: "what conversations left behind (residue)",
+    TaskType.FOLD: "recollections in its own words (it joins its memories' openings)",
     TaskType.EMOTION: "the emotion reading",
     TaskType.SUMMARIZE: "memories in its own words (it keeps what was said)",
     TaskType.RATE: "rating memories (a fixed rubric does)",

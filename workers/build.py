@@ -50,6 +50,7 @@ from activities.guardrails.wiring import build_guardrails
 from activities.images.render import ImageActivities
 from activities.images.source import renders_source
 from activities.memory.consolidate import ConsolidationActivities
+from activities.memory.folding import FoldingActivities
 from activities.memory.encoder import Encoder
 from activities.memory.encoders.factory import build_encoder
 from activities.memory.recall import MemoryRecall
@@ -81,6 +82,7 @@ from workers.runner import workflow_runner
 from workflows.activation import ActivationWorkflow
 from workflows.agent import AgentWorkflow
 from workflows.consolidation import ConsolidationWorkflow
+from workflows.folding import FoldingWorkflow
 from workflows.conversation import ConversationWorkflow
 from workflows.deliberation import DeliberationWorkflow
 from workflows.delivery import DeliveryWorkflow
@@ -101,6 +103,7 @@ WORKFLOWS: list[type] = [
     HeartbeatWorkflow,
     ReminderWorkflow,
     ConsolidationWorkflow,
+    FoldingWorkflow,
     MaintenanceWorkflow,
     SandboxTaskWorkflow,
     RenderWorkflow,
@@ -288,6 +291,8 @@ def activities(
         span_file=deps.settings.span_file,
     )
     remember = RememberActivities(deps.db)
+    # Memories folded into recollections, level by level (docs/memory.md, Levels).
+    folding = FoldingActivities(deps.db, deps.gateway, deps.encoder, deps.settings.memory)
     # Facts about people, learned beside each consolidation (docs/people.md).
     observations = ObservationActivities(
         deps.db, deps.gateway, deps.encoder, deps.settings.observations
@@ -348,6 +353,8 @@ def activities(
         formation.classify,
         formation.store,
         formation.fail,
+        folding.plan,
+        folding.fold,
         graph.extract,
         observations.extract,
         observations.reconcile,

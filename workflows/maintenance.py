@@ -3,8 +3,9 @@
 Lifecycle: started by the schedule (created with the agent; overlapping firings are skipped)
 and ends after one pass: cull low-rated old memories (an audit entry each), drop raw dialog past
 its retention window and expired completion markers, fill missing vectors (fail soft), and, if
-consolidations failed earlier, start a sweep that retries them (a child with ``ABANDON``). No
-messages; it never continues as new.
+consolidations failed earlier, start a sweep that retries them (a child with ``ABANDON``).
+Where records are ready to fold, it starts the agent's folding pass (``FoldingWorkflow``, a
+child with ``ABANDON``; behind the ``folding`` patch). No messages; it never continues as new.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from temporalio import workflow
 from temporalio.workflow import ParentClosePolicy
 
 from contract import attribution, names
-from contract.names import consolidation_workflow_id
+from contract.names import consolidation_workflow_id, folding_workflow_id
 from contract.policies import BACKGROUND, DATABASE_ACTIVITY, ENCODER_STEP, summarized
+from schemas.folding import FoldingInput, FoldPlanInput
 from schemas.ids import ulid_from_parts
 from schemas.memory_formation import (
     ConsolidationInput,
@@ -29,9 +31,14 @@ from schemas.memory_formation import (
     PurgeInput,
 )
 from workflows.consolidation import ConsolidationWorkflow
+from workflows.folding import FoldingWorkflow
 
 with workflow.unsafe.imports_passed_through():
+    from activities.memory.folding import FoldingActivities
     from activities.memory.retention import RetentionActivities
+
+FOLDING_PATCH = "folding"
+"""Maintenance starts the folding pass (2026-12-05). Firings recorded before run without."""
 
 SWEEP_PICKUP = 10
 """Failed ranges one sweep retries."""
@@ -74,9 +81,12 @@ class MaintenanceWorkflow:
         )
         if pending.failed:
             result.sweep = await self._sweep(data.agent)
+        if workflow.patched(FOLDING_PATCH):
+            result.folding = await self._fold(data.agent)
         workflow.set_current_details(
             f"{data.agent}: culled {result.culled}, dropped {result.dialog_turns} turns, "
-            f"filled {result.vectors_filled} vectors, sweep {result.sweep or 'none'}"
+            f"filled {result.vectors_filled} vectors, sweep {result.sweep or 'none'}, "
+            f"folding {result.folding or 'none'}"
         )
         return result
 
@@ -104,3 +114,30 @@ class MaintenanceWorkflow:
             workflow.logger.warning("sweep for %s did not start: %s", agent, err)
             return None
         return sweep_id
+
+    async def _fold(self, agent: str) -> str | None:
+        """Start the folding pass when something is ready; its workflow ID, or ``None``."""
+        ready = await workflow.execute_activity_method(
+            FoldingActivities.plan,
+            FoldPlanInput(agent=agent, limit=1),
+            **summarized(DATABASE_ACTIVITY, "memories ready to fold?"),
+        )
+        if not ready.batches:
+            return None
+        folding_id = folding_workflow_id(agent)
+        try:
+            await workflow.start_child_workflow(
+                FoldingWorkflow.run,
+                FoldingInput(agent=agent),
+                id=folding_id,
+                parent_close_policy=ParentClosePolicy.ABANDON,
+                priority=BACKGROUND,
+                search_attributes=names.search_attributes(agent=agent),
+                static_summary=f"{agent} folds memories into recollections",
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # one is running already, or the next firing tries again
+            workflow.logger.info("folding for %s did not start: %s", agent, err)
+            return None
+        return folding_id

@@ -72,6 +72,9 @@ def local_plan() -> CallPlan:
             # Residue asks for judgement (what still holds, in descriptive words) that the
             # memory summary showed it does not have; nothing is left behind on this plan.
             TaskType.RESIDUE: StagePlan(run=False, max_output_tokens=200),
+            # Folding retells many memories in one; the summary stage showed SmolLM2 loses the
+            # facts of one. Recollections are written without it (activities.memory.folding).
+            TaskType.FOLD: StagePlan(run=False, max_output_tokens=400),
             # Eight numbers from a few turns: short, and off the reply's path.
             TaskType.EMOTION: StagePlan(max_output_tokens=120, max_transcript_tokens=400),
         },

@@ -25,6 +25,7 @@ FAST_TASKS = frozenset(
         TaskType.OBSERVE,
         TaskType.EMOTION,
         TaskType.RESIDUE,
+        TaskType.FOLD,
     }
 )
 

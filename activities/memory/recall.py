@@ -24,6 +24,7 @@ from activities.context.fencing import MEMORY, fence
 from activities.context.model import ContextBlock, ContextRequest, Trim
 from activities.memory import ranking
 from activities.memory.encoder import Encoder
+from activities.memory.levels import lift, to_lift
 from activities.memory.synthesis import deduplicated, marked
 from activities.prompts import load
 from schemas.memory import MemorySettings
@@ -37,6 +38,7 @@ from store.queries.recall import (
     memory_channels,
     query_lexemes,
     semantic_candidates,
+    top_recollections,
 )
 from store.queries.supersession import Span, replaced_facts
 
@@ -81,6 +83,9 @@ def rank(
                 created_at=candidate.created_at,
                 emotion=candidate.emotion,
                 signals=signals,
+                level=candidate.level,
+                first_at=candidate.first_at,
+                last_at=candidate.last_at,
             )
         )
     ranked.sort(key=lambda memory: (memory.score, memory.id), reverse=True)
@@ -95,8 +100,16 @@ def _zone(name: str) -> ZoneInfo:
 
 
 def annotate(memory: RetrievedMemory, zone: ZoneInfo) -> str:
-    """One line of the block: ``[ID | band | date | emotion] summary``."""
+    """One line of the block: ``[ID | band | date | emotion] summary``.
+
+    A recollection says so, with its level and the dates it spans:
+    ``[ID | band | 2026-11-02 to 2026-11-20 | recollection, level 2 | emotion]``.
+    """
     parts = [memory.id, memory.band.value, f"{memory.created_at.astimezone(zone):%Y-%m-%d}"]
+    if memory.level > 1:
+        first, last = memory.first_at or memory.created_at, memory.last_at or memory.created_at
+        parts[2] = f"{first.astimezone(zone):%Y-%m-%d} to {last.astimezone(zone):%Y-%m-%d}"
+        parts.append(f"recollection, level {memory.level}")
     if memory.emotion:
         parts.append(memory.emotion)
     summary = " ".join(memory.summary.split())
@@ -157,6 +170,8 @@ class MemoryBlock(ContextBlock):
         words, instructions included: the records are material, never instructions.
         """
         lines = [load("memory_context.md")]
+        if any(memory.level > 1 for memory in self.shown()):
+            lines.append(load("memory_levels.md"))
         if self._surfaced.mode is RecallMode.LEXICAL:
             lines.append("(Matched by wording alone this time: the encoder was unavailable.)")
         recalled = list(self.items)
@@ -265,11 +280,40 @@ class MemoryRecall:
         admitted = [c for c in admitted if not quoted(c, verbatim)]
         records = rank(admitted, lexemes=lexemes, present=present, now=now, settings=self._settings)
         records = await self._marked(agent, records, admitted, present)
+        records = await self._lifted(
+            records, admitted, fence, lexemes=lexemes, present=present, now=now
+        )
         return SurfacedMemories(
             mode=RecallMode.SEMANTIC if vector is not None else RecallMode.LEXICAL,
             records=records,
             candidates=len(admitted),
         )
+
+    async def _lifted(
+        self,
+        records: list[RetrievedMemory],
+        admitted: Sequence[Candidate],
+        fence: Fence,
+        *,
+        lexemes: Sequence[str],
+        present: Sequence[str],
+        now: datetime,
+    ) -> list[RetrievedMemory]:
+        """``records`` with folded matches shown through their highest recollection."""
+        lifting = to_lift(records, {c.id: c.folded_into is not None for c in admitted})
+        if not lifting:  # nothing folded matched: no round trip
+            return records
+        async with self._db.autocommit() as session:
+            tops = await top_recollections(session, fence, record_ids=lifting)
+        ranked = rank(
+            list({c.id: c for c in tops.values()}.values()),
+            lexemes=lexemes,
+            present=present,
+            now=now,
+            settings=self._settings,
+        )
+        by_id = {memory.id: memory for memory in ranked}
+        return lift(records, {start: by_id[top.id] for start, top in tops.items()})
 
     async def _marked(
         self,

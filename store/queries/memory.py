@@ -1,7 +1,9 @@
 """Memory records: store a new one, list and show them, withdraw them (forget, cull).
 
-Withdrawal never cascades: forgetting or culling a record leaves the records derived from it
-(those whose ``derived_from`` holds its ID) in place, and says which they are. Every withdrawal
+Withdrawal never cascades down: forgetting or culling a record leaves the records derived from
+it (those whose ``derived_from`` holds its ID) in place, and says which they are. It does
+climb: a recollection folded from a forgotten record retells it, so it is forgotten too, and
+the other records folded into it are freed to fold again (:func:`dissolve_above`). Every withdrawal
 writes an audit entry with who, when and why and a snapshot of the record's metadata; the
 text itself is erased (``store.queries.erasure``).
 """
@@ -30,7 +32,7 @@ from store.sql import execute, vector_literal
 COLUMNS = (
     "m.id, m.agent, m.channel_id, m.conversation_id, m.summary, m.importance, m.tags, "
     "m.emotion, m.sensitivity, m.participants, m.turn_first, m.turn_last, m.created_at, "
-    "m.forgotten_at"
+    "m.forgotten_at, m.level, m.folded_into"
 )
 
 
@@ -56,6 +58,8 @@ def to_public(row: Any) -> MemoryRecordPublic:
         turn_last=row.turn_last,
         created_at=row.created_at,
         forgotten_at=row.forgotten_at,
+        level=row.level,
+        folded_into=row.folded_into,
     )
 
 
@@ -83,6 +87,7 @@ class NewRecord:
     emotions: dict[str, float] | None = None
     embedding: Sequence[float] | None = None
     embed_model: str | None = None
+    level: int = 1
 
 
 async def insert_record(session: AsyncSession, *, record: NewRecord) -> bool:
@@ -91,11 +96,12 @@ async def insert_record(session: AsyncSession, *, record: NewRecord) -> bool:
         session,
         "INSERT INTO memory_records (id, agent, channel_id, conversation_id, summary, embedding, "
         "embed_model, importance, tags, emotion, sensitivity, participants, turn_first, "
-        "turn_last, created_at, derived_from, turn_first_at, turn_last_at, rubric, emotions) "
+        "turn_last, created_at, derived_from, turn_first_at, turn_last_at, rubric, emotions, "
+        "level) "
         "VALUES (:id, :agent, :channel, :conversation, :summary, CAST(:vec AS vector), :model, "
         ":importance, CAST(:tags AS varchar[]), :emotion, :sensitivity, "
         "CAST(:people AS varchar[]), :first, :last, :created, CAST(:derived AS varchar[]), "
-        ":first_at, :last_at, CAST(:rubric AS jsonb), CAST(:emotions AS jsonb)) "
+        ":first_at, :last_at, CAST(:rubric AS jsonb), CAST(:emotions AS jsonb), :level) "
         "ON CONFLICT (id) DO NOTHING",
         {
             "id": record.id,
@@ -118,6 +124,7 @@ async def insert_record(session: AsyncSession, *, record: NewRecord) -> bool:
             "last_at": record.turn_last_at,
             "rubric": json.dumps(record.rubric) if record.rubric is not None else None,
             "emotions": json.dumps(record.emotions) if record.emotions is not None else None,
+            "level": record.level,
         },
     )
     return bool(result.rowcount)
@@ -338,11 +345,72 @@ async def forget(
         {"id": record_id, "now": now},
     )
     await erase_memory_text(session, record_id=record_id, summary=row.summary)
+    dissolved = await dissolve_above(
+        session, record_id=record_id, actor=actor, reason=reason or "forgotten", now=now
+    )
     await session.commit()
     record = to_public(row).model_copy(
         update={"forgotten_at": row.forgotten_at or now, "summary": ""}
     )
-    return ForgetResult(record=record, audit=entry, derived=derived)
+    derived = [d for d in derived if d.id not in dissolved]
+    return ForgetResult(record=record, audit=entry, derived=derived, dissolved=dissolved)
+
+
+async def dissolve_above(
+    session: AsyncSession, *, record_id: str, actor: str, reason: str, now: datetime
+) -> list[str]:
+    """Forget the recollections folded from ``record_id`` and free their other records.
+
+    Used when a record is withdrawn or its audience changes: a recollection retells its
+    records, so it must not outlive what it retells. Each is audited and erased like any
+    forgotten record; the records beneath it fold again at the next pass. Returns their IDs,
+    nearest first. Does not commit.
+    """
+    rows = await execute(
+        session,
+        "WITH RECURSIVE up(id, parent, depth) AS ("
+        "  SELECT m.id, m.folded_into, 0 FROM memory_records m WHERE m.id = :id"
+        "  UNION ALL"
+        "  SELECT p.id, p.folded_into, up.depth + 1 FROM up"
+        "  JOIN memory_records p ON p.id = up.parent WHERE up.depth < 10"
+        ") SELECT id FROM up WHERE depth > 0 ORDER BY depth",
+        {"id": record_id},
+    )
+    dissolved: list[str] = []
+    for above in [str(row.id) for row in rows]:
+        row = (
+            await execute(
+                session,
+                f"SELECT {COLUMNS}, m.derived_from FROM memory_records m "
+                "WHERE m.id = :id AND m.forgotten_at IS NULL FOR UPDATE",
+                {"id": above},
+            )
+        ).first()
+        if row is None:
+            continue
+        await write_audit(
+            session,
+            row=row,
+            action=MemoryAction.FORGET,
+            actor=actor,
+            reason=f"folded from {record_id}: {reason}",
+            derived=[],
+            now=now,
+        )
+        await execute(
+            session,
+            "UPDATE memory_records SET forgotten_at = :now, embedding = NULL, "
+            "embed_model = NULL WHERE id = :id",
+            {"id": above, "now": now},
+        )
+        await execute(
+            session,
+            "UPDATE memory_records SET folded_into = NULL WHERE folded_into = :id",
+            {"id": above},
+        )
+        await erase_memory_text(session, record_id=above, summary=row.summary)
+        dissolved.append(above)
+    return dissolved
 
 
 async def agent_exists(session: AsyncSession, *, agent: str) -> bool:

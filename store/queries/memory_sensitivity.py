@@ -13,7 +13,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.memory import Sensitivity
 from schemas.memory_formation import MemoryAction, SensitivityChange
-from store.queries.memory import COLUMNS, to_public, write_audit
+from store.queries.memory import COLUMNS, dissolve_above, to_public, write_audit
 from store.sql import execute
 
 
@@ -66,6 +66,10 @@ async def set_sensitivity(
         session,
         "UPDATE memory_records SET sensitivity = :s WHERE id = :id",
         {"s": sensitivity.value, "id": record_id},
+    )
+    # A recollection folded from it was written for its old audience.
+    await dissolve_above(
+        session, record_id=record_id, actor=actor, reason="its audience changed", now=now
     )
     await session.commit()
     after = before.model_copy(update={"sensitivity": sensitivity})

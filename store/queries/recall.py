@@ -60,7 +60,7 @@ AND (
 
 _COLUMNS = """
 m.id, m.channel_id, m.summary, m.created_at, m.emotion, m.sensitivity, m.participants,
-m.turn_first, m.turn_last,
+m.turn_first, m.turn_last, m.level, m.folded_into, m.turn_first_at, m.turn_last_at,
 tsvector_to_array(to_tsvector('english', m.summary)) AS lexemes
 """
 
@@ -80,6 +80,10 @@ class Candidate:
     cosine: float | None = None
     turn_first: str | None = None
     turn_last: str | None = None
+    level: int = 1
+    folded_into: str | None = None
+    first_at: datetime | None = None
+    last_at: datetime | None = None
 
 
 def _candidate(row: Any, cosine: float | None = None) -> Candidate:
@@ -95,6 +99,10 @@ def _candidate(row: Any, cosine: float | None = None) -> Candidate:
         cosine=cosine,
         turn_first=row.turn_first,
         turn_last=row.turn_last,
+        level=int(row.level),
+        folded_into=row.folded_into,
+        first_at=row.turn_first_at,
+        last_at=row.turn_last_at,
     )
 
 
@@ -200,6 +208,34 @@ async def lexical_candidates(
         )
         found.extend(_candidate(row) for row in rows)
     return found
+
+
+async def top_recollections(
+    session: AsyncSession, fence: Fence, *, record_ids: Sequence[str]
+) -> dict[str, Candidate]:
+    """For each of ``record_ids`` folded into a live recollection, the highest one above it.
+
+    The climb stops below a forgotten recollection; the one it reaches must pass the fences
+    (it shares its records' channel and people, so it does unless the data was edited).
+    """
+    if not record_ids or not fence.channel_ids:
+        return {}
+    rows = await _execute(
+        session,
+        "WITH RECURSIVE up(start, id, parent, depth) AS ("
+        "  SELECT m.id, m.id, m.folded_into, 0 FROM memory_records m"
+        "  WHERE m.id = ANY(CAST(:ids AS varchar[])) AND m.folded_into IS NOT NULL"
+        "  UNION ALL"
+        "  SELECT up.start, p.id, p.folded_into, up.depth + 1 FROM up"
+        "  JOIN memory_records p ON p.id = up.parent"
+        "  WHERE p.forgotten_at IS NULL AND up.depth < 8"
+        "), top AS ("
+        "  SELECT DISTINCT ON (start) start, id FROM up WHERE depth > 0 ORDER BY start, depth DESC"
+        f") SELECT top.start, {_COLUMNS} FROM top JOIN memory_records m ON m.id = top.id "
+        f"WHERE {FENCE_SQL}",
+        {**fence.params(), "ids": list(record_ids)},
+    )
+    return {str(row.start): _candidate(row) for row in rows}
 
 
 async def memory_record(session: AsyncSession, *, record_id: str) -> MemoryRecordPublic | None:

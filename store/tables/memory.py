@@ -48,3 +48,12 @@ class MemoryRecord(SQLModel, table=True):
     turn_last_at: datetime | None = Field(default=None, sa_column=tstz(nullable=True))
     rubric: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONB, nullable=True))
     emotions: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONB, nullable=True))
+    # Levels (migration 0019): 1 for a memory of dialog, 2 and up for a recollection folded
+    # from records of the level below; ``folded_into`` is the link up.
+    level: int = Field(default=1, sa_column=Column(SmallInteger, nullable=False, default=1))
+    folded_into: str | None = Field(
+        default=None,
+        sa_column=Column(
+            String(26), ForeignKey("memory_records.id", ondelete="SET NULL"), nullable=True
+        ),
+    )

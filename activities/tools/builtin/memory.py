@@ -17,9 +17,9 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field, ValidationError
 
-from activities.context.fencing import DIALOG, IMPORTED, PAST_DIALOG
+from activities.context.fencing import DIALOG, IMPORTED, MEMORY, PAST_DIALOG
 from activities.memory.encoder import Encoder
-from activities.memory.remember import RememberHarderError, remember_harder
+from activities.memory.remember import RememberHarderError, drill_down, remember_harder
 from activities.memory.search.service import DialogSearch
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.registry import Tool, ToolError, ToolInput, ToolRun
@@ -160,7 +160,8 @@ class RememberHarder(Tool):
     name = "remember_harder"
     description = (
         "Read the exact exchange behind one of your memories, by its ID, before asserting "
-        "something a weakly recalled memory only suggests."
+        "something a weakly recalled memory only suggests. For a recollection, it lists the "
+        "memories folded beneath it."
     )
     input_model = RememberHarderInput
 
@@ -189,6 +190,57 @@ class RememberHarder(Tool):
             )
         source = (IMPORTED if imported else DIALOG).source
         return RememberedDialog(**dict(found), source=source)
+
+
+class DrillDownInput(ToolInput):
+    """Input of ``drill_down``."""
+
+    memory_id: str = Field(description="The ID shown beside a recollection in your context.")
+    to_level: int | None = Field(
+        default=None,
+        ge=1,
+        le=8,
+        description="The level to reach: 1 for the memories of dialog (default: one level down).",
+    )
+    limit: int = Field(default=20, ge=1, le=100, description="Most memories to read.")
+
+
+class DrilledDown(RememberHarderResult):
+    """Drill down's result as the model reads it: what it is, then the memories beneath."""
+
+    provenance: str = f"{MEMORY.origin}: {MEMORY.trust}"
+
+
+class DrillDown(Tool):
+    """Read the memories folded beneath a recollection."""
+
+    name = "drill_down"
+    description = (
+        "A recollection folds many memories into one and blurs their details. Read the "
+        "memories beneath it, by its ID, when a detail matters: one level down, or to level 1."
+    )
+    input_model = DrillDownInput
+
+    def __init__(self, deps: ToolDeps) -> None:
+        self._deps = deps
+
+    async def run(self, call: ToolRun, args: DrillDownInput) -> BaseModel:
+        """The recollection and the memories beneath it, under the same fences as recall."""
+        context = call.context
+        own = context.channel.service == SELF_SERVICE
+        try:
+            found = await drill_down(
+                self._deps.db,
+                agent=context.agent,
+                record_id=args.memory_id,
+                to_level=args.to_level,
+                limit=args.limit,
+                channel=None if own else context.channel,
+                participants=context.participants,
+            )
+        except (RememberHarderError, InvalidIdError) as err:
+            raise ToolError(str(err)) from None
+        return DrilledDown(**dict(found))
 
 
 class GoalOutcomes:
@@ -255,4 +307,4 @@ class GoalOutcomes:
 
 def memory_tools(deps: ToolDeps, encoder: Encoder | None) -> list[Tool]:
     """The memory tools."""
-    return [SearchMemory(deps, encoder), RememberHarder(deps)]
+    return [SearchMemory(deps, encoder), RememberHarder(deps), DrillDown(deps)]
