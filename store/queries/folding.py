@@ -26,31 +26,34 @@ _PEOPLE = "(SELECT coalesce(array_agg(p ORDER BY p), '{}') FROM unnest(m.partici
 async def ready_batches(
     session: AsyncSession, *, agent: str, threshold: int, levels: int, limit: int
 ) -> list[FoldBatch]:
-    """The oldest ``threshold`` live, unfolded records of each full stream and level.
+    """Every full run of ``threshold`` live, unfolded records of a stream and level.
 
-    Lowest level first, then the stream whose batch starts earliest: a recollection folds
-    beside the ones before it, and a level fills before the one above reads it.
+    Lowest level first, then by when each batch starts: a recollection folds beside the ones
+    before it, and a level fills before the one above reads it. The records left over in a
+    stream wait for more.
     """
     rows = await execute(
         session,
         # A record's ID encodes when what it remembers ended: IDs sort like experiences.
-        f"SELECT m.level, m.channel_id, (array_agg(m.id ORDER BY m.id))"
-        f"[1:CAST(:threshold AS int)] AS ids, min(m.id) AS first_id "
+        f"SELECT m.level, m.channel_id, array_agg(m.id ORDER BY m.id) AS ids "
         f"FROM memory_records m WHERE m.agent = :agent AND m.folded_into IS NULL "
         f"AND m.forgotten_at IS NULL AND m.level < :levels "
         f"GROUP BY m.level, m.channel_id, m.sensitivity, {_PEOPLE} "
-        f"HAVING count(*) >= :threshold ORDER BY m.level, first_id LIMIT :limit",
-        {"agent": agent, "threshold": threshold, "levels": levels, "limit": limit},
+        f"HAVING count(*) >= :threshold",
+        {"agent": agent, "threshold": threshold, "levels": levels},
     )
-    return [
+    batches = [
         FoldBatch(
             agent=agent,
             level=int(row.level),
             channel_id=str(row.channel_id),
-            records=[str(i) for i in row.ids],
+            records=[str(i) for i in row.ids[start : start + threshold]],
         )
         for row in rows
+        for start in range(0, len(row.ids) - threshold + 1, threshold)
     ]
+    batches.sort(key=lambda batch: (batch.level, batch.records[0]))
+    return batches[:limit]
 
 
 @dataclass(frozen=True)
