@@ -136,7 +136,8 @@ class ModelServer:
         return [
             sys.executable,
             "-m",
-            "llama_cpp.server",
+            # The stock server, safe on processors with AMX (see the module).
+            "workers.llama_server",
             "--model",
             str(self.model_path),
             "--model_alias",

@@ -194,16 +194,22 @@ class DialogSearch:
             for turn_id, (conversation_id, cosine) in near.items():
                 found_here = candidates.setdefault(turn_id, Candidate(turn_id, conversation_id))
                 found_here.semantic = cosine
-            missing = [c.turn_id for c in candidates.values() if c.semantic is None]
-            known = await sql.cosines(
-                session, turn_ids=missing, vector=vector, model=self._encoder.name
-            )
-            for turn_id, cosine in known.items():
-                candidates[turn_id].semantic = cosine
             if not near:
                 # Nothing searched has an embedding yet (imported without one, or written live).
                 vector = None
                 notice = "no matching turn has an embedding yet (run `persyn memory index`)"
+        features = await sql.turn_features(
+            session,
+            turn_ids=list(candidates),
+            vector=vector,
+            model=self._encoder.name if self._encoder is not None else "",
+            lexemes=list(terms),
+        )
+        for turn_id, found_features in features.items():
+            candidate = candidates[turn_id]
+            candidate.semantic = found_features.cosine
+            candidate.neighbour_semantic = found_features.neighbour_cosine
+            candidate.speaker_named = found_features.speaker_named
         ranked = fuse(candidates, self._fusion, lexical=lexical, semantic=vector is not None)
         return ranked[: spec.limit], vector, notice
 

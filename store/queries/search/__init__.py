@@ -17,9 +17,10 @@ from store.queries.search.filters import (
     set_timeout,
 )
 from store.queries.search.vectors import (
-    cosines,
+    TurnFeatures,
     listing,
     semantic_candidates,
+    turn_features,
     turn_rows,
 )
 
@@ -28,10 +29,10 @@ __all__ = [
     "Corpus",
     "Filters",
     "SearchInputError",
+    "TurnFeatures",
     "channel_by_key",
     "check_patterns",
     "corpus",
-    "cosines",
     "fetching_terms",
     "lexical_candidates",
     "listing",
@@ -39,5 +40,6 @@ __all__ = [
     "scope",
     "semantic_candidates",
     "set_timeout",
+    "turn_features",
     "turn_rows",
 ]

@@ -2,8 +2,9 @@
 
 Each turn's ``search_tsv`` (migration 0002) holds three fields told apart by weight: A the
 text, B the speaker's name, C the date. A term's frequency in a turn is the weighted sum over
-its positions, plus a fraction of its frequency in the text of the turns just before and after:
-a reply ("Yes, last Tuesday!") is often only understood with the message it answers. Document
+its positions, plus a fraction of its frequency in the text of the turns around it (the one just
+before and after, and half as much the one beyond each): a reply ("Yes, last Tuesday!") is often
+only understood with the message it answers, and an answer often comes a turn or two later. Document
 frequencies and lengths come from the statistics that triggers keep per channel, so IDF covers
 the whole searched corpus, not only the candidates. Candidates come from the GIN index.
 """
@@ -30,6 +31,9 @@ class Bm25Params:
     w_speaker: float = 1.0
     w_date: float = 1.0
     w_context: float = 0.3
+    """Share of a term's frequency in the text of the turn just before or after."""
+    w_context_far: float = 0.15
+    """Share from the turn two before or after (0 reads only the nearest neighbours)."""
     common_fraction: float = 0.2
     """On large corpora, terms in more than this fraction of turns do not fetch candidates."""
     common_floor: int = 5_000
@@ -107,17 +111,24 @@ WITH terms AS (
         AS t (lexeme, weight)
 ),
 hits AS MATERIALIZED (
-    SELECT h.id, h.search_tsv,
-        (SELECT p.id FROM dialog_turns p WHERE p.conversation_id = h.conversation_id
-            AND p.seq < h.seq ORDER BY p.seq DESC LIMIT 1) AS prev_id,
-        (SELECT n.id FROM dialog_turns n WHERE n.conversation_id = h.conversation_id
-            AND n.seq > h.seq ORDER BY n.seq LIMIT 1) AS next_id
+    SELECT h.id, h.conversation_id, h.seq, h.search_tsv
     FROM dialog_turns h
     WHERE h.agent = :agent AND h.channel_id = ANY(CAST(:channels AS text[]))
         AND h.search_tsv @@ CAST(:fetch AS tsquery)
 ),
+around AS (
+    SELECT h.id AS hit_id, x.id, x.distance FROM hits h CROSS JOIN LATERAL (
+        (SELECT p.id, row_number() OVER (ORDER BY p.seq DESC) AS distance
+            FROM dialog_turns p WHERE p.conversation_id = h.conversation_id AND p.seq < h.seq
+            ORDER BY p.seq DESC LIMIT :reach)
+        UNION ALL
+        (SELECT n.id, row_number() OVER (ORDER BY n.seq) AS distance
+            FROM dialog_turns n WHERE n.conversation_id = h.conversation_id AND n.seq > h.seq
+            ORDER BY n.seq LIMIT :reach)
+    ) AS x
+),
 own AS (
-    SELECT h.id, h.prev_id, h.next_id, u.lexeme,
+    SELECT h.id, u.lexeme,
         (SELECT sum(CASE w WHEN 'A' THEN :w_text WHEN 'B' THEN :w_speaker ELSE :w_date END)
             FROM unnest(u.weights) AS w) AS tf,
         (SELECT count(*) FROM unnest(u.weights) AS w WHERE w = 'A') AS tf_text
@@ -127,9 +138,10 @@ own AS (
 spread AS (
     SELECT id, lexeme, tf FROM own
     UNION ALL
-    SELECT prev_id, lexeme, :w_context * tf_text FROM own WHERE prev_id IS NOT NULL
-    UNION ALL
-    SELECT next_id, lexeme, :w_context * tf_text FROM own WHERE next_id IS NOT NULL
+    SELECT a.id, o.lexeme,
+        CASE a.distance WHEN 1 THEN :w_context ELSE :w_context_far END * o.tf_text
+    FROM own o JOIN around a ON a.hit_id = o.id
+    WHERE o.tf_text > 0
 ),
 per_term AS (
     SELECT id, lexeme, sum(tf) AS tf FROM spread GROUP BY id, lexeme HAVING sum(tf) > 0
@@ -175,6 +187,8 @@ async def lexical_candidates(
             "w_speaker": params.w_speaker,
             "w_date": params.w_date,
             "w_context": params.w_context,
+            "w_context_far": params.w_context_far,
+            "reach": 2 if params.w_context_far else 1,
             "k1": params.k1,
             "b": params.b,
             "avg_len": stats.avg_len,

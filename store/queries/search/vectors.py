@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from store.queries.search.filters import Filters
-from store.sql import execute, vector_literal
+from store.sql import execute, tsquery_any, vector_literal
 
 
 async def semantic_candidates(
@@ -51,20 +52,68 @@ async def semantic_candidates(
     return {str(r.id): (str(r.conversation_id), float(r.cos)) for r in rows}
 
 
-async def cosines(
-    session: AsyncSession, *, turn_ids: Sequence[str], vector: Sequence[float], model: str
-) -> dict[str, float]:
-    """Cosine similarity of the named turns that have an embedding from ``model``."""
+@dataclass(frozen=True)
+class TurnFeatures:
+    """What the fusion weighs about one candidate besides its BM25 score."""
+
+    cosine: float | None
+    """Cosine similarity of the turn's own embedding (``None``: no vector from this model)."""
+    neighbour_cosine: float | None
+    """The higher cosine of the turns just before and after it in its conversation."""
+    speaker_named: bool
+    """Whether the query names the turn's speaker."""
+
+
+_COSINES = """
+    CASE WHEN d.embed_model = :model THEN 1 - (d.embedding <=> CAST(:v AS vector)) END AS cos,
+    GREATEST(
+        (SELECT CASE WHEN p.embed_model = :model THEN 1 - (p.embedding <=> CAST(:v AS vector)) END
+            FROM dialog_turns p WHERE p.conversation_id = d.conversation_id AND p.seq < d.seq
+            ORDER BY p.seq DESC LIMIT 1),
+        (SELECT CASE WHEN n.embed_model = :model THEN 1 - (n.embedding <=> CAST(:v AS vector)) END
+            FROM dialog_turns n WHERE n.conversation_id = d.conversation_id AND n.seq > d.seq
+            ORDER BY n.seq LIMIT 1)) AS near"""
+
+_NAMED = "ts_filter(d.search_tsv, '{b}') @@ CAST(:names AS tsquery)"
+
+
+async def turn_features(
+    session: AsyncSession,
+    *,
+    turn_ids: Sequence[str],
+    vector: Sequence[float] | None,
+    model: str,
+    lexemes: Sequence[str],
+) -> dict[str, TurnFeatures]:
+    """Cosines (own and neighbours') and whether the query's ``lexemes`` name the speaker.
+
+    The speaker's name is the B field of the turn's search document, so a name is matched as
+    the lexical half matches it (stemmed). Without a ``vector`` both cosines are ``None``.
+    """
     if not turn_ids:
         return {}
+    params: dict[str, Any] = {"ids": list(turn_ids)}
+    cosines, named = "NULL::float8 AS cos, NULL::float8 AS near", "false"
+    if vector is not None:
+        cosines = _COSINES
+        params |= {"v": vector_literal(vector), "model": model}
+    if lexemes:
+        named = _NAMED
+        params["names"] = tsquery_any(lexemes)
     rows = await execute(
         session,
-        "SELECT id, 1 - (embedding <=> CAST(:v AS vector)) AS cos FROM dialog_turns "
-        "WHERE id = ANY(CAST(:ids AS text[])) AND embed_model = :model "
-        "AND embedding IS NOT NULL",
-        {"ids": list(turn_ids), "v": vector_literal(vector), "model": model},
+        f"SELECT d.id, {cosines}, {named} AS named "
+        "FROM dialog_turns d WHERE d.id = ANY(CAST(:ids AS text[]))",
+        params,
     )
-    return {str(r.id): float(r.cos) for r in rows}
+    return {
+        str(r.id): TurnFeatures(
+            cosine=None if r.cos is None else float(r.cos),
+            neighbour_cosine=None if r.near is None else float(r.near),
+            speaker_named=bool(r.named),
+        )
+        for r in rows
+    }
 
 
 async def listing(

@@ -6,20 +6,27 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import pytest
+from hypothesis import given, settings
+from pydantic import ValidationError
 from sqlalchemy import text
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule
 from activities.memory.folding import FoldingActivities, plain_fold
+from activities.tools.builtin.memory import DrillDownInput
 from contract import names
 from schemas.folding import FoldBatch, FoldingInput, FoldInput, FoldMode, FoldPlanInput
 from schemas.ids import new_ulid
+from schemas.memory import MemoryRecordPublic
 from schemas.memory_formation import MaintenanceInput
+from schemas.text import unstorable
 from store.db import Database
 from store.queries.folding import FoldSource
 from store.queries.memory import forget
 from tests.harness import Harness, Stack, replayer, running_worker
-from tests.memory.folding.month import START, live_a_month
+from tests.memory.folding.month import START, live_a_month, summary_of
+from tests.schemas.test_hostile_text import json_values, strings_in
 from workflows.folding import FoldingWorkflow
 from workflows.maintenance import MaintenanceWorkflow
 
@@ -153,8 +160,6 @@ async def test_maintenance_starts_the_pass_when_records_are_ready(
 
 
 def test_a_plain_recollection_keeps_the_most_important_openings_that_fit() -> None:
-    from tests.memory.folding.month import summary_of
-
     sources = []
     for day in range(1, 7):
         when = START.replace(day=day)
@@ -168,8 +173,6 @@ def test_a_plain_recollection_keeps_the_most_important_openings_that_fit() -> No
 
 
 def _source(day: int, summary: str, when: datetime) -> FoldSource:
-    from schemas.memory import MemoryRecordPublic
-
     record = MemoryRecordPublic(
         id=new_ulid(),
         agent="folding",
@@ -182,10 +185,19 @@ def _source(day: int, summary: str, when: datetime) -> FoldSource:
 
 
 def test_a_batch_is_refused_at_the_door_when_it_is_not_a_batch() -> None:
-    import pytest
-    from pydantic import ValidationError
-
     with pytest.raises(ValidationError, match="records"):
         FoldBatch(agent="ada", level=1, channel_id=new_ulid(), records=[new_ulid()])
     with pytest.raises(ValidationError, match="NUL"):
         FoldingInput(agent="ada\x00")
+
+
+@settings(max_examples=100, deadline=None)
+@given(payload=json_values)
+def test_any_json_at_the_folding_doors_is_refused_or_storable(payload: object) -> None:
+    for door in (FoldingInput, FoldInput, DrillDownInput):
+        try:
+            found = door.model_validate(payload)
+        except ValidationError:
+            continue
+        text = [s for s in strings_in(found.model_dump(mode="python")) if unstorable(s)]
+        assert text == [], f"{door.__name__} accepted what PostgreSQL cannot store"
