@@ -132,6 +132,7 @@ def test_index_names_match_temporal_names(exported: tuple[Path, list[Path]]) -> 
         names.render_workflow_id("{ulid}"),
         names.observation_workflow_id("{ulid}"),
         names.residue_workflow_id("{ulid}"),
+        names.folding_workflow_id("{handle}"),
         names.guardrail_workflow_id("{activation ulid}"),
         names.delivery_workflow_id("{outbox ulid}"),
     ]

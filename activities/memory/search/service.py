@@ -191,9 +191,8 @@ class DialogSearch:
                 filters=filters,
                 limit=max(self._fusion.semantic_pool, 2 * spec.limit),
             )
-            for turn_id, (conversation_id, cosine) in near.items():
-                found_here = candidates.setdefault(turn_id, Candidate(turn_id, conversation_id))
-                found_here.semantic = cosine
+            for turn_id, (conversation_id, _) in near.items():
+                candidates.setdefault(turn_id, Candidate(turn_id, conversation_id))
             if not near:
                 # Nothing searched has an embedding yet (imported without one, or written live).
                 vector = None
