@@ -141,12 +141,7 @@ def test_index_names_match_temporal_names(exported: tuple[Path, list[Path]]) -> 
         "maintenance/{handle}",
         "heartbeat/{handle}",
         "reminder/{ulid}",
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
+        *[None] * 7,
     ]
     assert [w["id"] for w in index["workflows"]][:3] == [
         "agent/{handle}",
