@@ -180,6 +180,18 @@ class MemorySettings(BaseModel):
         default=5.0, gt=0, description="Longer than this, the input is ranked lexically."
     )
 
+    # Synthesis (phi): the lines found, told as one account by the recall task.
+    synthesis_min_lines: int = Field(
+        default=6, ge=1, le=500, description="Fewer lines than this are shown as they are."
+    )
+    synthesis_lines: int = Field(
+        default=12, ge=1, le=100, description="The best lines the account tells; the rest follow."
+    )
+    synthesis_chars: int = Field(default=1200, ge=200, le=6000, description="The longest account.")
+    synthesis_timeout_seconds: float = Field(
+        default=4.0, gt=0, le=30, description="Slower than this, the lines are shown as they are."
+    )
+
     # Levels (Connectome): records fold into recollections, in the agent's voice, in the
     # background; recall shows the highest level that covers a match.
     fold_threshold: int = Field(

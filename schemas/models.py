@@ -34,6 +34,8 @@ class TaskType(StrEnum):
     """What a conversation left behind, synthesised as it closes (background work)."""
     FOLD = "fold"
     """Records folded into a recollection of the next level (background work)."""
+    RECALL = "recall"
+    """The memories found for an input, told as one account (on the reply's path)."""
 
 
 class ProviderName(StrEnum):

@@ -73,6 +73,12 @@ class SurfacedMemories(Wire):
     mode: RecallMode
     records: list[RetrievedMemory] = Field(default_factory=list)
     candidates: int = Field(default=0, description="Visible candidates ranked.")
+    synthesis: str | None = Field(
+        default=None,
+        description="The first records told as one account, citing their IDs (the recall "
+        "task), shown in their place while they all fit.",
+    )
+    synthesized: int = Field(default=0, ge=0, description="How many records the account tells.")
 
 
 class RememberHarderInput(Wire):

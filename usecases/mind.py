@@ -19,6 +19,7 @@ STAGE_NAMES = {
     TaskType.OBSERVE: "observations of people",
     TaskType.RESIDUE: "what conversations left behind (residue)",
     TaskType.FOLD: "recollections in its own words (it joins its memories' openings)",
+    TaskType.RECALL: "memories told as one account (they are listed line by line)",
     TaskType.EMOTION: "the emotion reading",
     TaskType.SUMMARIZE: "memories in its own words (it keeps what was said)",
     TaskType.RATE: "rating memories (a fixed rubric does)",

@@ -50,13 +50,14 @@ from activities.guardrails.wiring import build_guardrails
 from activities.images.render import ImageActivities
 from activities.images.source import renders_source
 from activities.memory.consolidate import ConsolidationActivities
-from activities.memory.folding import FoldingActivities
 from activities.memory.encoder import Encoder
 from activities.memory.encoders.factory import build_encoder
+from activities.memory.folding import FoldingActivities
 from activities.memory.recall import MemoryRecall
 from activities.memory.remember import RememberActivities
 from activities.memory.retention import RetentionActivities
 from activities.memory.search.activities import DialogSearchActivities
+from activities.memory.synthesizer import RecallSynthesizer
 from activities.observations.activities import ObservationActivities
 from activities.observations.source import ObservationsSource
 from activities.residue.source import ResidueSource
@@ -82,10 +83,10 @@ from workers.runner import workflow_runner
 from workflows.activation import ActivationWorkflow
 from workflows.agent import AgentWorkflow
 from workflows.consolidation import ConsolidationWorkflow
-from workflows.folding import FoldingWorkflow
 from workflows.conversation import ConversationWorkflow
 from workflows.deliberation import DeliberationWorkflow
 from workflows.delivery import DeliveryWorkflow
+from workflows.folding import FoldingWorkflow
 from workflows.guardrail import GuardrailWorkflow
 from workflows.heartbeat import HeartbeatWorkflow
 from workflows.maintenance import MaintenanceWorkflow
@@ -224,7 +225,18 @@ def activities(
         OpeningSource(deps.db),
         DialogSource(deps.db),
         *autonomy.sources,
-        *([MemoryRecall(deps.db, deps.encoder, deps.settings.memory)] if deps.encoder else []),
+        *(
+            [
+                MemoryRecall(
+                    deps.db,
+                    deps.encoder,
+                    deps.settings.memory,
+                    RecallSynthesizer(deps.gateway, deps.settings.memory),
+                )
+            ]
+            if deps.encoder
+            else []
+        ),
         ObservationsSource(deps.db),
         ResidueSource(deps.db, deps.settings.residue),
         # The knowledge graph is optional and fails soft (docs/people.md).

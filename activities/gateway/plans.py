@@ -75,6 +75,9 @@ def local_plan() -> CallPlan:
             # Folding retells many memories in one; the summary stage showed SmolLM2 loses the
             # facts of one. Recollections are written without it (activities.memory.folding).
             TaskType.FOLD: StagePlan(run=False, max_output_tokens=400),
+            # A second call before every reply would double its wait; its memories are shown
+            # line by line, deduplicated and marked (activities.memory.synthesis).
+            TaskType.RECALL: StagePlan(run=False, max_output_tokens=300),
             # Eight numbers from a few turns: short, and off the reply's path.
             TaskType.EMOTION: StagePlan(max_output_tokens=120, max_transcript_tokens=400),
         },

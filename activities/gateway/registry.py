@@ -26,6 +26,7 @@ FAST_TASKS = frozenset(
         TaskType.EMOTION,
         TaskType.RESIDUE,
         TaskType.FOLD,
+        TaskType.RECALL,
     }
 )
 

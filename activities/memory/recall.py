@@ -18,14 +18,15 @@ import math
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from activities.context.fencing import MEMORY, fence
 from activities.context.model import ContextBlock, ContextRequest, Trim
 from activities.memory import ranking
 from activities.memory.encoder import Encoder
 from activities.memory.levels import lift, to_lift
+from activities.memory.lines import annotate, zone_of
 from activities.memory.synthesis import deduplicated, marked
+from activities.memory.synthesizer import RecallSynthesizer
 from activities.prompts import load
 from schemas.memory import MemorySettings
 from schemas.recall import RecallMode, RelevanceSignals, RetrievedMemory, SurfacedMemories
@@ -92,33 +93,6 @@ def rank(
     return ranked
 
 
-def _zone(name: str) -> ZoneInfo:
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        return ZoneInfo("UTC")
-
-
-def annotate(memory: RetrievedMemory, zone: ZoneInfo) -> str:
-    """One line of the block: ``[ID | band | date | emotion] summary``.
-
-    A recollection says so, with its level and the dates it spans:
-    ``[ID | band | 2026-11-02 to 2026-11-20 | recollection, level 2 | emotion]``.
-    """
-    parts = [memory.id, memory.band.value, f"{memory.created_at.astimezone(zone):%Y-%m-%d}"]
-    if memory.level > 1:
-        first, last = memory.first_at or memory.created_at, memory.last_at or memory.created_at
-        parts[2] = f"{first.astimezone(zone):%Y-%m-%d} to {last.astimezone(zone):%Y-%m-%d}"
-        parts.append(f"recollection, level {memory.level}")
-    if memory.emotion:
-        parts.append(memory.emotion)
-    summary = " ".join(memory.summary.split())
-    line = f"[{' | '.join(parts)}] {summary}"
-    if memory.superseded:
-        line += " (since changed: " + "; ".join(memory.superseded) + ")"
-    return line
-
-
 def trajectory(memories: Sequence[RetrievedMemory]) -> str | None:
     """The emotion tags of the newest shown memories, oldest to newest, or ``None``."""
     tagged = sorted((m for m in memories if m.emotion), key=lambda m: m.created_at)
@@ -137,7 +111,7 @@ class MemoryBlock(ContextBlock):
     def __init__(
         self, *, surfaced: SurfacedMemories, share: float, timezone: str, order: int = 20
     ) -> None:
-        zone = _zone(timezone)
+        zone = zone_of(timezone)
         super().__init__(
             source=SOURCE_NAME,
             items=[annotate(memory, zone) for memory in surfaced.records],
@@ -167,8 +141,19 @@ class MemoryBlock(ContextBlock):
         """The header, then, fenced, the trajectory of the records shown and one line each.
 
         A summary is the agent's own paraphrase of what people said, so it may carry their
-        words, instructions included: the records are material, never instructions.
+        words, instructions included: the records are material, never instructions. With a
+        synthesis that still covers what is shown, the account stands for the lines it tells
+        and the rest follow; once the budget drops a line it told, the lines stand alone.
         """
+        told = self._surfaced.synthesized
+        if self._surfaced.synthesis and 0 < told <= len(self.items):
+            parts = [load("memory_synthesized.md"), fence(self._surfaced.synthesis, MEMORY)]
+            if len(self.items) > told:
+                parts += [
+                    "More memories, one per line:",
+                    fence("\n".join(self.items[told:]), MEMORY),
+                ]
+            return "\n".join(parts)
         lines = [load("memory_context.md")]
         if any(memory.level > 1 for memory in self.shown()):
             lines.append(load("memory_levels.md"))
@@ -201,10 +186,17 @@ class MemoryRecall:
     name = SOURCE_NAME
     required = False
 
-    def __init__(self, db: Database, encoder: Encoder, settings: MemorySettings) -> None:
+    def __init__(
+        self,
+        db: Database,
+        encoder: Encoder,
+        settings: MemorySettings,
+        synthesizer: RecallSynthesizer | None = None,
+    ) -> None:
         self._db = db
         self._encoder = encoder
         self._settings = settings
+        self._synthesizer = synthesizer
 
     def candidate_limit(self, context_window: int) -> int:
         """How many candidates to fetch: enough to fill the budget, within the set bounds."""
@@ -352,8 +344,18 @@ class MemoryRecall:
         # The prompt's block says each thing once; recall itself (search, the leak rules'
         # tests) still returns every record it may.
         surfaced = surfaced.model_copy(update={"records": deduplicated(surfaced.records)})
+        zone = request.agent.config.timezone
+        if self._synthesizer is not None and self._synthesizer.wanted(surfaced.records):
+            told = await self._synthesizer.synthesize(
+                surfaced.records,
+                query=data.event.text,
+                agent_name=request.agent.name,
+                zone=zone_of(zone),
+            )
+            if told is not None:
+                surfaced = surfaced.model_copy(
+                    update={"synthesis": told[0], "synthesized": told[1]}
+                )
         return MemoryBlock(
-            surfaced=surfaced,
-            share=self._settings.retrieval_fraction,
-            timezone=request.agent.config.timezone,
+            surfaced=surfaced, share=self._settings.retrieval_fraction, timezone=zone
         )

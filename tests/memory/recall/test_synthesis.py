@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from activities.memory.recall import annotate
+from activities.memory.lines import annotate
 from activities.memory.synthesis import deduplicated, marked
 from schemas.events import ChannelRef, Speaker
 from schemas.ids import new_ulid, ulid_from_parts
