@@ -10,8 +10,8 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -206,3 +206,19 @@ async def model_server(
         finally:
             process.terminate()
             process.wait(10)
+
+
+@contextmanager
+def private_postgres(prefix: str) -> Iterator[EmbeddedPostgres]:
+    """A migrated embedded PostgreSQL in a temporary directory, gone afterwards."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        Path(tmp).chmod(0o755)  # the server may run as another user (see store.embedded)
+        server = EmbeddedPostgres(
+            data_dir=Path(tmp) / "pg", port=free_port(), log_file=Path(tmp) / "pg.log"
+        )
+        server.start()
+        try:
+            upgrade(server.dsn)
+            yield server
+        finally:
+            server.stop()

@@ -27,7 +27,6 @@ import asyncio
 import secrets
 import statistics
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -43,7 +42,7 @@ from activities.memory.encoders.local import LocalEncoder
 from activities.memory.folding import FoldingActivities, fold_request
 from activities.memory.formation.plain import plain_rating, plain_summary
 from activities.memory.recall import MemoryBlock, MemoryRecall
-from bench.harness import machine
+from bench.harness import machine, private_postgres
 from bench.locomo_data import CATEGORIES, Question, load
 from schemas.agents import AgentCreate
 from schemas.folding import FoldInput, FoldPlanInput
@@ -55,13 +54,11 @@ from schemas.text import estimate_tokens
 from store.db import Database
 from store.embedded import EmbeddedPostgres
 from store.importer import import_file
-from store.migrate import upgrade
 from store.queries.agents import create_agent
 from store.queries.folding import batch_sources, previous_recollection
 from store.queries.memory import NewRecord, insert_record
 from store.queries.memory_formation import RangeTurn
 from store.sql import execute
-from temporal.devserver import free_port
 
 AGENT = "locomo-memories"
 AT = (1, 3, 5, 10)
@@ -367,17 +364,8 @@ async def run(args: argparse.Namespace, server: EmbeddedPostgres) -> str:
 
 def main(args: argparse.Namespace) -> str:
     """A private PostgreSQL for the run, gone afterwards."""
-    with tempfile.TemporaryDirectory(prefix="persyn-locomo-memories-") as tmp:
-        Path(tmp).chmod(0o755)  # the server may run as another user (see store.embedded)
-        server = EmbeddedPostgres(
-            data_dir=Path(tmp) / "pg", port=free_port(), log_file=Path(tmp) / "pg.log"
-        )
-        server.start()
-        try:
-            upgrade(server.dsn)
-            return asyncio.run(run(args, server))
-        finally:
-            server.stop()
+    with private_postgres("persyn-locomo-memories-") as server:
+        return asyncio.run(run(args, server))
 
 
 if __name__ == "__main__":

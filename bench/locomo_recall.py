@@ -18,7 +18,6 @@ import asyncio
 import dataclasses
 import statistics
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,16 +27,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from activities.memory.encoders.local import LocalEncoder
 from activities.memory.search import DialogSearch, FusionParams
-from bench.harness import machine
+from bench.harness import machine, private_postgres
 from bench.locomo_data import CATEGORIES, Question, Scores, bm25_reference, load
 from schemas.agents import AgentCreate
 from store.db import Database
 from store.embedded import EmbeddedPostgres
 from store.importer import import_file
-from store.migrate import upgrade
 from store.queries.agents import create_agent
 from store.queries.search import Bm25Params, channel_by_key
-from temporal.devserver import free_port
 
 AGENT = "locomo-bench"
 METRICS = ("R@5", "R@10", "R@20", "S@1", "S@3", "S@5")
@@ -172,17 +169,8 @@ async def run(args: argparse.Namespace, server: EmbeddedPostgres) -> str:
 
 def main(args: argparse.Namespace) -> str:
     """A private PostgreSQL for the run, gone afterwards."""
-    with tempfile.TemporaryDirectory(prefix="persyn-locomo-") as tmp:
-        Path(tmp).chmod(0o755)  # the server may run as another user (see store.embedded)
-        server = EmbeddedPostgres(
-            data_dir=Path(tmp) / "pg", port=free_port(), log_file=Path(tmp) / "pg.log"
-        )
-        server.start()
-        try:
-            upgrade(server.dsn)
-            return asyncio.run(run(args, server))
-        finally:
-            server.stop()
+    with private_postgres("persyn-locomo-") as server:
+        return asyncio.run(run(args, server))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ record is stored without a vector when it is away, and a later pass fills the ve
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import secrets
 from datetime import UTC, datetime
@@ -22,7 +21,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.gateway.gateway import ModelGateway
-from activities.memory.encoder import Encoder
+from activities.memory.encoder import Encoder, encode_or_none
 from activities.memory.explicit import ASKED_IMPORTANCE, asked_to_remember
 from activities.memory.formation import calls, prompts
 from activities.memory.formation.checks import refusal
@@ -313,7 +312,7 @@ class ConsolidationActivities:
             )
         if row.record_id is not None:
             return StoredMemory(formation_id=row.id, record_id=row.record_id, embedded=False)
-        vector = await self._encode(row.summary)
+        vector = await encode_or_none(self._encoder, row.summary, timeout_s=ENCODE_TIMEOUT_S)
         # The ID encodes when the remembered stretch ended, so IDs sort like experiences.
         record_id = ulid_from_parts(row.turn_last_at or _now(), secrets.randbits(80))
         record = NewRecord(
@@ -376,17 +375,6 @@ class ConsolidationActivities:
                 record_id=record.id,
                 error=None,
             )
-
-    async def _encode(self, text: str) -> list[float] | None:
-        if self._encoder is None:
-            return None
-        try:
-            async with asyncio.timeout(ENCODE_TIMEOUT_S):
-                vectors = await self._encoder.encode([text])
-        except Exception as err:  # an optional subsystem: it fails soft
-            log.info("encoder unavailable, storing the memory without a vector: %s", err)
-            return None
-        return vectors[0] if vectors else None
 
     @activity.defn(name="memory.fail")
     async def fail(self, data: FormationFailure) -> Done:

@@ -15,7 +15,6 @@ The chronicle, the raw dialog, is never touched.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 from collections import Counter
@@ -30,7 +29,7 @@ from activities.context.fencing import MEMORY, fence
 from activities.gateway.errors import to_application_error
 from activities.gateway.gateway import ModelGateway
 from activities.heartbeating import heartbeating
-from activities.memory.encoder import Encoder
+from activities.memory.encoder import Encoder, encode_or_none
 from activities.memory.formation.calls import read_reply
 from activities.prompts import load
 from contract.provider_errors import ProviderError
@@ -235,7 +234,7 @@ class FoldingActivities:
             )
         async with heartbeating():
             summary, mode = await self._write(sources, previous, agent_name=agent.name)
-            vector = await self._encode(summary)
+            vector = await encode_or_none(self._encoder, summary, timeout_s=ENCODE_TIMEOUT_S)
         record = recollection(
             batch,
             sources,
@@ -286,14 +285,3 @@ class FoldingActivities:
                 if summary is not None:
                     return summary, FoldMode.MODEL
         return plain_fold(sources, max_chars=max_chars), FoldMode.PLAIN
-
-    async def _encode(self, text: str) -> list[float] | None:
-        if self._encoder is None:
-            return None
-        try:
-            async with asyncio.timeout(ENCODE_TIMEOUT_S):
-                vectors = await self._encoder.encode([text])
-        except Exception as err:  # fails soft: maintenance fills the vector later
-            log.info("encoder unavailable, storing the recollection without a vector: %s", err)
-            return None
-        return vectors[0] if vectors else None
