@@ -232,7 +232,7 @@ async def fold(db: Database, encoder: LocalEncoder, settings: MemorySettings) ->
     levels: dict[int, int] = defaultdict(int)
     started = time.perf_counter()
     while True:
-        plan = await steps.plan(FoldPlanInput(agent=AGENT, limit=200))
+        plan = await steps.fold_plan(FoldPlanInput(agent=AGENT, limit=200))
         if not plan.batches:
             break
         for batch in plan.batches:

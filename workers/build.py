@@ -365,7 +365,7 @@ def activities(
         formation.classify,
         formation.store,
         formation.fail,
-        folding.plan,
+        folding.fold_plan,
         folding.fold,
         graph.extract,
         observations.extract,

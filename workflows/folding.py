@@ -37,7 +37,7 @@ class FoldingWorkflow:
         result = FoldingResult()
         while len(result.folded) + result.skipped < FOLDS_PER_RUN:
             plan = await workflow.execute_activity_method(
-                FoldingActivities.plan,
+                FoldingActivities.fold_plan,
                 FoldPlanInput(agent=data.agent),
                 **summarized(DATABASE_ACTIVITY, "which memories are ready to fold?"),
             )

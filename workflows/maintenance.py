@@ -118,7 +118,7 @@ class MaintenanceWorkflow:
     async def _fold(self, agent: str) -> str | None:
         """Start the folding pass when something is ready; its workflow ID, or ``None``."""
         ready = await workflow.execute_activity_method(
-            FoldingActivities.plan,
+            FoldingActivities.fold_plan,
             FoldPlanInput(agent=agent, limit=1),
             **summarized(DATABASE_ACTIVITY, "memories ready to fold?"),
         )

@@ -204,7 +204,7 @@ class FoldingActivities:
         self._settings = settings
 
     @activity.defn(name="memory.fold_plan")
-    async def plan(self, data: FoldPlanInput) -> FoldPlan:
+    async def fold_plan(self, data: FoldPlanInput) -> FoldPlan:
         """The batches ready to fold now (none when folding is off: ``fold_levels`` 1)."""
         if self._settings.fold_levels <= 1:
             return FoldPlan()

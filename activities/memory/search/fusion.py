@@ -27,7 +27,7 @@ class FusionParams:
     """Share of the better neighbour's cosine added to a turn's own before scaling."""
     speaker_boost: float = 0.3
     """Fused scores of turns whose speaker the query names grow by this share."""
-    conversation_boost: float = 0.2
+    conversation_boost: float = 0.3
     """Share of its conversation's best fused score a turn gains."""
     lexical_pool: int = 200
     """BM25 candidates considered (at least; more when more results are asked for)."""

@@ -23,10 +23,10 @@ from store.sql import execute, tsquery_any
 
 @dataclass(frozen=True)
 class Bm25Params:
-    """BM25F weights. Chat turns are short and alike in length, so length matters less (b)."""
+    """BM25F weights. Chat turns are short and alike in length, so length matters little (b)."""
 
-    k1: float = 1.2
-    b: float = 0.3
+    k1: float = 0.9
+    b: float = 0.1
     w_text: float = 1.0
     w_speaker: float = 1.0
     w_date: float = 1.0

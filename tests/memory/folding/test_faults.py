@@ -111,7 +111,7 @@ async def test_a_retried_fold_finds_its_write_and_a_changed_batch_is_skipped(
         agent = (await h.create_agent()).handle
         month = await live_a_month(h.db, None, agent=agent, days=12)
         steps = FoldingActivities(h.db, h.deps.gateway, None, h.deps.settings.memory)
-        first, second = (await steps.plan(FoldPlanInput(agent=agent))).batches
+        first, second = (await steps.fold_plan(FoldPlanInput(agent=agent))).batches
         step = FoldInput(recollection_id=new_ulid(), batch=first)
         done = await steps.fold(step)
         # The worker died after the commit: the retry answers with the same write.
