@@ -24,6 +24,7 @@ from activities.memory.search import (
 from schemas.memory_search import DialogSearchQuery, IndexTurnsInput
 from store.db import Database
 from store.importer import import_file
+from store.queries import search as sql
 from store.queries.search import SearchInputError
 from tests.memory.conftest import NewAgent
 
@@ -94,6 +95,20 @@ async def test_neighbouring_turns_lend_context(
     hits = await DialogSearch(db, None).search(agent, "Pixel", limit=5)
     assert set(refs(hits)[:3]) == {"t0", "t1", "t2"}
     assert hits[0].source_ref in {"t0", "t1"}
+
+
+async def test_features_say_whose_turn_the_query_names(
+    db: Database, seeded: tuple[str, dict[str, str]]
+) -> None:
+    agent, _ = seeded
+    hits = await DialogSearch(db, None).search(agent, "Pixel", limit=2)
+    ids = {h.source_ref: h.turn_id for h in hits}
+    async with db.session() as session:
+        found = await sql.turn_features(
+            session, turn_ids=list(ids.values()), vector=None, model="", lexemes=["bob"]
+        )
+    assert found[ids["t1"]].speaker_named and not found[ids["t0"]].speaker_named
+    assert found[ids["t0"]].cosine is None and found[ids["t0"]].neighbour_cosine is None
 
 
 async def test_filters_keyword_regex_dates_tags(
