@@ -16,7 +16,6 @@ The chronicle, the raw dialog, is never touched.
 from __future__ import annotations
 
 import logging
-import re
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
@@ -58,8 +57,6 @@ ENCODE_TIMEOUT_S = 10.0
 MAX_TAGS = 8
 OPENING_CHARS = 160
 """Most of one record a plain recollection keeps: its first sentence, cut at a word."""
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 class FoldReply(BaseModel):
@@ -110,29 +107,58 @@ def fold_request(
     )
 
 
-def _opening(text: str) -> str:
-    line = " ".join(text.split())
-    first = _SENTENCE.split(line, maxsplit=1)[0]
-    if len(first) <= OPENING_CHARS:
-        return first
-    return first[:OPENING_CHARS].rsplit(" ", 1)[0].rstrip(",;:") + "..."
+def sentences(text: str) -> list[str]:
+    """``text`` cut into sentences; a quotation stays whole (``Max said: "...! ..."``)."""
+    found: list[str] = []
+    current: list[str] = []
+    quoted = False
+    words = " ".join(text.split()).split(" ")
+    for word in words:
+        current.append(word)
+        quoted ^= word.count('"') % 2 == 1
+        if not quoted and word.rstrip('"').endswith((".", "!", "?")):
+            found.append(" ".join(current))
+            current = []
+    if current and any(current):
+        found.append(" ".join(current))
+    return found
+
+
+def _cut(sentence: str) -> str:
+    if len(sentence) <= OPENING_CHARS:
+        return sentence
+    cut = sentence[:OPENING_CHARS].rsplit(" ", 1)[0].rstrip(",;:") + "..."
+    return cut + '"' if cut.count('"') % 2 else cut
 
 
 def plain_fold(sources: Sequence[FoldSource], *, max_chars: int) -> str:
-    """A recollection without a model: the dates, then each record's opening.
+    """A recollection without a model: the dates, what its records share, what each says.
 
-    Most important first, as many as fit ``max_chars``: the details blur, the records below
-    keep them.
+    A sentence most records share (the plain record's "I talked with Max on terminal:tty.") is
+    said once, after the dates; then each record gives its first sentence of its own, most
+    important first, as many as fit ``max_chars``. The details blur; the records below keep them.
     """
     start, end = _day(sources[0].first_at), _day(sources[-1].last_at)
-    head = f"From {start} to {end}, {len(sources)} memories:"
-    ranked = sorted(sources, key=lambda s: (-s.record.importance, s.record.id))
-    text = head
-    for source in ranked:
-        sentence = _opening(source.record.summary)
-        if not sentence:
+    cut = [sentences(s.record.summary) for s in sources]
+    shared = Counter(sentence for own in cut for sentence in set(own))
+    common = [
+        sentence
+        for sentence in dict.fromkeys(sentence for own in cut for sentence in own)
+        if shared[sentence] > 1 and 2 * shared[sentence] >= len(sources)
+    ]
+    text = f"From {start} to {end}, {len(sources)} memories."
+    for sentence in common:
+        if len(f"{text} {sentence}") <= max_chars:
+            text = f"{text} {sentence}"
+    ranked = sorted(
+        zip(sources, cut, strict=True), key=lambda p: (-p[0].record.importance, p[0].record.id)
+    )
+    for _, own in ranked:
+        told = next((s for s in own if s not in common), None)
+        if told is None:
             continue
-        candidate = f"{text} {sentence}" if sentence[-1] in ".!?" else f"{text} {sentence}."
+        told = _cut(told)
+        candidate = f"{text} {told}" if told[-1] in '.!?"' else f"{text} {told}."
         if len(candidate) > max_chars:
             break
         text = candidate

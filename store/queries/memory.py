@@ -345,6 +345,12 @@ async def forget(
         {"id": record_id, "now": now},
     )
     await erase_memory_text(session, record_id=record_id, summary=row.summary)
+    # A forgotten recollection frees what it folded: those records fold again.
+    await execute(
+        session,
+        "UPDATE memory_records SET folded_into = NULL WHERE folded_into = :id",
+        {"id": record_id},
+    )
     dissolved = await dissolve_above(
         session, record_id=record_id, actor=actor, reason=reason or "forgotten", now=now
     )

@@ -101,7 +101,7 @@ async def test_a_reply_that_never_fits_is_folded_without_the_model(
                 )
             ).one()
     assert summary.rubric["mode"] == FoldMode.PLAIN
-    assert summary.summary.startswith("From 2026-10-01 to 2026-10-06, 6 memories:")
+    assert summary.summary.startswith("From 2026-10-01 to 2026-10-06, 6 memories.")
 
 
 async def test_a_retried_fold_finds_its_write_and_a_changed_batch_is_skipped(
@@ -159,17 +159,21 @@ async def test_maintenance_starts_the_pass_when_records_are_ready(
     await replayer(client).replay_workflow(history)
 
 
-def test_a_plain_recollection_keeps_the_most_important_openings_that_fit() -> None:
+def test_a_plain_recollection_says_what_is_shared_once_then_what_each_record_says() -> None:
     sources = []
     for day in range(1, 7):
         when = START.replace(day=day)
-        sources.append(_source(day, summary_of(day) + " More detail follows here.", when))
-    folded = plain_fold(sources, max_chars=200)
-    assert folded.startswith("From 2026-10-01 to 2026-10-06, 6 memories:")
-    assert len(folded) <= 200
-    assert "More detail" not in folded  # one sentence each: the details blur
-    important = plain_fold(sources, max_chars=10_000)
-    assert important.index("(day 06)") < important.index("(day 01)")  # rated 6 before 1
+        said = f'I talked with Max on terminal:tty. Max said: "{summary_of(day)} Really!" '
+        said += f"More on day {day}."
+        sources.append(_source(day, said, when))
+    folded = plain_fold(sources, max_chars=300)
+    assert folded.startswith("From 2026-10-01 to 2026-10-06, 6 memories. I talked with Max")
+    assert folded.count("I talked with Max") == 1  # shared by all: said once
+    assert len(folded) <= 300
+    assert "More on" not in folded  # one sentence each: the details blur
+    assert folded.count('"') % 2 == 0  # a quotation is kept whole, or closed where it is cut
+    everything = plain_fold(sources, max_chars=10_000)
+    assert everything.index("(day 06)") < everything.index("(day 01)")  # rated 6 before 1
 
 
 def _source(day: int, summary: str, when: datetime) -> FoldSource:

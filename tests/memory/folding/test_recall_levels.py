@@ -160,5 +160,16 @@ async def test_forgetting_a_folded_record_dissolves_what_retells_it(
         assert all(r.summary == "" for r in rows if r.id in gone)  # retold text erased too
         # Nothing live points at a forgotten recollection: its records fold again.
         assert not any(r.folded_into in gone for r in rows if r.forgotten_at is None)
+        # Forgetting a recollection itself frees what it folded, too.
+        live = next(r for r in rows if r.level == 2 and r.forgotten_at is None)
+        async with harness.db.session() as session:
+            await forget(session, record_id=live.id, actor="test", reason=None, now=NOW)
+            freed = (
+                await (await session.connection()).execute(
+                    text("SELECT count(*) FROM memory_records WHERE folded_into = :id"),
+                    {"id": live.id},
+                )
+            ).scalar_one()
+        assert freed == 0
         # Five days of its six remain, and five level-2s: not yet enough to fold again.
         assert ready == []
