@@ -59,7 +59,11 @@ class FoldingWorkflow:
                     folded = await workflow.execute_activity_method(
                         FoldingActivities.fold,
                         FoldInput(recollection_id=recollection_id, batch=batch),
-                        **summarized(MODEL_CALL, f"fold {len(batch.records)} memories into one"),
+                        **summarized(
+                            MODEL_CALL,
+                            f"fold {len(batch.records)} level-{batch.level} memories into "
+                            f"a level-{batch.level + 1} recollection",
+                        ),
                     )
                 except ActivityError as err:
                     workflow.logger.warning("fold failed; the next maintenance retries: %s", err)
