@@ -1,6 +1,6 @@
 """What a person asks for in so many words, carried out by the platform at admission.
 
-Four requests are met without the model, before the prompt that answers them is built:
+Five requests are met without the model, before the prompt that answers them is built:
 
 - "please remember ..." is kept as a quick fact about the person (``activities.memory.explicit``),
   on every plan;
@@ -10,6 +10,8 @@ Four requests are met without the model, before the prompt that answers them is 
 - "what do you know about me?" is answered from the person's quick facts
   (``activities.memory.about_me``), on plans that confirm without the model (the tiny model
   ignores the facts in its prompt);
+- "what have we been up to?" is answered from the agent's recollections of the person on this
+  channel, each stretch at its highest level (``activities.memory.catch_up``), on the same plans;
 - "what time is it?" is answered from the clock (``activities.context.clock``) on the same
   plans, instead of the model: SmolLM2, shown the time, answered "20.48:53" at 14:00.
 
@@ -30,6 +32,7 @@ from temporalio import activity
 
 from activities.context.clock import asks_the_time, friendly_now
 from activities.memory.about_me import asks_what_i_know, what_i_know
+from activities.memory.catch_up import asks_what_we_did, what_we_did
 from activities.memory.explicit import keep_requested_fact
 from activities.scheduling.asked import AskedReminder, asked_reminder
 from activities.scheduling.reminders import ReminderError, Reminders
@@ -46,6 +49,8 @@ from store.queries.memory import with_person
 
 MEMORIES_QUOTED = 2
 """Memories of the person quoted when they ask what the agent knows about them."""
+STRETCHES_TOLD = 4
+"""Recollections (or memories not folded yet) told when they ask what they have been up to."""
 
 
 def reminder_id_for(event_id: str) -> str:
@@ -95,6 +100,8 @@ class AskedFor:
         steps = [self._fact_kept(data, person_id), self._set_reminder(data, person_id)]
         if self._answer_what_i_know and asks_what_i_know(event.text):
             steps.append(self._what_i_know(data, person_id))
+        if self._answer_what_i_know and asks_what_we_did(event.text):
+            steps.append(self._what_we_did(data, person_id))
         if self._answer_what_i_know and asks_the_time(event.text):
             steps.append(self._the_time(data))
         done: list[DoneForThem] = []
@@ -131,6 +138,22 @@ class AskedFor:
         answer = what_i_know(facts, [memory.summary for memory in memories])
         return DoneForThem(
             note=f"They asked what you know about them. From your notes: {answer}",
+            confirmation=answer,
+        )
+
+    async def _what_we_did(self, data: AdmitInput, person_id: str) -> DoneForThem:
+        async with self._db.autocommit() as session:
+            tops = await with_person(
+                session,
+                agent=data.agent,
+                channel_key=data.event.channel.key,
+                person_id=person_id,
+                limit=STRETCHES_TOLD,
+                tops=True,
+            )
+        answer = what_we_did(tops)
+        return DoneForThem(
+            note=f"They asked what you have been up to together. From your memories: {answer}",
             confirmation=answer,
         )
 

@@ -151,15 +151,26 @@ async def list_records(
 
 
 async def with_person(
-    session: AsyncSession, *, agent: str, channel_key: str, person_id: str, limit: int
+    session: AsyncSession,
+    *,
+    agent: str,
+    channel_key: str,
+    person_id: str,
+    limit: int,
+    tops: bool = False,
 ) -> list[MemoryRecordPublic]:
-    """The agent's unforgotten memories of ``person_id`` on one channel, newest first."""
+    """The agent's unforgotten memories of ``person_id`` on one channel, newest first.
+
+    ``restricted`` records are never among them (they are the operator's alone). With
+    ``tops``, only records folded into nothing: each stretch at the highest level it reached.
+    """
     result = await execute(
         session,
         f"SELECT {COLUMNS} FROM memory_records m JOIN channels c ON c.id = m.channel_id "
         "WHERE m.agent = :agent AND c.key = :key AND :person = ANY(m.participants) "
-        "AND m.forgotten_at IS NULL ORDER BY m.id DESC LIMIT :n",
-        {"agent": agent, "key": channel_key, "person": person_id, "n": limit},
+        "AND m.forgotten_at IS NULL AND m.sensitivity <> 'restricted' "
+        "AND (NOT :tops OR m.folded_into IS NULL) ORDER BY m.id DESC LIMIT :n",
+        {"agent": agent, "key": channel_key, "person": person_id, "n": limit, "tops": tops},
     )
     return [to_public(r) for r in result]
 
