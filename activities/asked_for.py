@@ -32,7 +32,7 @@ from temporalio import activity
 
 from activities.context.clock import asks_the_time, friendly_now
 from activities.memory.about_me import asks_what_i_know, what_i_know
-from activities.memory.catch_up import asks_what_we_did, what_we_did
+from activities.memory.catch_up import asks_what_we_did, stretches, what_we_did
 from activities.memory.explicit import keep_requested_fact
 from activities.scheduling.asked import AskedReminder, asked_reminder
 from activities.scheduling.reminders import ReminderError, Reminders
@@ -49,8 +49,10 @@ from store.queries.memory import with_person
 
 MEMORIES_QUOTED = 2
 """Memories of the person quoted when they ask what the agent knows about them."""
-STRETCHES_TOLD = 4
-"""Recollections (or memories not folded yet) told when they ask what they have been up to."""
+STRETCHES_TOLD = 3
+"""Recollections told when they ask what they have been up to (and up to two newer memories)."""
+STRETCHES_LOOKED_AT = 40
+"""The newest unfolded records read to find them."""
 
 
 def reminder_id_for(event_id: str) -> str:
@@ -148,13 +150,15 @@ class AskedFor:
                 agent=data.agent,
                 channel_key=data.event.channel.key,
                 person_id=person_id,
-                limit=STRETCHES_TOLD,
+                limit=STRETCHES_LOOKED_AT,
                 tops=True,
             )
-        answer = what_we_did(tops)
+        answer = what_we_did(stretches(tops, most=STRETCHES_TOLD))
+        # The answer is the whole reply: the tiny model's words beside it contradicted it.
         return DoneForThem(
             note=f"They asked what you have been up to together. From your memories: {answer}",
             confirmation=answer,
+            answers=True,
         )
 
     async def _the_time(self, data: AdmitInput) -> DoneForThem:

@@ -37,6 +37,21 @@ def asks_what_we_did(text: str) -> bool:
     return _ASKS.search(text) is not None
 
 
+NEWER_MEMORIES = 2
+"""Memories not folded yet, newer than every recollection told, told after them."""
+
+
+def stretches(tops: Sequence[MemoryRecordPublic], *, most: int) -> list[MemoryRecordPublic]:
+    """Of ``tops`` (newest first), the newest ``most`` recollections and the memories after them.
+
+    A month is its recollections; the days since the last one folded are told as they are.
+    """
+    folded = [record for record in tops if record.level > 1][:most]
+    since = max((record.id for record in folded), default="")
+    newer = [record for record in tops if record.level == 1 and record.id > since]
+    return [*folded, *newer[:NEWER_MEMORIES]]
+
+
 def what_we_did(tops: Sequence[MemoryRecordPublic]) -> str:
     """``tops`` (records folded into nothing, any order) told oldest first in one paragraph."""
     if not tops:

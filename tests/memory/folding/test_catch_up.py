@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule
-from activities.memory.catch_up import NOTHING_YET, asks_what_we_did, what_we_did
+from activities.memory.catch_up import NOTHING_YET, asks_what_we_did, stretches, what_we_did
 from contract import names
 from schemas.folding import FoldingInput
 from schemas.ids import new_ulid, ulid_from_parts
@@ -73,6 +73,24 @@ def test_stretches_are_told_oldest_first_and_long_ones_cut() -> None:
     assert what_we_did([]) == NOTHING_YET
 
 
+def test_the_newest_recollections_are_told_then_the_days_since() -> None:
+    def at(day: int) -> datetime:
+        return datetime(2026, 10, day, tzinfo=UTC)
+
+    month = [_record(f"weeks to {d}", when=at(d), level=2) for d in (7, 14, 21, 28)]
+    since = [_record(f"day {d}", when=at(d)) for d in (29, 30, 31)]
+    older = [_record("day 20, another stream", when=at(20))]
+    newest_first = sorted([*month, *since, *older], key=lambda r: r.id, reverse=True)
+    chosen = stretches(newest_first, most=3)
+    assert [r.summary for r in chosen] == [
+        "weeks to 28",
+        "weeks to 21",
+        "weeks to 14",
+        "day 31",
+        "day 30",
+    ]
+
+
 async def test_a_folded_month_is_told_from_its_recollections(client: Client, stack: Stack) -> None:
     plans = {ProviderName.SCRIPTED: CallPlan(offer_tools=False, confirm_done=True)}
     rules = [ScriptRule(task="fold", reply=json.dumps({"summary": RECOLLECTION}))]
@@ -117,5 +135,6 @@ async def test_a_folded_month_is_told_from_its_recollections(client: Client, sta
     assert nothing.marker is not None and (nothing.marker.text or "").endswith(NOTHING_YET)
     assert told.marker is not None and told.marker.text is not None
     # The six private days are one recollection; the restricted seventh is never told.
-    assert told.marker.text.endswith(f"Looking back over our conversations here: {RECOLLECTION}")
+    # The whole reply: the model is not asked (its words beside it contradicted it).
+    assert told.marker.text == f"Looking back over our conversations here: {RECOLLECTION}"
     assert "day 7" not in told.marker.text
