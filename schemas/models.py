@@ -254,6 +254,11 @@ class CallPlan(Wire):
         description="Add to the reply what the platform did at the person's request this turn "
         "(a reminder set, a fact kept), for models too small to be relied on to say it.",
     )
+    judge_sensitivity: bool = Field(
+        default=True,
+        description="False: a memory's sensitivity is not the classifier's to set; it is "
+        "private (who took part), raised only by the channel's floor or the operator.",
+    )
 
     def stage(self, task: TaskType) -> StagePlan:
         """The plan of ``task`` (the defaults when the plan does not name it)."""

@@ -89,6 +89,11 @@ def local_plan() -> CallPlan:
         check_recollections=True,
         # It may not mention the reminder it was told was set: the reply says so without it.
         confirm_done=True,
+        # Measured on an imported month of gardening and puppy talk: SmolLM2 marked 7 of 30
+        # memories restricted (never recalled again), 3 confidential and 1 public. Its labels
+        # are noise; every memory is private (who took part may hear it) unless a channel's
+        # floor or the operator says otherwise.
+        judge_sensitivity=False,
         # Reading a 1,300-token prompt took it 3.3 s before the first token; with the volatile
         # blocks after the dialog the server reads only what is new since the last reply.
         context_after_dialog=True,

@@ -285,18 +285,19 @@ class ConsolidationActivities:
             reply = UNCLASSIFIED
         emotion, distribution = calls.top_emotion(reply.emotions)
         tags = calls.clean_tags(reply.tags)
+        sensitivity = reply.sensitivity
+        if not calls.call_plan(self._gateway, TaskType.CLASSIFY).judge_sensitivity:
+            # A model too small to judge who may hear it: private, as if unclassified.
+            sensitivity = Sensitivity.PRIVATE
         await self._update(
             data.formation_id,
             emotion=emotion.value,
             emotions=distribution,
-            sensitivity=reply.sensitivity.value,
+            sensitivity=sensitivity.value,
             tags=tags,
         )
         return ClassificationDone(
-            formation_id=data.formation_id,
-            emotion=emotion,
-            sensitivity=reply.sensitivity,
-            tags=tags,
+            formation_id=data.formation_id, emotion=emotion, sensitivity=sensitivity, tags=tags
         )
 
     @activity.defn(name="memory.store")

@@ -160,3 +160,33 @@ async def test_a_classification_the_model_cannot_give_does_not_lose_the_memory(
     assert record.importance == DECISION and "quarterly plan" in record.summary
     assert record.emotion == "neutral" and record.sensitivity == "private" and not record.tags
     assert len(formation_requests(model, "classify")) == 2  # tried once more
+
+
+async def test_a_plan_that_does_not_judge_sensitivity_keeps_the_memory_private(
+    client: Client, stack: Stack
+) -> None:
+    # The tiny model's labels were noise (7 of 30 memories of garden talk "restricted"): on its
+    # plan the memory is private whatever the classifier says; the channel's floor still holds.
+    unjudged = {
+        ProviderName.SCRIPTED: PLAIN[ProviderName.SCRIPTED].model_copy(
+            update={"judge_sensitivity": False}
+        )
+    }
+    for label in ("restricted", "public"):
+        async with formation_worker(
+            client,
+            stack,
+            rules=formation_rules(sensitivity=label),
+            settings_overrides={"encoder": "none", "call_plans": unjudged},
+        ) as harness:
+            agent = await new_agent(harness.db, idle_minutes=0.02)
+            receipt = await harness.say(agent, "We planted the beans by the shed today.")
+            assert receipt.marker and receipt.marker.conversation_id
+            await close_and_consolidate(harness.client, receipt.marker.conversation_id)
+            (record,) = await records_of(harness.db, agent)
+        assert record.sensitivity == "private", label
+    # A plan that judges takes the classifier's word.
+    judged, _ = await formed_plainly(
+        client, stack, "We planted the beans.", formation_rules(sensitivity="restricted")
+    )
+    assert judged.sensitivity == "restricted"
