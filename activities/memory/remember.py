@@ -84,6 +84,26 @@ async def _reachable(
     return record, fence
 
 
+async def _beneath(
+    session: AsyncSession,
+    record: MemoryRecordPublic,
+    *,
+    to_level: int,
+    fence: Fence | None,
+    limit: int,
+    note: str | None,
+) -> RememberHarderResult:
+    """``record`` with what is folded beneath it down to ``to_level``, at most ``limit``."""
+    found = await beneath(
+        session, record_id=record.id, to_level=to_level, fence=fence, limit=limit + 1
+    )
+    if not found:
+        note = "nothing folded beneath this recollection is still remembered"
+    return RememberHarderResult(
+        record=record, beneath=found[:limit], truncated=len(found) > limit, note=note
+    )
+
+
 async def drill_down(
     db: Database,
     *,
@@ -119,15 +139,7 @@ async def drill_down(
                 "harder for its exact words"
             )
         level = max(1, min(record.level - 1, to_level or record.level - 1))
-        found = await beneath(
-            session, record_id=record.id, to_level=level, fence=fence, limit=limit + 1
-        )
-    return RememberHarderResult(
-        record=record,
-        beneath=found[:limit],
-        truncated=len(found) > limit,
-        note=None if found else "nothing folded beneath this recollection is still remembered",
-    )
+        return await _beneath(session, record, to_level=level, fence=fence, limit=limit, note=None)
 
 
 async def remember_harder(
@@ -162,15 +174,14 @@ async def remember_harder(
             session, agent=agent, record_id=record_id, channel=channel, participants=participants
         )
         if record.level > 1:
-            found = await beneath(
-                session, record_id=record.id, to_level=1, fence=fence, limit=limit + 1
-            )
-            return RememberHarderResult(
-                record=record,
-                beneath=found[:limit],
-                truncated=len(found) > limit,
-                note=f"a recollection folded from {len(found[:limit])} memories of dialog, "
-                "listed here: remember harder on one of them for its exact words",
+            return await _beneath(
+                session,
+                record,
+                to_level=1,
+                fence=fence,
+                limit=limit,
+                note="a recollection folded from the memories of dialog listed here: "
+                "remember harder on one of them for its exact words",
             )
         if record.conversation_id is None:
             return RememberHarderResult(

@@ -45,15 +45,9 @@ class SynthesisReply(BaseModel):
 
 
 def synthesis_request(
-    records: Sequence[RetrievedMemory],
-    lines: Sequence[str],
-    *,
-    query: str,
-    agent_name: str,
-    max_chars: int,
+    lines: Sequence[str], *, query: str, agent_name: str, max_chars: int
 ) -> ModelRequest:
-    """Ask for the account of ``lines`` (the annotated lines of ``records``) for ``query``."""
-    del records  # the lines carry what the model needs; the records are the caller's
+    """Ask for the account of ``lines`` (memories as the block annotates them) for ``query``."""
     system = load("memory/synthesis.md").replace("{name}", agent_name)
     system = system.replace("{chars}", str(max_chars))
     body = (
@@ -105,9 +99,7 @@ class RecallSynthesizer:
         told = list(records[: self._settings.synthesis_lines])
         lines = [annotate(record, zone) for record in told]
         max_chars = self._settings.synthesis_chars
-        request = synthesis_request(
-            told, lines, query=query, agent_name=agent_name, max_chars=max_chars
-        )
+        request = synthesis_request(lines, query=query, agent_name=agent_name, max_chars=max_chars)
         try:
             async with asyncio.timeout(self._settings.synthesis_timeout_seconds):
                 response = await self._gateway.complete(request)
