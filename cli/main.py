@@ -45,6 +45,9 @@ COMMANDS: dict[str, Entry] = {
         "Each component's health, address and PID, the Web UI URL, and every agent's inbox.",
     ),
     "chat": Entry("cli.talk", "chat", "Talk with an agent in the terminal."),
+    "console": Entry(
+        "cli.console_app.command", "console", "Open the full-screen operator console on an agent."
+    ),
     "send": Entry(
         "cli.talk",
         "send",

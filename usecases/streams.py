@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -59,6 +60,38 @@ async def token_deltas(*, settings: Settings, event_id: str) -> AsyncIterator[As
                     yield str(payload.get("text", ""))
 
         yield deltas()
+
+
+@dataclass(frozen=True)
+class DraftPiece:
+    """One notice of a reply being written: a piece of text, or the end of a phase.
+
+    ``phase`` is ``draft`` while the candidate reply is generated and ``revise`` while the
+    deliberation rewrites it; a client shows the revision replacing the draft.
+    """
+
+    phase: str
+    text: str = ""
+    done: bool = False
+
+
+@asynccontextmanager
+async def draft_pieces(
+    *, settings: Settings, event_id: str
+) -> AsyncIterator[AsyncIterator[DraftPiece]]:
+    """The reply to ``event_id`` as it is written, phase by phase (submit it with stream on)."""
+    async with notifications(settings=settings, channels=[stream_channel(event_id)]) as found:
+
+        async def pieces() -> AsyncIterator[DraftPiece]:
+            async for _, payload in found:
+                if isinstance(payload, dict):
+                    yield DraftPiece(
+                        phase=str(payload.get("phase", "draft")),
+                        text=str(payload.get("text", "")),
+                        done=bool(payload.get("done", False)),
+                    )
+
+        yield pieces()
 
 
 @asynccontextmanager

@@ -1,0 +1,56 @@
+"""``persyn console``: open the full-screen console on an agent."""
+
+from __future__ import annotations
+
+import getpass
+from typing import Annotated
+
+import typer
+
+from cli.common import friendly_errors, run
+from cli.console_app.approvals import ApprovalDesk
+from cli.console_app.identity import renamed
+from schemas.events import ChannelRef, Speaker
+from schemas.settings import Settings, get_settings
+from usecases.submission import quiet_sdk_logs
+
+AgentOpt = Annotated[str, typer.Option("--agent", "-a", help="The agent's handle.")]
+
+
+async def _open(settings: Settings, handle: str, speaker: Speaker, channel: str) -> None:
+    from cli.console_app.app import ConsoleApp
+    from cli.console_app.session import ConsoleSession, agent_name
+
+    session = ConsoleSession(
+        settings=settings,
+        handle=handle,
+        agent_name=await agent_name(settings, handle),
+        speaker=speaker,
+        channel=ChannelRef(service="terminal", channel=channel),
+    )
+    await ConsoleApp(session, desk=_desk(settings)).run_async()
+
+
+def _desk(settings: Settings) -> ApprovalDesk | None:
+    """The approvals desk, where the deployment has one."""
+    from cli.console_app.desk import approvals_desk
+
+    return approvals_desk(settings)
+
+
+@friendly_errors
+def console(
+    agent: AgentOpt,
+    as_: Annotated[
+        str | None, typer.Option("--as", help="Your speaker key (default: the OS user).")
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option("--name", help="The name the agent sees (default: the key).")
+    ] = None,
+    channel: Annotated[str, typer.Option("--channel", help="Terminal channel name.")] = "console",
+) -> None:
+    """Open the full-screen operator console on an agent."""
+    key = as_ or getpass.getuser()
+    speaker = renamed(Speaker(speaker_id=key), name or key)
+    quiet_sdk_logs()
+    run(_open(get_settings(), agent, speaker, channel))

@@ -1,0 +1,50 @@
+"""One activation's trace from a client: its spans as a tree, found by activation or event ID.
+
+The trace ID of an activation is its ULID, so the spans are read straight from the span file
+the file exporter writes under the Persyn home (or files the caller names). An event ID is
+turned into the activation that handled it through the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from observability.span_file import TraceNode, load_trace, span_files, trace_tree
+from observability.tracing import trace_hex
+from schemas.settings import Settings
+from usecases.activations import activations_for_event
+
+
+@dataclass(frozen=True)
+class ActivationTrace:
+    """The activation whose spans were found, and its tree."""
+
+    activation_id: str
+    nodes: list[TraceNode]
+
+
+async def activation_trace(
+    *,
+    settings: Settings,
+    given: str,
+    paths: list[Path] | None = None,
+    bookkeeping: bool = False,
+) -> ActivationTrace | None:
+    """The trace of activation ``given``, or of the activation that handled event ``given``.
+
+    ``None`` when no span of either is in the files (yet).
+    """
+    files = paths if paths is not None else span_files(settings.span_file)
+    spans = await asyncio.to_thread(load_trace, files, trace_hex(given))
+    activation = given
+    if not spans:
+        for handled in await activations_for_event(settings=settings, event_id=given):
+            spans = await asyncio.to_thread(load_trace, files, trace_hex(handled))
+            if spans:
+                activation = handled
+                break
+    if not spans:
+        return None
+    return ActivationTrace(activation, trace_tree(spans, bookkeeping=bookkeeping))
