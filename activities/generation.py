@@ -24,6 +24,7 @@ from activities.gateway.gateway import ModelGateway
 from activities.heartbeating import heartbeating
 from activities.memory.recall import SOURCE_NAME as MEMORY_SOURCE
 from activities.tools import rounds
+from activities.tools.approvals import ApprovalPolicy
 from activities.tools.registry import ToolRegistry
 from contract.provider_errors import ProviderError
 from schemas.activation import DraftRef, PromptRef
@@ -60,6 +61,7 @@ class GenerationActivities:
         gateway: The model gateway.
         tools: The tools ``respond`` offers (none without a registry).
         max_tool_rounds: The tool loop's bound, reported to the workflow with each round.
+        approvals: Which calls wait for a person's approval (none without a policy).
     """
 
     def __init__(
@@ -69,11 +71,13 @@ class GenerationActivities:
         tools: ToolRegistry | None = None,
         *,
         max_tool_rounds: int = 0,
+        approvals: ApprovalPolicy | None = None,
     ) -> None:
         self._db = db
         self._gateway = gateway
         self._tools = tools
         self._max_rounds = max_tool_rounds
+        self._approvals = approvals
 
     async def _request(self, prompt: PromptRef) -> tuple[ModelRequest, str | None, PlatformLines]:
         async with self._db.autocommit() as session:
@@ -264,7 +268,13 @@ class GenerationActivities:
                 call_ids=call_ids,
                 at=utcnow(),
             )
+        # Asked as the round is stored: a call that needs no approval costs no extra step.
+        asks = (
+            await self._approvals.asks(data.agent, calls)
+            if self._approvals is not None
+            else [None] * len(calls)
+        )
         return [
-            ToolCallRef(call_id=call_id, name=call.name)
-            for call_id, call in zip(call_ids, calls, strict=True)
+            ToolCallRef(call_id=call_id, name=call.name, approval=ask)
+            for call_id, call, ask in zip(call_ids, calls, asks, strict=True)
         ]

@@ -108,6 +108,11 @@ COMMANDS: dict[str, Entry] = {
         "An agent's goals: list and set them as the operator, and decide the changes the agent "
         "asks for.",
     ),
+    "approvals": Entry(
+        "cli.approvals",
+        "app",
+        "Tool calls waiting for a person's approval: list them, approve or refuse one.",
+    ),
     "guardrails": Entry(
         "cli.guardrails",
         "app",

@@ -36,6 +36,7 @@ import schemas
 from contract import names
 from schemas.activation import ActivationFinished, ActivationInput, ActivationResult
 from schemas.agents import AgentStatus, AgentStatusQuery, AgentWorkflowInput
+from schemas.approvals import ApprovalDecision, DecideApprovalInput
 from schemas.autonomy import FiringInput, FiringResult
 from schemas.contacts import PersonFolded
 from schemas.conversation import (
@@ -296,6 +297,17 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         "Receive what the agent sent on its own to your service: acknowledge the message IDs "
         "of your last pull (ack), get those still kept for pickup. A message comes back until "
         "acknowledged, never after.",
+    ),
+    HandlerSpec(
+        names.ACTIVATION_WORKFLOW,
+        "update",
+        names.DECIDE_APPROVAL,
+        DecideApprovalInput,
+        ApprovalDecision,
+        "integrator",
+        "Approve or refuse a tool call the activation waits for (its approval_id from "
+        "`persyn approvals list`, the web API or the PersynApprovals search attribute); returns "
+        "the decision as recorded. Use approval-{approval_id}-{approve|refuse} as the update ID.",
     ),
     HandlerSpec(
         names.CONVERSATION_WORKFLOW,

@@ -112,8 +112,10 @@ TRIGGER = SearchAttributeKey.for_keyword("PersynTrigger")
 OUTCOME = SearchAttributeKey.for_keyword("PersynOutcome")
 GUARDRAILS = SearchAttributeKey.for_keyword_list("PersynGuardrails")
 """The guardrail rules that fired (on guardrail runs, and activations a blocking rule held)."""
+APPROVALS = SearchAttributeKey.for_keyword_list("PersynApprovals")
+"""The tool approvals an activation waits for now (empty once every one is decided)."""
 
-SEARCH_ATTRIBUTES = (AGENT, CHANNEL, CONVERSATION, TRIGGER, OUTCOME, GUARDRAILS)
+SEARCH_ATTRIBUTES = (AGENT, CHANNEL, CONVERSATION, TRIGGER, OUTCOME, GUARDRAILS, APPROVALS)
 """Every custom search attribute Persyn sets; registered by ``persyn up``."""
 
 
@@ -154,3 +156,5 @@ FORGET_TURNS = "forget_turns"
 PERSON_FOLDED = "person_folded"
 END_CONVERSATION = "end_conversation"
 REMEMBER_NOW = "remember_now"
+DECIDE_APPROVAL = "decide_approval"
+"""Public: approve or refuse a tool call an activation waits for (``schemas.approvals``)."""

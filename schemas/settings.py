@@ -30,6 +30,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from schemas.approvals import ApprovalSettings
 from schemas.autonomy import AutonomySettings
 from schemas.deliberation import DeliberationSettings
 from schemas.delivery import DeliverySettings, PacingSettings
@@ -274,6 +275,9 @@ class Settings(BaseSettings):
 
     # Guardrails over interaction history: rules file and supervisor webhook; docs/guardrails.md
     guardrails: GuardrailSettings = Field(default_factory=GuardrailSettings)
+
+    # Which tool calls wait for a person's approval, and how long; see docs/approvals.md
+    approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
 
     # Tool servers over MCP ([mcp] in persyn.toml); see docs/tools.md
     mcp: McpSettings = Field(default_factory=McpSettings)

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, Field
 
 from schemas.activation import DraftRef, GenerateInput, Generation, PromptRef
+from schemas.approvals import ApprovalAsk
 from schemas.events import ChannelRef, Trigger, Wire
 from schemas.ids import AgentHandle, Ulid
 
@@ -57,6 +58,9 @@ class ToolCallRef(Wire):
 
     call_id: Ulid
     name: str
+    approval: ApprovalAsk | None = Field(
+        default=None, description="The call waits for a person's approval before it runs."
+    )
 
 
 class ToolGeneration(Generation):

@@ -19,6 +19,7 @@ from usecases.listener import ChannelListener
 from usecases.mind import describe as describe_mind
 from usecases.presence import WorkerPresence
 from usecases.store import open_store
+from webchannel.approvals import router as approvals_router
 from webchannel.body import DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_BODY_BYTES, BodyError
 from webchannel.limits import DEFAULT_BURST, DEFAULT_PER_MINUTE, MessageLimits
 from webchannel.routes import body_error, router
@@ -92,6 +93,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.include_router(router)
+    app.include_router(approvals_router)
     app.add_exception_handler(BodyError, body_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)

@@ -71,7 +71,7 @@ _HEADER = WithJsonSchema({"type": "string"})
 RETRY_BUSY_S = 5
 """``Retry-After`` when the agent already has as many messages in flight as Temporal allows."""
 
-_REFUSALS: dict[int | str, dict[str, Any]] = {
+REFUSALS: dict[int | str, dict[str, Any]] = {
     status: {"model": Problem, "description": description}
     for status, description in {
         400: "A malformed handle, event ID, body (not UTF-8, a NUL byte, not JSON).",
@@ -91,14 +91,16 @@ def _handle(handle: str) -> str:
         raise HTTPException(400, str(err)) from None
 
 
-def _ulid(value: str, what: str) -> str:
+def checked_ulid(value: str, what: str) -> str:
+    """``value`` as a ULID, or 400 naming ``what``."""
     try:
         return check_ulid(value, what=what)
     except InvalidIdError as err:
         raise HTTPException(400, str(err)) from None
 
 
-async def _agent(state: WebState, token: TokenPublic, handle: str) -> str:
+async def agent_for(state: WebState, token: TokenPublic, handle: str) -> str:
+    """The agent ``handle`` names: 400 malformed, 403 not the token's, 404 unknown."""
     handle = _handle(handle)
     allow(token, handle)
     if not await agent_exists(db=state.db, handle=handle):
@@ -121,7 +123,7 @@ def _within_rate(state: WebState, token: TokenPublic) -> None:
 
 def _event(token: TokenPublic, message: WebMessage) -> InboundEvent:
     # An empty ID is a bad ID, not an omitted one (the service would make one up).
-    event_id = _ulid(message.event_id, "event id") if message.event_id is not None else None
+    event_id = checked_ulid(message.event_id, "event id") if message.event_id is not None else None
     try:
         return submission.build_event(
             # The token's own namespace: its channels (and so its speakers) are no one else's.
@@ -160,7 +162,7 @@ def _receipt(receipt: Receipt, event: InboundEvent) -> WebReceipt:
     status_code=202,
     response_model=WebReceipt,
     responses={
-        **_REFUSALS,
+        **REFUSALS,
         200: {"model": WebReceipt, "description": "Completed within `Prefer: wait=N`."},
         408: {"model": Problem, "description": "The body did not arrive in time."},
         409: {"model": Problem, "description": "The event ID was used for a different event."},
@@ -198,7 +200,7 @@ async def post_message(
     on the channel's stream and in the completion marker. With ``Prefer: wait=N`` the service
     waits up to N seconds and returns 200 with the marker if the agent answered by then.
     """
-    handle = await _agent(state, token, handle)
+    handle = await agent_for(state, token, handle)
     _within_rate(state, token)
     raw = await read_capped(request, limit=state.max_body_bytes, timeout=state.body_timeout_s)
     message = parse(raw, WebMessage)
@@ -269,7 +271,7 @@ async def post_message(
     "/agents/{handle}/markers/{event_id}",
     response_model=CompletionMarker,
     responses={
-        **_REFUSALS,
+        **REFUSALS,
         503: {"model": Problem, "description": "The agent could not be asked just now."},
     },
 )
@@ -280,8 +282,8 @@ async def get_marker(
 
     Markers are kept for about an hour after completion.
     """
-    handle = await _agent(state, token, handle)
-    event_id = _ulid(event_id, "event id")
+    handle = await agent_for(state, token, handle)
+    event_id = checked_ulid(event_id, "event id")
     unknown = f"no marker for event {event_id}: never received, or expired"
     if not await owns_event(db=state.db, token=token, handle=handle, event_id=event_id):
         # Another tenant's event reads as an unknown one: not even its existence is told.
@@ -305,7 +307,7 @@ async def get_marker(
     "/agents/{handle}/channels/{channel}/stream",
     response_class=StreamingResponse,
     responses={
-        **_REFUSALS,
+        **REFUSALS,
         200: {
             "content": {"text/event-stream": {}},
             "description": "Server-sent events: `delta` (a piece of a reply being written, no "
@@ -339,7 +341,7 @@ async def stream_channel(
 
     Only what the agent said on this token's own channel of that name is sent.
     """
-    handle = await _agent(state, token, handle)
+    handle = await agent_for(state, token, handle)
     try:
         where = tenant_channel(token, channel)
     except ValidationError as err:
@@ -347,7 +349,7 @@ async def stream_channel(
     except ChannelNameError as err:
         raise HTTPException(400, f"channel: {err}") from None
     # An empty header is no ID either: refused, not read as "from the start".
-    after = _ulid(last_event_id, "Last-Event-ID") if last_event_id is not None else None
+    after = checked_ulid(last_event_id, "Last-Event-ID") if last_event_id is not None else None
     if not state.listener.ready:
         raise HTTPException(
             503,

@@ -69,6 +69,7 @@ from activities.sandbox.factory import build_provider as build_execution_provide
 from activities.scheduling.reminders import Reminders
 from activities.skills.wiring import build_skills
 from activities.store import StoreActivities
+from activities.tools.approvals import ApprovalActivities, ApprovalPolicy
 from activities.tools.mcp import ToolServers
 from activities.tools.registry import Tool
 from contract.policies import HEARTBEAT_FLUSH
@@ -214,6 +215,10 @@ def activities(
         deps.gateway,
         autonomy.registry,
         max_tool_rounds=deps.settings.autonomy.max_tool_rounds,
+        # Which tool calls wait for a person's approval (docs/approvals.md).
+        approvals=ApprovalPolicy(
+            deps.db, deps.settings.approvals, sandbox_network=deps.settings.sandbox.network
+        ),
     )
     # The emotional state after each exchange; it may decline optional requests (docs/emotion.md).
     emotion = EmotionActivities(deps.db, deps.gateway, deps.settings.emotion)
@@ -312,6 +317,7 @@ def activities(
     # What each conversation left behind, written as it closes (docs/memory.md, Residue).
     residue = ResidueActivities(deps.db, deps.gateway, deps.settings.residue)
     search = DialogSearchActivities(deps.db, deps.encoder)
+    approvals = ApprovalActivities(deps.db)
     runs = RunActivities(client)
     # Delegated sandbox tasks; the provider reaches its engine only when a task runs.
     delegation = DelegationActivities(
@@ -342,6 +348,8 @@ def activities(
         context.assemble,
         generation.generate,
         *autonomy.activities,
+        approvals.ask,
+        approvals.settle,
         decide.screen,
         judge.judge,
         emotion.classify,

@@ -9,7 +9,9 @@ agent's lock; then, released, takes stock of its emotional state and, when delib
 deferred, reconsiders the reply (an activation the agent started does so itself; one its
 conversation started starts ``DeliberationWorkflow``), and returns the reply turn. It never
 continues as new. The run owns its turn state (``TurnState``): each step returns what it
-learned and the workflow hands that to the steps after it.
+learned and the workflow hands that to the steps after it. Message: the ``decide_approval``
+update approves or refuses a tool call the run waits for (``workflows.pipeline.approval``,
+docs/approvals.md).
 """
 
 from __future__ import annotations
@@ -21,12 +23,15 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 from contract import attribution, names
 from schemas.activation import ActivationInput, ActivationResult, Decision, Draft
+from schemas.approvals import ApprovalDecision, DecideApprovalInput
 from schemas.dialog import DialogTurn
 from schemas.events import CompletionMarker, Outcome
 from schemas.turn import TurnState
+from workflows import handlers
 from workflows.lock import release, tell_conversation
 from workflows.pipeline import metrics
 from workflows.pipeline.afford import afford
+from workflows.pipeline.approval import ApprovalGate
 from workflows.pipeline.context import assemble
 from workflows.pipeline.decide import decide
 from workflows.pipeline.deliberate import (
@@ -53,6 +58,22 @@ class ActivationWorkflow:
     def __init__(self, data: ActivationInput) -> None:
         self._turn = TurnState()
         self._doing = "Starting"  # the step a failure names (``_step`` keeps it current)
+        self._approvals = ApprovalGate(data)
+
+    @workflow.update(
+        name=names.DECIDE_APPROVAL,
+        description="Approve or refuse a tool call this activation waits for; returns the "
+        "decision as recorded (a repeated decision gets the same answer).",
+    )
+    @handlers.guarded_update(DecideApprovalInput)
+    async def decide_approval(self, data: DecideApprovalInput) -> ApprovalDecision:
+        """Decide one waiting approval; answered once the decision is recorded."""
+        return await self._approvals.decide(data)
+
+    @decide_approval.validator
+    @handlers.guarded_validator(DecideApprovalInput, handler=names.DECIDE_APPROVAL)
+    def _validate_decide_approval(self, data: DecideApprovalInput) -> None:
+        self._approvals.validate(data)
 
     @workflow.run
     async def run(self, data: ActivationInput) -> ActivationResult:
@@ -129,7 +150,7 @@ class ActivationWorkflow:
             self._step(data, "Assembling context")
             prompt = await assemble(data)
         self._step(data, "Generating a reply")
-        draft = await respond(data, prompt)
+        draft = await respond(data, prompt, self._approvals)
         self._step(data, "Deliberating")
         deliberated = await deliberate(data, prompt, draft)
         final, self._turn = deliberated.draft, deliberated.turn

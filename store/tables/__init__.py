@@ -8,6 +8,7 @@ from store.tables.agents import (
     Identity,
     Person,
 )
+from store.tables.approvals import ApprovalRow  # noqa: F401  (registers it)
 from store.tables.autonomy import (  # noqa: F401  (registers them)
     AutonomyLogRow,
     GoalRequestRow,

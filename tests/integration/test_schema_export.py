@@ -152,7 +152,7 @@ def test_index_names_match_temporal_names(exported: tuple[Path, list[Path]]) -> 
     assert [w["schedule"] for w in index["workflows"]][:5] == [None] * 5
     assert index["payload_encoding"] == "json/plain"
     assert index["search_attributes"] == {
-        key.name: "KeywordList" if key is names.GUARDRAILS else "Keyword"
+        key.name: "KeywordList" if key in (names.GUARDRAILS, names.APPROVALS) else "Keyword"
         for key in names.SEARCH_ATTRIBUTES
     }
     referenced = {
@@ -284,10 +284,16 @@ def test_the_public_bundle_holds_only_what_an_integrator_needs(tmp_path: Path) -
         names.STATUS,
         names.WINDOW,
         names.PULL_OUTBOX,
+        names.DECIDE_APPROVAL,
     }
-    # The conversation is listed for its `window` query, without its start input.
-    assert [w["type"] for w in index["workflows"]] == ["AgentWorkflow", "ConversationWorkflow"]
-    assert index["workflows"][1]["input"] is None
+    # The conversation is listed for its `window` query, the activation for its
+    # `decide_approval` update, each without its start input.
+    assert [w["type"] for w in index["workflows"]] == [
+        "AgentWorkflow",
+        "ConversationWorkflow",
+        "ActivationWorkflow",
+    ]
+    assert index["workflows"][1]["input"] is None and index["workflows"][2]["input"] is None
 
 
 def test_the_schema_carries_the_rules_the_workers_enforce(

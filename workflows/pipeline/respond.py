@@ -6,7 +6,8 @@ as its own activity (summary: the tool's name) and the results feed the next rou
 configured number of rounds the model must answer in words. The calls' arguments, results and
 the growing message list stay in PostgreSQL: history holds only their IDs. A tool that fails
 returns its error to the model; a round that keeps failing degrades the whole reply to the
-safe fallback instead of failing the activation.
+safe fallback instead of failing the activation. A call the round marked for approval waits
+for a person's decision first (``workflows.pipeline.approval``); refused, it does not run.
 
 Heartbeats first run a self-assessment (a counter-perspective over recent memories) inside this
 activation, so its model call is attributed to the self-reflection conversation. It runs only
@@ -28,6 +29,7 @@ from temporalio.exceptions import ActivityError
 
 from contract.policies import MODEL_CALL, SELF_ASSESSMENT, TOOL_CALL, summarized
 from schemas.activation import FALLBACK_REPLY, ActivationInput, Draft, PromptRef
+from schemas.approvals import refusal_text
 from schemas.autonomy import impulse_channel
 from schemas.events import Trigger
 from schemas.streaming import StreamTarget
@@ -40,6 +42,8 @@ from schemas.tools import (
     ToolGeneration,
     ToolOutcome,
 )
+from workflows.pipeline.approval import PATCH as APPROVAL_PATCH
+from workflows.pipeline.approval import ApprovalGate
 
 with workflow.unsafe.imports_passed_through():
     from activities.autonomy.assess import AssessActivities
@@ -56,11 +60,20 @@ PATCH_OWN_CHANNEL = "self-assessment-own-channel-only"
 as ``PATCH_DRAFTS`` is: the activations that ran it on any channel have ended."""
 
 
-async def respond(data: ActivationInput, prompt: PromptRef) -> Draft:
-    """The candidate reply, or the fallback if generation keeps failing."""
+async def respond(
+    data: ActivationInput, prompt: PromptRef, approvals: ApprovalGate | None = None
+) -> Draft:
+    """The candidate reply, or the fallback if generation keeps failing.
+
+    Args:
+        data: The activation's input.
+        prompt: The assembled prompt.
+        approvals: The run's approvals, where a call marked for approval waits (without one,
+            every call runs at once).
+    """
     if data.event.trigger is Trigger.HEARTBEAT and _may_self_assess(data):
         await _self_assess(data, prompt)
-    return await _tool_loop(data, prompt)
+    return await _tool_loop(data, prompt, approvals)
 
 
 def _may_self_assess(data: ActivationInput) -> bool:
@@ -71,7 +84,9 @@ def _may_self_assess(data: ActivationInput) -> bool:
     return False
 
 
-async def _tool_loop(data: ActivationInput, prompt: PromptRef) -> Draft:
+async def _tool_loop(
+    data: ActivationInput, prompt: PromptRef, approvals: ApprovalGate | None
+) -> Draft:
     event = data.event
     stream = StreamTarget(key=event.event_id) if event.stream else None
     context = ToolContext(
@@ -118,11 +133,23 @@ async def _tool_loop(data: ActivationInput, prompt: PromptRef) -> Draft:
                 f"Round {round_ + 1}: running "
                 + ", ".join(call.name for call in generation.tool_calls)
             )
-            await asyncio.gather(*(_invoke(call, context) for call in generation.tool_calls))
+            await asyncio.gather(
+                *(_invoke(call, context, approvals) for call in generation.tool_calls)
+            )
         round_ += 1
 
 
-async def _invoke(call: ToolCallRef, context: ToolContext) -> ToolOutcome:
+async def _invoke(
+    call: ToolCallRef, context: ToolContext, approvals: ApprovalGate | None
+) -> ToolOutcome:
+    # Only a call the round marked reaches the patch: no run recorded before it had one.
+    if call.approval is not None and approvals is not None and workflow.patched(APPROVAL_PATCH):
+        decision = await approvals.wait_for(call, call.approval)
+        if not decision.approved:
+            # Recorded as the call's result: the model reads the refusal on its next round.
+            return ToolOutcome(
+                call_id=call.call_id, name=call.name, ok=False, error=refusal_text(decision)
+            )
     try:
         outcome: ToolOutcome = await workflow.execute_activity_method(
             ToolActivities.invoke,

@@ -1,0 +1,156 @@
+"""Tool approvals on the worker's side: which stored calls must wait, and their records.
+
+:class:`ApprovalPolicy` finds out what :func:`schemas.approvals.needs_approval` needs to know
+about each call of a generation round (whether ``message_contact`` writes to someone the agent
+never wrote to, whether the sandbox has a network, whether a tool is a tool server's) and is
+asked inside ``generation.generate``, as the round is stored: a call that needs no approval
+costs no extra step. :class:`ApprovalActivities` records a pending approval and, later, what
+was decided; a refusal becomes the call's result, which the model reads on its next round.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+
+from temporalio import activity
+
+from activities.tools.builtin.code import TOOL_NAME as RUN_CODE
+from activities.tools.builtin.contact import MessageContact
+from activities.tools.mcp.tools import PREFIX as MCP_PREFIX
+from schemas.approvals import (
+    ApprovalAsk,
+    ApprovalDecision,
+    ApprovalSettings,
+    AskApprovalInput,
+    CallFacts,
+    PendingApproval,
+    SettleApprovalInput,
+    needs_approval,
+    refusal_text,
+    summarize_arguments,
+)
+from schemas.ids import new_ulid
+from schemas.models import ToolCall
+from store.db import Database
+from store.queries import approvals as records
+from store.queries.contacts import find_contacts
+from store.queries.tool_calls import finish_call, get_call
+from store.tables.columns import utcnow
+
+log = logging.getLogger(__name__)
+
+
+class ApprovalPolicy:
+    """Asks :func:`needs_approval` about each call, with the facts only the worker has.
+
+    Args:
+        db: Where the dialog (who the agent wrote to) lives.
+        settings: The approval settings.
+        sandbox_network: The sandbox's network setting (``'none'``: no network).
+    """
+
+    def __init__(self, db: Database, settings: ApprovalSettings, *, sandbox_network: str) -> None:
+        self._db = db
+        self._settings = settings
+        self._sandbox_network = sandbox_network != "none"
+
+    async def asks(self, agent: str, calls: Sequence[ToolCall]) -> list[ApprovalAsk | None]:
+        """For each call, the approval it waits for, or ``None`` when it may run at once."""
+        if not self._settings.enabled:
+            return [None] * len(calls)
+        asks: list[ApprovalAsk | None] = []
+        for call in calls:
+            reason = needs_approval(
+                self._settings, agent=agent, facts=await self._facts(agent, call)
+            )
+            asks.append(
+                None
+                if reason is None
+                else ApprovalAsk(
+                    approval_id=new_ulid(),
+                    reason=reason[:500],
+                    timeout_seconds=self._settings.timeout_for(agent),
+                )
+            )
+        return asks
+
+    async def _facts(self, agent: str, call: ToolCall) -> CallFacts:
+        facts = CallFacts(
+            tool=call.name,
+            mcp=call.name.startswith(MCP_PREFIX),
+            sandbox_network=call.name == RUN_CODE and self._sandbox_network,
+        )
+        if call.name == MessageContact.name and call.raw_arguments is None:
+            facts = facts.model_copy(update={"new_contact": await self._new_contact(agent, call)})
+        return facts
+
+    async def _new_contact(self, agent: str, call: ToolCall) -> str | None:
+        """The name of the person the call writes to, if the agent never wrote to them.
+
+        A contact that matches nobody, or several people, is left to the tool, which refuses
+        it without sending anything.
+        """
+        who = call.arguments.get("contact")
+        if not isinstance(who, str) or not who.strip():
+            return None
+        async with self._db.autocommit() as session:
+            found = await find_contacts(session, agent=agent, who=who)
+            if len(found) != 1:
+                return None
+            [contact] = found
+            if await records.has_written_to(session, agent=agent, person_id=contact.person_id):
+                return None
+        return contact.name
+
+
+class ApprovalActivities:
+    """Records pending approvals and their decisions."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    @activity.defn(name="approvals.ask")
+    async def ask(self, data: AskApprovalInput) -> PendingApproval:
+        """Record the approval ``data`` names as pending (once: a retry finds it)."""
+        async with self._db.session() as session:
+            call = await get_call(session, call_id=data.call_id)
+            tool = call.name if call is not None else "?"
+            shown = (
+                call.raw_arguments
+                if call is not None and call.raw_arguments is not None
+                else json.dumps(call.arguments if call else {}, ensure_ascii=False)
+            )
+            await records.add_pending(
+                session, ask=data, tool=tool, arguments=summarize_arguments(shown)
+            )
+            row = await records.get_approval(session, approval_id=data.approval_id)
+        assert row is not None
+        return records.approval_public(row)
+
+    @activity.defn(name="approvals.settle")
+    async def settle(self, data: SettleApprovalInput) -> ApprovalDecision:
+        """Record the decision once; a refusal becomes the call's result for the model.
+
+        Returns the decision as recorded (the first, if one was recorded before).
+        """
+        async with self._db.session() as session:
+            row = await records.record_decision(session, decision=data.decision)
+        recorded = records.decision_of(row) if row is not None else None
+        decision = recorded or data.decision
+        if not decision.approved:
+            async with self._db.session() as session:
+                call = await get_call(session, call_id=data.call_id)
+                if call is not None and call.result is None:
+                    await finish_call(
+                        session,
+                        call_id=data.call_id,
+                        result=json.dumps({"error": refusal_text(decision)}, ensure_ascii=False),
+                        is_error=True,
+                        at=utcnow(),
+                    )
+        log.info(
+            "approval %s: %s by %s", decision.approval_id, decision.status, decision.decided_by
+        )
+        return decision
