@@ -63,7 +63,8 @@ class ApprovalPrompt(Vertical, can_focus=True):
         super().__init__(classes="approval")
         self.action = action
         self.decision: bool | None = None
-        self._state = Static(Text("waiting for you: a approves, r refuses"), classes="head")
+        self.status = "waiting for you: a approves, r refuses"
+        self._state = Static(Text(self.status), classes="head")
 
     def compose(self) -> ComposeResult:
         """What the agent asks to do, and how to answer."""
@@ -78,8 +79,12 @@ class ApprovalPrompt(Vertical, can_focus=True):
     def decided(self, approve: bool) -> None:
         """The decision was recorded."""
         self.decision = approve
-        self._state.update(Text("approved" if approve else "refused"))
+        self._say("approved" if approve else "refused")
 
     def refused_by_desk(self, reason: str) -> None:
         """The decision was not taken (already decided, expired...)."""
-        self._state.update(Text(f"not recorded: {reason}"))
+        self._say(f"not recorded: {reason}")
+
+    def _say(self, status: str) -> None:
+        self.status = status
+        self._state.update(Text(status))
