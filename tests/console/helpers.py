@@ -26,11 +26,11 @@ def console(
     speaker: str = "ada",
     channel: str = "console",
     desk: ApprovalDesk | None = None,
-    **overrides: object,
+    overrides: dict[str, object] | None = None,
 ) -> ConsoleApp:
     """The console on ``handle``, as ``persyn console`` opens it, served by ``harness``."""
     session = ConsoleSession(
-        settings=stack.settings(task_queue=harness.task_queue, **overrides),
+        settings=stack.settings(task_queue=harness.task_queue, **(overrides or {})),
         handle=handle,
         agent_name=name,
         speaker=Speaker(speaker_id=speaker, display_name=speaker.title()),

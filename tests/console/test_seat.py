@@ -106,7 +106,7 @@ async def test_a_replys_trace_opens_with_the_data_persyn_trace_shows(
     span_file = tmp_path / "spans.jsonl"
     async with traced_worker(stack, span_file) as (harness, traced):
         agent = await harness.create_agent(name="Wren")
-        app = console(stack, harness, agent.handle, **tracing_overrides(span_file))
+        app = console(stack, harness, agent.handle, overrides=tracing_overrides(span_file))
         async with app.run_test(size=SIZE) as pilot:
             await send(pilot, "tell me about the tides")
             await settled(app)
