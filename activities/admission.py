@@ -16,6 +16,7 @@ from temporalio.exceptions import ApplicationError
 from activities.asked_for import AskedFor
 from activities.channels.pacing import PacingActivities
 from activities.context.assembler import ContextAssembler, UnknownAgentError
+from activities.senses.perception import Senses
 from activities.store import StoreActivities
 from schemas.activation import AssembleContextInput, DoneForThem
 from schemas.admission import Admission, AdmitInput, Admitted
@@ -40,6 +41,7 @@ class AdmissionActivities:
         *,
         asked_for: AskedFor | None = None,
         opening_turns: int = 0,
+        senses: Senses | None = None,
     ) -> None:
         self._db = db
         self._store = store
@@ -48,11 +50,16 @@ class AdmissionActivities:
         # None: "please remember ..." and "remind me ..." are left to the model.
         self._asked_for = asked_for
         self._opening_turns = opening_turns  # pinned in context beside the latest turns
+        # None: pictures and recordings are noted by ID only, as before the senses.
+        self._senses = senses
 
     @activity.defn(name="admission.admit")
     async def admit(self, data: AdmitInput) -> Admitted:
         """Resolve, write through, read the window, ask the budget, assemble the prompt."""
         event = data.event
+        # First, outside any transaction: bounded, and kept once perceived, so an attempt run
+        # again asks no model twice (activities.senses.perception).
+        perceived = await self._senses.perceive(data.agent, event) if self._senses else None
         speaker = ResolveSpeakerInput(
             agent=data.agent, channel=event.channel, speaker=event.speaker, seen_at=data.at
         )
@@ -64,7 +71,7 @@ class AdmissionActivities:
             role=Role.PERSON,
             speaker_id=person_id,
             speaker_name=person_name,
-            text=person_text(event),
+            text=perceived.text if perceived is not None else person_text(event),
             at=data.at,
         )
         async with self._db.session() as session:
@@ -92,6 +99,8 @@ class AdmissionActivities:
         )
         # Before the prompt is built, so the reply that answers the request knows it is done.
         done = await self._asked_for.carry_out(data, person_id) if self._asked_for else []
+        if perceived is not None and self._senses is not None:
+            done += self._senses.floor(perceived)
         if event.channel.service == SELF_SERVICE:  # the agent's own channels are never paced
             return await self._assembled(data, admitted, done, window.opening_ids)
         affordance = await self._pacing.afford_reply(

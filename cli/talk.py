@@ -28,8 +28,13 @@ from schemas.ids import check_handle, check_ulid
 from schemas.settings import Settings, get_settings
 from temporal.client import connect
 from usecases import agents, streams
-from usecases.images import PictureRefusedError, keep_sent_picture
+from usecases.images import PictureRefusedError, check_picture_size, keep_sent_picture
 from usecases.mind import describe as describe_mind
+from usecases.recordings import (
+    RecordingRefusedError,
+    check_recording_size,
+    keep_sent_recording,
+)
 from usecases.submission import build_event
 from workers.health import serving
 
@@ -100,6 +105,13 @@ def send(
         list[Path] | None,
         typer.Option(help="A picture to send with the message (PNG, JPEG or WebP); repeatable."),
     ] = None,
+    audio: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="A recording to send with the message (Ogg, MP3, WAV, FLAC, M4A or WebM); "
+            "repeatable."
+        ),
+    ] = None,
 ) -> None:
     """Send one message and print the reply (or the agent's reason for silence).
 
@@ -114,6 +126,7 @@ def send(
             raise UserError("standard input is not valid UTF-8: re-encode it as UTF-8") from None
     settings = get_settings()
     pictures = run(_keep_pictures(settings, agent, image or []))
+    recordings = run(_keep_recordings(settings, agent, audio or []))
     event = build_event(
         event_id=check_ulid(event_id, what="event id") if event_id else None,
         channel=ChannelRef(service="terminal", channel=channel),
@@ -122,6 +135,7 @@ def send(
         addressed=not not_addressed,
         conversation_id=check_ulid(conversation, what="conversation id") if conversation else None,
         images=pictures,
+        recordings=recordings,
     )
     receipt, name = run(_send(settings, agent, event))
     if as_json:
@@ -137,15 +151,39 @@ async def _keep_pictures(settings: Settings, agent: str, files: list[Path]) -> l
     kept: list[str] = []
     for file in files:
         try:
-            content = await asyncio.to_thread(file.read_bytes)
-        except OSError as err:
-            raise UserError(f"cannot read {file}: {err.strerror or err}") from None
-        try:
+            content = await _read(file, lambda size: check_picture_size(size, settings))
             picture = await keep_sent_picture(settings=settings, agent=agent, content=content)
         except PictureRefusedError as err:
-            raise UserError(f"{file}: {err}") from None
+            raise UserError(f"{_shown(file)}: {err}") from None
         kept.append(picture.image_id)
     return kept
+
+
+async def _keep_recordings(settings: Settings, agent: str, files: list[Path]) -> list[str]:
+    """Keep each recording for transcription at admission; the IDs the event names."""
+    kept: list[str] = []
+    for file in files:
+        try:
+            content = await _read(file, lambda size: check_recording_size(size, settings))
+            recording = await keep_sent_recording(settings=settings, agent=agent, content=content)
+        except RecordingRefusedError as err:
+            raise UserError(f"{_shown(file)}: {err}") from None
+        kept.append(recording.audio_id)
+    return kept
+
+
+def _shown(file: Path) -> str:
+    """A file's name as an error prints it: control characters escaped, on one line."""
+    return repr(str(file))[1:-1]
+
+
+async def _read(file: Path, check_size: Callable[[int], None]) -> bytes:
+    """``file``'s bytes, its size checked first: a 50 MB file is refused before it is read."""
+    try:
+        check_size((await asyncio.to_thread(file.stat)).st_size)
+        return await asyncio.to_thread(file.read_bytes)
+    except OSError as err:
+        raise UserError(f"cannot read {_shown(file)}: {err.strerror or err}") from None
 
 
 async def _show_each(texts: AsyncIterator[str], show: Callable[[str], None]) -> None:

@@ -123,6 +123,10 @@ MAX_EVENT_IMAGES = 4
 """Pictures one event may carry (as many as one ``edit_image`` call composites)."""
 SENT_IMAGE_NOTE = "[picture sent: image {image_id}]"
 """How a picture a person sent appears in their turn: the ID ``edit_image`` takes."""
+MAX_EVENT_RECORDINGS = 2
+"""Recordings (voice notes) one event may carry."""
+SENT_AUDIO_NOTE = "[recording sent: audio {audio_id}]"
+"""How a recording a person sent appears in their turn, before what was heard of it."""
 
 
 class InboundEvent(Wire):
@@ -143,6 +147,13 @@ class InboundEvent(Wire):
         description="Pictures the person sent, each kept for the agent beforehand (a channel "
         "stores it under the agent's images and names it here by its ID); set modality "
         "'image'. The agent sees a note per picture and can edit it with edit_image.",
+    )
+    recordings: list[Ulid] = Field(
+        default_factory=list,
+        max_length=MAX_EVENT_RECORDINGS,
+        description="Recordings (voice notes) the person sent, each kept for the agent "
+        "beforehand and named here by its ID; set modality 'audio'. The agent reads a "
+        "transcript of each, or a note that it could not hear it.",
     )
     addressed: bool = Field(
         default=True, description="Whether the message was addressed to the agent."
@@ -172,6 +183,13 @@ class InboundEvent(Wire):
             raise ValueError("each picture once: an image ID is repeated")
         return value
 
+    @field_validator("recordings")
+    @classmethod
+    def _distinct_recordings(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("each recording once: an audio ID is repeated")
+        return value
+
 
 def event_digest(event: InboundEvent) -> str:
     """A fingerprint of what an event says, to tell a retry from a reused event ID.
@@ -179,19 +197,24 @@ def event_digest(event: InboundEvent) -> str:
     Computed on the validated event (text already normalised), leaving out ``stream``, which
     only changes how the reply is presented. An event without pictures leaves ``images`` out
     too, so its digest is the one computed before events could carry them (a retry across an
-    upgrade is still a retry).
+    upgrade is still a retry). So does an event without recordings.
     """
     exclude = {"stream"} if event.images else {"stream", "images"}
+    if not event.recordings:
+        exclude.add("recordings")
     canonical = event.model_dump_json(exclude=exclude)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
 
 
 def person_text(event: InboundEvent) -> str:
-    """The person's turn as recorded: their words, then a note per picture they sent.
+    """The person's turn with a note per picture and recording, saying nothing of either.
 
-    Without pictures it is the text itself, exactly as recorded before events carried them.
+    Without either it is the text itself, exactly as recorded before events carried them.
+    Admission records what was perceived of each instead (``activities.senses``); this is the
+    form runs recorded before admission wrote, and replay.
     """
     notes = [SENT_IMAGE_NOTE.format(image_id=image_id) for image_id in event.images]
+    notes += [SENT_AUDIO_NOTE.format(audio_id=audio_id) for audio_id in event.recordings]
     return "\n".join([event.text, *notes]) if notes else event.text
 
 

@@ -36,6 +36,8 @@ class TaskType(StrEnum):
     """Records folded into a recollection of the next level (background work)."""
     RECALL = "recall"
     """The memories found for an input, told as one account (on the reply's path)."""
+    CAPTION = "caption"
+    """A picture a person sent, described in words by a vision model (at admission)."""
 
 
 class ProviderName(StrEnum):
@@ -63,6 +65,10 @@ class ModelBinding(Wire):
     context_window: int = Field(gt=0, description="Tokens the model can attend to.")
     max_output_tokens: int = Field(default=1024, gt=0)
     tier: ModelTier = ModelTier.STRONG
+    vision: bool = Field(
+        default=False,
+        description="The model reads pictures: only a binding that says so captions them.",
+    )
 
 
 class ToolExecutor(StrEnum):
@@ -122,12 +128,20 @@ class ToolCall(Wire):
         return cls(id=ident[:200], name=label, raw_arguments=storable(raw))
 
 
+class ImagePart(Wire):
+    """A picture sent to a vision model inside a user message, as base64 of its bytes."""
+
+    media_type: Literal["image/png", "image/jpeg", "image/webp"]
+    data: str = Field(min_length=1, description="The picture's bytes, base64-encoded.")
+
+
 class ChatMessage(Wire):
     """One message of a prompt after the system instruction.
 
-    Tool use adds two shapes: an ``assistant`` message carrying ``tool_calls`` (and, when a
-    provider ran tools itself, its ``provider_content`` blocks to send back verbatim), and a
-    ``tool`` message carrying one call's result.
+    A ``user`` message may carry ``images`` for a vision model (the caption task only: prompts
+    that are stored never hold them). Tool use adds two shapes: an ``assistant`` message
+    carrying ``tool_calls`` (and, when a provider ran tools itself, its ``provider_content``
+    blocks to send back verbatim), and a ``tool`` message carrying one call's result.
     """
 
     role: Literal["user", "assistant", "tool", "system"]
@@ -136,6 +150,9 @@ class ChatMessage(Wire):
     tool_call_id: str | None = Field(default=None, description="The call a tool message answers.")
     is_error: bool = Field(default=False, description="A tool message reporting a failure.")
     provider_content: list[dict[str, Any]] | None = None
+    images: list[ImagePart] = Field(
+        default_factory=list, description="Pictures after the text (user messages only)."
+    )
 
 
 def instructions(system: str, messages: Sequence[Mapping[str, Any]]) -> str:

@@ -46,6 +46,7 @@ from schemas.notes import NoteSettings
 from schemas.observations import ObservationSettings
 from schemas.residue import ResidueSettings
 from schemas.sandbox import SandboxSettings
+from schemas.senses import SensesSettings
 from schemas.skills import SkillSettings
 from schemas.telegram import TelegramSettings
 from schemas.web import WebSettings
@@ -293,6 +294,9 @@ class Settings(BaseSettings):
 
     # Image generation through an OpenAI-compatible endpoint; see docs/tools.md
     images: ImageSettings = Field(default_factory=ImageSettings)
+
+    # Pictures and recordings people send, perceived as text; see docs/channels.md
+    senses: SensesSettings = Field(default_factory=SensesSettings)
 
     # The Telegram channel: a bot that speaks for one agent; see docs/channels-telegram.md
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from activities.images.files import NotAPictureError, keep, picture_suffix
+from activities.images.header import dimensions
 from schemas.ids import check_handle, new_ulid
 from schemas.settings import Settings
 from usecases.agents import find_agent
@@ -31,24 +32,45 @@ class KeptPicture:
     path: Path
 
 
+def check_picture_size(size: int, settings: Settings) -> None:
+    """Refuse a picture of ``size`` bytes before reading it, if it is over the limit.
+
+    Raises:
+        PictureRefusedError: over ``images.max_sent_bytes``.
+    """
+    limit = settings.images.max_sent_bytes
+    if size > limit:
+        raise PictureRefusedError(
+            f"the picture is {size:,} bytes, more than {limit:,} "
+            "(images.max_sent_bytes): send a smaller one"
+        )
+
+
 async def keep_sent_picture(*, settings: Settings, agent: str, content: bytes) -> KeptPicture:
     """Keep a picture a person sent ``agent``, under a fresh ID.
 
     Raises:
         UnknownAgentError: no such agent.
-        PictureRefusedError: not a PNG, JPEG or WebP picture, or over ``images.max_sent_bytes``.
+        PictureRefusedError: not a PNG, JPEG or WebP picture, over ``images.max_sent_bytes``,
+            or declaring more pixels than ``senses.max_pixels`` (read from its header: it is
+            never decoded here, so a small file declaring a vast picture costs nothing).
     """
     check_handle(agent)
-    limit = settings.images.max_sent_bytes
-    if len(content) > limit:
-        raise PictureRefusedError(
-            f"the picture is {len(content):,} bytes, more than {limit:,} "
-            "(images.max_sent_bytes): send a smaller one"
-        )
+    check_picture_size(len(content), settings)
     try:
         suffix = picture_suffix(content)
     except NotAPictureError as err:
         raise PictureRefusedError(f"{err}: send one of those") from None
+    try:
+        width, height = dimensions(content)
+    except NotAPictureError as err:
+        raise PictureRefusedError(f"{err}: send it again, whole") from None
+    most = settings.senses.max_pixels
+    if width * height > most:
+        raise PictureRefusedError(
+            f"the picture declares {width:,} x {height:,} pixels, more than {most:,} "
+            "(senses.max_pixels): send a smaller one"
+        )
     if await find_agent(settings=settings, handle=agent) is None:
         raise UnknownAgentError(agent)
     image_id = new_ulid()

@@ -57,6 +57,7 @@ def build_event(
     conversation_id: str | None = None,
     stream: bool = False,
     images: list[str] | None = None,
+    recordings: list[str] | None = None,
 ) -> InboundEvent:
     """The ``InboundEvent`` a channel submits; a fresh ULID when the sender gave no event ID.
 
@@ -72,7 +73,8 @@ def build_event(
         conversation_id=conversation_id,
         stream=stream,
         images=images or [],
-        modality=Modality.IMAGE if images else Modality.TEXT,
+        recordings=recordings or [],
+        modality=(Modality.IMAGE if images else Modality.AUDIO if recordings else Modality.TEXT),
     )
 
 

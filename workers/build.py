@@ -67,6 +67,7 @@ from activities.sandbox.delegation import DelegationActivities
 from activities.sandbox.delegation_source import sandbox_reports_source
 from activities.sandbox.factory import build_provider as build_execution_provider
 from activities.scheduling.reminders import Reminders
+from activities.senses.wiring import build_senses
 from activities.skills.wiring import build_skills
 from activities.store import StoreActivities
 from activities.tools.approvals import ApprovalActivities, ApprovalPolicy
@@ -297,6 +298,7 @@ def activities(
         pacing,
         asked_for=asked_for(deps, client),
         opening_turns=deps.settings.memory.opening_turns,
+        senses=build_senses(deps.settings, deps.gateway, deps.meters),
     )
     formation = ConsolidationActivities(deps.db, deps.gateway, deps.encoder, deps.settings.memory)
     graph = GraphActivities(deps.db, deps.gateway, deps.settings.graph)

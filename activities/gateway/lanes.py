@@ -39,7 +39,9 @@ T = TypeVar("T")
 QUIET_S = 1.5
 """How long after the last reply background work waits before it takes the model."""
 
-REPLY_TASKS = frozenset({TaskType.RESPOND, TaskType.DECIDE, TaskType.CRITIQUE, TaskType.REFINE})
+REPLY_TASKS = frozenset(
+    {TaskType.RESPOND, TaskType.DECIDE, TaskType.CRITIQUE, TaskType.REFINE, TaskType.CAPTION}
+)
 """Tasks on the path of a reply; the rest (memory, observation, emotion, ...) never are."""
 
 

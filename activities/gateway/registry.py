@@ -27,8 +27,13 @@ FAST_TASKS = frozenset(
         TaskType.RESIDUE,
         TaskType.FOLD,
         TaskType.RECALL,
+        TaskType.CAPTION,
     }
 )
+
+VISION_PROVIDERS = frozenset({ProviderName.ANTHROPIC, ProviderName.OPENAI})
+"""Providers whose default models read pictures: their caption binding declares vision. A
+server of the user's own reads them only when its binding says so (``PERSYN_MODELS__CAPTION``)."""
 
 _DEFAULTS: dict[ProviderName, tuple[tuple[str, int], tuple[str, int]]] = {
     # provider: ((strong model, context), (fast model, context))
@@ -59,7 +64,10 @@ def _binding(provider: ProviderName, task: TaskType, settings: Settings) -> Mode
     if provider in _DEFAULTS:
         strong, fast = _DEFAULTS[provider]
         model, window = fast if tier is ModelTier.FAST else strong
-        return ModelBinding(provider=provider, model=model, context_window=window, tier=tier)
+        vision = task is TaskType.CAPTION and provider in VISION_PROVIDERS
+        return ModelBinding(
+            provider=provider, model=model, context_window=window, tier=tier, vision=vision
+        )
     if provider is ProviderName.OPENAI_COMPATIBLE:
         return ModelBinding(
             provider=provider,

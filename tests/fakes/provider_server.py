@@ -1,7 +1,9 @@
 """A real HTTP server on 127.0.0.1 that answers like OpenAI and Anthropic, and fails on cue.
 
 It serves ``POST /v1/chat/completions`` and ``POST /v1/messages`` (JSON, or server-sent events
-when the request asks to stream), records every request, and plays queued faults first::
+when the request asks to stream) and ``POST /v1/audio/transcriptions`` (a multipart form,
+answered with ``transcript``; its raw form is recorded under ``body["form"]``), records every
+request, and plays queued faults first::
 
     with FakeProviderServer(reply="Hi.") as server:
         server.fail(429, times=2, retry_after=1)
@@ -54,6 +56,7 @@ class FakeProviderServer:
 
     def __init__(self, reply: str = "Hello from the fake provider.") -> None:
         self.reply = reply
+        self.transcript = "Hello from the fake transcriber."
         self.structured: Any = {"ok": True}
         self.response_formats: Dialect | None = None
         """Set: refuse a ``response_format`` of any other type, as that server does."""
@@ -199,7 +202,11 @@ def _handler(server: FakeProviderServer) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", 0))
-            body = json.loads(self.rfile.read(length) or b"{}")
+            raw = self.rfile.read(length)
+            if self.headers.get("Content-Type", "").startswith("multipart/form-data"):
+                body: dict[str, Any] = {"form": raw}
+            else:
+                body = json.loads(raw or b"{}")
             recorded = Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
             fault = server._take(recorded) or Fault()
             try:
@@ -211,7 +218,8 @@ def _handler(server: FakeProviderServer) -> type[BaseHTTPRequestHandler]:
 
         def _answer(self, body: dict[str, Any], fault: Fault) -> None:
             anthropic = self.path == "/v1/messages"
-            if self.path not in ("/v1/messages", "/v1/chat/completions"):
+            routes = ("/v1/messages", "/v1/chat/completions", "/v1/audio/transcriptions")
+            if self.path not in routes:
                 self._json(404, {"error": {"message": f"no route {self.path}"}})
             elif (refusal := _refusal(server.response_formats, body)) is not None:
                 self._json(refusal[0], refusal[1])
@@ -219,6 +227,8 @@ def _handler(server: FakeProviderServer) -> type[BaseHTTPRequestHandler]:
                 error = wire.anthropic_error if anthropic else wire.openai_error
                 headers = {"retry-after": f"{fault.retry_after:g}"} if fault.retry_after else {}
                 self._json(fault.status, error(fault.status), headers)
+            elif self.path == "/v1/audio/transcriptions":
+                self._json(200, {"text": server.transcript})
             elif anthropic and body.get("stream"):
                 calls = server._next_calls()
                 text = "" if calls else server.reply

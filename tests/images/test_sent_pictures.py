@@ -29,8 +29,13 @@ from tests.images.test_render import unprompted
 from usecases.errors import UnknownAgentError
 from usecases.images import PictureRefusedError, keep_sent_picture
 
-JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + b"a sunset over the harbour" * 4
-"""Enough of a JPEG to be recognised by its signature (the fake endpoint does not decode it)."""
+JPEG = (
+    b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"
+    + b"\xff\xc0\x00\x0b\x08\x01\xe0\x02\x80\x01\x01\x11\x00"  # a frame: 640 x 480
+    + b"\xff\xda\x00\x08\x01\x01\x00\x00\x3f\x00"
+    + b"a sunset over the harbour" * 4
+)
+"""Enough of a JPEG to be recognised and measured by its header (nothing here decodes it)."""
 
 
 async def test_a_sent_picture_is_seen_by_the_agent_and_edited_by_its_id(

@@ -81,13 +81,28 @@ def messages_param(messages: list[ChatMessage]) -> list[MessageParam]:
                 continue
             out.append({"role": "user", "content": results})
             results = []
-        if message.role == "user":
+        if message.role == "user" and message.images:
+            out.append({"role": "user", "content": _with_images(message)})
+        elif message.role == "user":
             out.append({"role": "user", "content": message.content})
         else:
             out.append({"role": "assistant", "content": _assistant_content(message)})
     if results:
         out.append({"role": "user", "content": results})
     return out  # type: ignore[return-value]  # built as plain dicts of the documented shapes
+
+
+def _with_images(message: ChatMessage) -> list[dict[str, Any]]:
+    """A user message's pictures as base64 image blocks, then its text (as the API advises)."""
+    blocks: list[dict[str, Any]] = [
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": image.media_type, "data": image.data},
+        }
+        for image in message.images
+    ]
+    blocks.append({"type": "text", "text": message.content})
+    return blocks
 
 
 def tool_calls(message: Message) -> list[ToolCall]:

@@ -84,9 +84,21 @@ def messages_param(system: str, messages: list[ChatMessage]) -> list[ChatComplet
                     ],
                 }
             )
+        elif m.images and m.role == "user":
+            out.append({"role": "user", "content": _with_images(m)})
         else:
             out.append({"role": m.role, "content": m.content})
     return out  # type: ignore[return-value]  # built as plain dicts of the documented shapes
+
+
+def _with_images(message: ChatMessage) -> list[dict[str, Any]]:
+    """A user message's text and pictures as content parts (pictures as data URLs)."""
+    parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
+    parts.extend(
+        {"type": "image_url", "image_url": {"url": f"data:{image.media_type};base64,{image.data}"}}
+        for image in message.images
+    )
+    return parts
 
 
 def parse_call(call_id: str, name: str, text: str) -> ToolCall:
