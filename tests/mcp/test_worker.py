@@ -33,7 +33,9 @@ async def mcp_worker(
 ) -> AsyncIterator[Harness]:
     """A worker built as ``workers.main`` builds it: settings, then tool servers, then Worker."""
     mcp = {"servers": servers, "connect_timeout_seconds": 5, **limits}
-    settings = stack.settings(mcp=mcp)
+    # The operator allows these servers' tools outright: a tool server's tool otherwise waits
+    # for a person's approval (docs/approvals.md; tests/approvals has that wait).
+    settings = stack.settings(mcp=mcp, approvals={"tools": {"mcp__*": "never"}})
     provider = ScriptedProvider(Script(rules=rules))
     deps = dependencies(settings, providers={ProviderName.SCRIPTED: provider}, dsn=stack.dsn)
     deps.tool_servers = await ToolServers.connect(settings.mcp, retry=True)
