@@ -1,0 +1,87 @@
+"""The wait itself: it ends at its deadline, refused by default, and it survives a new worker."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.testing import WorkflowEnvironment
+
+from contract import names
+from schemas.approvals import ApprovalStatus
+from tests.approvals.conftest import Bell, approvals_worker, saying, waiting
+from tests.harness import Stack, unique
+from usecases import approvals
+
+
+async def test_no_decision_by_the_deadline_is_a_refusal_the_model_reads(
+    skipping: WorkflowEnvironment, stack: Stack
+) -> None:
+    bell = Bell()
+    async with approvals_worker(skipping.client, stack, bell=bell) as harness:
+        agent = (await harness.create_agent()).handle
+        said = saying(harness, agent)
+        [asked] = await waiting(harness, agent)
+        assert asked.deadline - asked.created_at == timedelta(minutes=10)
+
+        await skipping.sleep(timedelta(minutes=11))
+        receipt = await said
+
+        assert bell.runs == []
+        marker = receipt.marker
+        assert marker is not None and marker.text is not None
+        assert "no decision within 10 min: refused by default" in marker.text
+        [kept] = await approvals.list_approvals(db=harness.db, agent=agent, every_status=True)
+        assert (kept.status, kept.decided_by) == (ApprovalStatus.EXPIRED, "default")
+        # Too late to approve: said in one line, and nothing runs.
+        with pytest.raises(approvals.DecidedError, match=f"approval {asked.approval_id} expired"):
+            await approvals.decide_approval(
+                db=harness.db,
+                client=skipping.client,
+                approval_id=asked.approval_id,
+                approve=True,
+                by="Grace",
+            )
+        assert bell.runs == []
+
+
+async def test_an_agents_own_wait_is_its_configured_one(
+    skipping: WorkflowEnvironment, stack: Stack
+) -> None:
+    bell = Bell()
+    handle = unique("agent")
+    settings = {"tools": {"ring_bell": "always"}, "agents": {handle: {"timeout_seconds": 60}}}
+    async with approvals_worker(skipping.client, stack, bell=bell, approvals=settings) as harness:
+        await harness.create_agent(handle)
+        said = saying(harness, handle)
+        [asked] = await waiting(harness, handle)
+        assert asked.deadline - asked.created_at == timedelta(minutes=1)
+        await skipping.sleep(timedelta(minutes=2))
+        receipt = await said
+        assert receipt.marker is not None and receipt.marker.text is not None
+        assert "no decision within 1 min: refused by default" in receipt.marker.text
+
+
+async def test_the_wait_survives_a_new_worker(client: Client, stack: Stack) -> None:
+    bell = Bell()
+    queue = unique("tq")
+    async with approvals_worker(client, stack, bell=bell, task_queue=queue) as harness:
+        agent = (await harness.create_agent()).handle
+        said = saying(harness, agent)
+        [asked] = await waiting(harness, agent)
+    # The first worker is gone; the activation waits on in Temporal, with nothing cached.
+    async with approvals_worker(client, stack, bell=bell, task_queue=queue) as harness:
+        decision = await approvals.decide_approval(
+            db=harness.db,
+            client=client,
+            approval_id=asked.approval_id,
+            approve=True,
+            by="Grace",
+        )
+        receipt = await said
+    assert decision.approved and len(bell.runs) == 1
+    assert receipt.marker is not None and receipt.marker.text is not None
+    assert '"rung":1' in receipt.marker.text
+    activation = client.get_workflow_handle(names.activation_workflow_id(asked.activation_id))
+    assert (await activation.describe()).status is WorkflowExecutionStatus.COMPLETED
