@@ -80,8 +80,10 @@ async def test_the_wait_survives_a_new_worker(client: Client, stack: Stack) -> N
             by="Grace",
         )
         receipt = await said
+        # Released, the run reconsiders its reply beside the agent, then ends.
+        activation = client.get_workflow_handle(names.activation_workflow_id(asked.activation_id))
+        await activation.result()
     assert decision.approved and len(bell.runs) == 1
     assert receipt.marker is not None and receipt.marker.text is not None
     assert '"rung":1' in receipt.marker.text
-    activation = client.get_workflow_handle(names.activation_workflow_id(asked.activation_id))
     assert (await activation.describe()).status is WorkflowExecutionStatus.COMPLETED
