@@ -101,12 +101,13 @@ def send(
         bool, typer.Option("--not-addressed", help="Observed traffic, not addressed to the agent.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the receipt as JSON.")] = False,
+    # Names as typed, not Path: a NUL in one is refused by the door in a line, not by Click.
     image: Annotated[
-        list[Path] | None,
+        list[str] | None,
         typer.Option(help="A picture to send with the message (PNG, JPEG or WebP); repeatable."),
     ] = None,
     audio: Annotated[
-        list[Path] | None,
+        list[str] | None,
         typer.Option(
             help="A recording to send with the message (Ogg, MP3, WAV, FLAC, M4A or WebM); "
             "repeatable."
@@ -125,8 +126,8 @@ def send(
         except UnicodeDecodeError:
             raise UserError("standard input is not valid UTF-8: re-encode it as UTF-8") from None
     settings = get_settings()
-    pictures = run(_keep_pictures(settings, agent, image or []))
-    recordings = run(_keep_recordings(settings, agent, audio or []))
+    pictures = run(_keep_pictures(settings, agent, [Path(name) for name in image or []]))
+    recordings = run(_keep_recordings(settings, agent, [Path(name) for name in audio or []]))
     event = build_event(
         event_id=check_ulid(event_id, what="event id") if event_id else None,
         channel=ChannelRef(service="terminal", channel=channel),
@@ -182,8 +183,9 @@ async def _read(file: Path, check_size: Callable[[int], None]) -> bytes:
     try:
         check_size((await asyncio.to_thread(file.stat)).st_size)
         return await asyncio.to_thread(file.read_bytes)
-    except OSError as err:
-        raise UserError(f"cannot read {_shown(file)}: {err.strerror or err}") from None
+    except (OSError, ValueError) as err:  # ValueError: a NUL in the name
+        reason = getattr(err, "strerror", None) or str(err)
+        raise UserError(f"cannot read {_shown(file)}: {reason}") from None
 
 
 async def _show_each(texts: AsyncIterator[str], show: Callable[[str], None]) -> None:

@@ -189,7 +189,7 @@ class Senses:
         notes: list[Note] = []
         for (kind, ident, _), task in zip(jobs, tasks, strict=True):
             if task in pending:
-                notes.append(unperceived(kind, ident, f"no description within {bound:g} s"))
+                notes.append(unperceived(kind, ident, f"nothing came back within {bound:g} s"))
             elif (err := task.exception()) is not None:
                 log.warning("could not perceive %s %s: %s", kind, ident, err)
                 notes.append(
