@@ -1,0 +1,152 @@
+"""The approval policy: its defaults, explicit rules per tool and per agent, and its settings.
+
+The pure function first (no server), then the one default that needs the database: a message
+to someone the agent never wrote to waits, one to someone it wrote to does not.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+from temporalio.client import Client
+
+from activities.gateway.providers.scripted import ScriptRule, ScriptToolCall
+from schemas.approvals import ApprovalSettings, CallFacts, needs_approval
+from schemas.events import ChannelRef, Speaker
+from schemas.settings import Settings
+from store.queries.people import resolve_speaker
+from tests.approvals.conftest import AFTER_TOOL, Bell, approvals_worker, saying, waiting
+from tests.autonomy.conftest import tool_calls
+from tests.harness import Stack, terminal
+from usecases import approvals
+
+DEFAULTS = ApprovalSettings()
+
+
+def test_by_default_only_the_risky_calls_wait() -> None:
+    assert needs_approval(DEFAULTS, agent="ada", facts=CallFacts(tool="calculate")) is None
+    reason = needs_approval(DEFAULTS, agent="ada", facts=CallFacts(tool="mcp__fs__rm", mcp=True))
+    assert reason is not None and "not allowed outright" in reason
+    reason = needs_approval(
+        DEFAULTS, agent="ada", facts=CallFacts(tool="run_code", sandbox_network=True)
+    )
+    assert reason is not None and "network" in reason
+    reason = needs_approval(
+        DEFAULTS, agent="ada", facts=CallFacts(tool="message_contact", new_contact="Carol")
+    )
+    assert reason == "message_contact writes to Carol, whom the agent never wrote to"
+    assert DEFAULTS.timeout_for("ada") == 600
+
+
+def test_an_agents_rules_win_over_the_deployments_and_an_exact_name_over_a_pattern() -> None:
+    settings = ApprovalSettings(
+        tools={"mcp__*": "never", "calculate": "always"},
+        agents={"ada": {"tools": {"mcp__fs__*": "always", "calculate": "never"}}},
+    )
+    mcp = CallFacts(tool="mcp__fs__rm", mcp=True)
+    assert needs_approval(settings, agent="bob", facts=mcp) is None
+    assert needs_approval(settings, agent="ada", facts=mcp) is not None
+    assert needs_approval(settings, agent="bob", facts=CallFacts(tool="calculate")) is not None
+    assert needs_approval(settings, agent="ada", facts=CallFacts(tool="calculate")) is None
+    off = settings.model_copy(update={"enabled": False})
+    assert needs_approval(off, agent="ada", facts=mcp) is None
+
+
+rules = st.dictionaries(st.text(min_size=1, max_size=12), st.sampled_from(["always", "never"]))
+
+
+@given(tool=st.text(max_size=30), found=rules, mcp=st.booleans(), network=st.booleans())
+def test_an_explicit_rule_always_decides(
+    tool: str, found: dict[str, str], mcp: bool, network: bool
+) -> None:
+    found = {key: value for key, value in found.items() if key.strip()}
+    settings = ApprovalSettings.model_validate({"tools": found})
+    facts = CallFacts(tool=tool, mcp=mcp, sandbox_network=network, new_contact="Carol")
+    rule = settings.rule_for("ada", tool)
+    reason = needs_approval(settings, agent="ada", facts=facts)
+    if rule == "never":
+        assert reason is None
+    else:
+        assert (reason is not None and "\n" not in reason) or tool.count("\n")
+
+
+def test_persyn_toml_sets_rules_per_agent_and_refuses_a_bad_one_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PERSYN_HOME", str(tmp_path))
+    (tmp_path / "persyn.toml").write_text(
+        """
+[approvals]
+timeout_seconds = 300
+tools = { "mcp__files__read_*" = "never" }
+
+[approvals.agents.ada]
+timeout_seconds = 60
+tools = { message_contact = "never", calculate = "always" }
+"""
+    )
+    settings = Settings().approvals
+    assert settings.timeout_for("ada") == 60 and settings.timeout_for("bob") == 300
+    assert settings.rule_for("ada", "calculate") == "always"
+    assert settings.rule_for("bob", "mcp__files__read_text") == "never"
+
+    for bad, named in (
+        ('[approvals]\ntools = { calculate = "sometimes" }', "approvals.tools.calculate"),
+        ("[approvals]\ntimeout_seconds = 3600", "approvals.timeout_seconds"),
+        ('[approvals.agents."not a handle"]\ntimeout_seconds = 60', "approvals.agents"),
+    ):
+        (tmp_path / "persyn.toml").write_text(bad)
+        with pytest.raises(ValidationError) as caught:
+            Settings()
+        assert named in str(caught.value)
+
+
+def tell(name: str) -> ScriptRule:
+    return ScriptRule(
+        task="respond",
+        match=f"tell {name}",
+        after_tool=False,
+        tool_calls=[
+            ScriptToolCall(name="message_contact", arguments={"contact": name, "text": "Hello."})
+        ],
+    )
+
+
+async def test_a_message_to_someone_never_written_to_waits_and_to_a_known_one_does_not(
+    client: Client, stack: Stack
+) -> None:
+    rules = [AFTER_TOOL, tell("ada"), tell("carol")]
+    async with approvals_worker(client, stack, bell=Bell(), approvals={}, rules=rules) as harness:
+        agent = (await harness.create_agent()).handle
+        await harness.say(agent, "Hi, I'm Ada.")  # the agent answers her: it wrote to Ada
+        # Carol is a contact (an identity on a channel), but the agent never wrote to her.
+        async with harness.db.session() as session:
+            await resolve_speaker(
+                session,
+                agent=agent,
+                channel=ChannelRef(service="terminal", channel="carol"),
+                speaker=Speaker(speaker_id="carol", display_name="Carol"),
+                seen_at=datetime.now(UTC),
+            )
+
+        to_ada = await harness.say(agent, "Tell ada hello.", speaker="bob", channel=terminal("b"))
+        assert to_ada.marker is not None
+        [call] = await tool_calls(harness, str(to_ada.marker.activation_id))
+        assert not call.is_error and json.loads(str(call.result))["contact"] == "Ada"
+
+        said = saying(harness, agent, "Tell carol hello.")
+        [asked] = await waiting(harness, agent)
+        assert asked.tool == "message_contact"
+        assert asked.reason == "message_contact writes to Carol, whom the agent never wrote to"
+        assert '"contact": "carol"' in asked.arguments
+        await approvals.decide_approval(
+            db=harness.db, client=client, approval_id=asked.approval_id, approve=False, by="Ann"
+        )
+        receipt = await said
+        assert receipt.marker is not None and "refused by Ann" in str(receipt.marker.text)
