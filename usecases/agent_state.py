@@ -72,5 +72,10 @@ async def agent_state(
         heartbeat=heartbeat,
         cost_usd=cost,
         tokens=tokens,
-        problem=view.problem,
+        problem=None if _never_ran(view.problem) else view.problem,
     )
+
+
+def _never_ran(problem: str | None) -> bool:
+    """An agent that has never been spoken to has no inbox run yet: nothing is wrong."""
+    return problem is not None and "not found" in problem

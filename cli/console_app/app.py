@@ -155,6 +155,8 @@ class ConsoleApp(App[None]):
         def listening(problem: str | None) -> None:
             self.listening = problem is None
             self.health("store", problem)
+            if problem is None and "state" in self.problems:
+                self.refresh_panel()  # back: the panel need not wait for its next round
 
         await feed.follow_unprompted(self.session, show, listening)
 
@@ -166,9 +168,9 @@ class ConsoleApp(App[None]):
         except Exception as err:  # Temporal or the store is away: the panel says so
             reason = feed.first_line(err)
             self.panel.away(reason)
-            self.health("temporal", f"the agent's state cannot be read ({reason})")
+            self.health("state", f"the agent's state cannot be read ({reason})")
             return
-        self.health("temporal", None)
+        self.health("state", None)
         self.panel.show(state)
 
     @work(exclusive=True, group="approvals")

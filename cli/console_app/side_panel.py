@@ -51,7 +51,8 @@ def describe(state: AgentState) -> str:
     else:
         lines.append(f"Heartbeat: next {_when(beat.next_fire_at)}")
     lines.append("")
-    lines.append(f"This conversation: ${state.cost_usd:.4f} ({state.tokens:,} tokens)")
+    lines.append("This conversation")
+    lines.append(f"  ${state.cost_usd:.4f} · {state.tokens:,} tokens")
     return "\n".join(lines)
 
 

@@ -158,5 +158,5 @@ async def test_the_side_panel_shows_the_agents_state_and_the_conversations_cost(
             shown = str(app.panel.render())
 
     assert turn.outcome is Outcome.SPOKE
-    for part in ("Now", "Goals (0)", "Reminders (0)", "Heartbeat:", "This conversation: $"):
+    for part in ("Now", "Goals (0)", "Reminders (0)", "Heartbeat:", "This conversation\n  $"):
         assert part in shown

@@ -1,0 +1,141 @@
+"""Hostile and unlucky input at the console: NUL and oversize text, and the store going away."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from temporalio.client import Client
+
+from cli.console_app.app import ConsoleApp
+from cli.console_app.session import ConsoleSession
+from cli.console_app.transcript import Turn
+from schemas.events import ChannelRef, InboundEvent, Speaker
+from schemas.text import MAX_MESSAGE_CHARS
+from tests.console.helpers import SIZE, console, send
+from tests.deliberation.helpers import new_agent, worker
+from tests.harness import Stack, until
+from tests.own_postgres import own_postgres
+
+
+def _session(stack: Stack, **overrides: object) -> ConsoleSession:
+    return ConsoleSession(
+        settings=stack.settings(**overrides),
+        handle="nobody",
+        agent_name="Wren",
+        speaker=Speaker(speaker_id="ada", display_name="Ada"),
+        channel=ChannelRef(service="terminal", channel="console"),
+    )
+
+
+async def test_nul_and_oversize_text_are_refused_in_one_line_and_kept_in_the_composer(
+    client: Client, stack: Stack
+) -> None:
+    async with worker(client, stack) as harness:
+        handle = await new_agent(harness.db)
+        app = console(stack, harness, handle)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(pilot, "hello\x00there")
+            kept_nul = app.composer.text
+            await send(pilot, "x" * (MAX_MESSAGE_CHARS + 1))
+            kept_long = len(app.composer.text)
+            errors = [line.text for line in app.transcript.lines("error")]
+            turns = app.transcript.turns()
+
+    assert kept_nul == "hello\x00there" and kept_long == MAX_MESSAGE_CHARS + 1
+    assert len(errors) == 2 and all("\n" not in e for e in errors)
+    assert errors[0].startswith("[not sent: ") and "U+0000" in errors[0]
+    assert "the limit is 32,000" in errors[1]
+    assert turns == []
+
+
+async def test_the_store_going_down_is_said_and_the_console_reconnects_losing_nothing_typed(
+    stack: Stack,
+) -> None:
+    with own_postgres("persyn-console-", migrated=True) as server:
+        app = ConsoleApp(_session(stack, database_url=server.dsn))
+        async with app.run_test(size=SIZE) as pilot:
+            await until(lambda: app.listening)
+            server.stop()
+            await until(lambda: "store" in app.problems)
+            warned = str(app.link.render())
+            app.composer.load_text("a thought typed while the store is away")
+            await pilot.press("enter")
+            await until(lambda: app.transcript.turns() and app.transcript.turns()[0].text)
+            [turn] = app.transcript.turns()
+            kept = app.composer.text
+            server.start()
+            await until(lambda: app.listening and not app.problems)
+            notices = [line.text for line in app.transcript.lines("notice")]
+            after = app.composer.text
+
+    assert warned.startswith("⚠ the store is unreachable") and "reconnecting" in warned
+    assert turn.text.startswith("[not sent: ") and "back in the composer" in turn.text
+    assert kept == after == "a thought typed while the store is away"
+    assert notices[-1] == "[reconnected]"
+
+
+class OfflineConsole(ConsoleApp):
+    """The console with nothing to reach: what it would send is recorded instead."""
+
+    def __init__(self, session: ConsoleSession) -> None:
+        super().__init__(session)
+        self.sent: list[InboundEvent] = []
+
+    def follow(self) -> None:  # type: ignore[override]
+        """Nothing to listen to."""
+
+    def refresh_panel(self) -> None:  # type: ignore[override]
+        """Nothing to read."""
+
+    def answer(self, turn: Turn, event: InboundEvent, typed: str) -> None:  # type: ignore[override]
+        """Record what would be sent."""
+        self.sent.append(event)
+
+
+@dataclass
+class Composed:
+    """What one Enter in the composer did."""
+
+    typed: str
+    sent: list[InboundEvent]
+    you: list[str]
+    errors: list[str]
+    left: str
+
+
+async def _compose(stack: Stack, text: str) -> Composed:
+    app = OfflineConsole(_session(stack))
+    async with app.run_test(size=SIZE) as pilot:
+        app.composer.load_text(text)
+        typed = app.composer.text
+        await pilot.press("enter")
+        await pilot.pause()
+        return Composed(
+            typed=typed,
+            sent=app.sent,
+            you=[line.text for line in app.transcript.lines("you")],
+            errors=[line.text for line in app.transcript.lines("error")],
+            left=app.composer.text,
+        )
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=st.text(min_size=1, max_size=300))
+def test_any_composer_text_is_sent_as_typed_or_refused_in_one_line(stack: Stack, text: str) -> None:
+    assume(not text.lstrip().startswith("/"))
+    done = asyncio.run(_compose(stack, text))
+    if not done.typed.strip():
+        assert done.sent == [] and done.errors == []  # nothing to send: Enter does nothing
+    elif done.sent:
+        [event] = done.sent
+        assert done.errors == [] and done.left == ""
+        assert done.you == [f"Ada> {event.text}"]
+    else:
+        [error] = done.errors
+        assert error.startswith("[not sent: ") and "\n" not in error
+        assert done.left == done.typed  # kept, to be fixed
