@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from cli.common import friendly_errors, run
-from cli.console_app.approvals import ApprovalDesk
 from cli.console_app.identity import renamed
 from schemas.events import ChannelRef, Speaker
 from schemas.settings import Settings, get_settings
@@ -19,6 +18,7 @@ AgentOpt = Annotated[str, typer.Option("--agent", "-a", help="The agent's handle
 
 async def _open(settings: Settings, handle: str, speaker: Speaker, channel: str) -> None:
     from cli.console_app.app import ConsoleApp
+    from cli.console_app.desk import approvals_desk
     from cli.console_app.session import ConsoleSession, agent_name
 
     session = ConsoleSession(
@@ -28,14 +28,7 @@ async def _open(settings: Settings, handle: str, speaker: Speaker, channel: str)
         speaker=speaker,
         channel=ChannelRef(service="terminal", channel=channel),
     )
-    await ConsoleApp(session, desk=_desk(settings)).run_async()
-
-
-def _desk(settings: Settings) -> ApprovalDesk | None:
-    """The approvals desk, where the deployment has one."""
-    from cli.console_app.desk import approvals_desk
-
-    return approvals_desk(settings)
+    await ConsoleApp(session, desk=approvals_desk(session)).run_async()
 
 
 @friendly_errors
