@@ -37,6 +37,7 @@ TEXT_COPIES: tuple[tuple[str, str], ...] = (
     ("completion_markers", "text"),
     ("outbox", "text"),
     ("residue_items", "text"),
+    ("tool_approvals", "arguments"),
 )
 """Text columns that may hold a copy of a memory's summary (table, column)."""
 

@@ -94,6 +94,8 @@ PLACEHOLDERS: dict[str, Callable[[Values], str]] = {
     "127.0.0.1:7233": lambda v: "127.0.0.1:7233",
     # A message ID pull_outbox acknowledges (acknowledging an unknown one changes nothing).
     "01JD3MB4Q7R8S9T0V1W2X3Y4Z5": lambda v: new_ulid(),
+    # An approval a live activation waits for (the commands naming one are in NOT_RUN).
+    "01JD3MD0...": lambda v: new_ulid(),
     # A moment the operator fills in.
     "<deploy time>": lambda v: v.now,
     # The web channel's token, exported as the page says.
@@ -120,6 +122,10 @@ NOT_RUN: dict[str, str] = {
     "tests/integration/test_typescript_example.py runs the example against a live stack",
     "TEMPORAL_ADDRESS=": "the TypeScript example itself: "
     "tests/integration/test_typescript_example.py runs it against a live stack",
+    "temporal workflow update execute --name decide_approval": "needs an approval a live "
+    "activation waits for: tests/approvals sends the same update through the SDK",
+    "curl -sS -X POST http://127.0.0.1:8080/v1/agents/ada/approvals/": "needs an approval a "
+    "live activation waits for: tests/approvals/test_web.py posts the same decision",
 }
 """Commands of the pages this test does not run, by prefix, and why."""
 

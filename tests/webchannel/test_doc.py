@@ -20,6 +20,7 @@ from temporalio.client import Client
 
 from contract import names
 from schemas.agents import AgentCreate
+from schemas.ids import new_ulid
 from store.queries.agents import create_agent
 from tests.harness import Stack, running_worker, unique
 from tests.webchannel.web import serving
@@ -27,6 +28,8 @@ from tests.webchannel.web import serving
 DOC = Path(__file__).resolve().parents[2] / "docs" / "integration.md"
 SECTION = "## The web channel (HTTP)"
 EXAMPLE_URL = "http://127.0.0.1:8080"
+EXAMPLE_APPROVAL = "01JD3MD0..."
+"""The section's example approval ID: the test has none waiting, so it names an unknown one."""
 
 
 def section_commands() -> list[str]:
@@ -62,7 +65,7 @@ async def shell(command: str, env: dict[str, str]) -> tuple[int, str, str]:
 
 def test_the_section_has_every_endpoint() -> None:
     commands = section_commands()
-    assert [c.split()[0] for c in commands] == ["persyn", "persyn", "curl", "curl", "curl"]
+    assert [c.split()[0] for c in commands] == ["persyn", "persyn", *["curl"] * 5]
     assert all(EXAMPLE_URL in c for c in commands if c.startswith("curl"))
 
 
@@ -85,12 +88,15 @@ async def test_every_web_command_runs_as_written(
                 "PERSYN_EMBEDDED": "false",
             }
             outputs: list[str] = []
+            unknown_approval = new_ulid()
             for command in section_commands():
                 if command.startswith("persyn serve"):
                     continue
                 command = command.replace(EXAMPLE_URL, web.base_url)
                 command = command.replace("/agents/ada/", f"/agents/{handle}/")
                 command = command.replace("--agent ada", f"--agent {handle}")
+                # No call waits for approval here: the decision names a fresh ID.
+                command = command.replace(EXAMPLE_APPROVAL, unknown_approval)
                 code, out, err = await shell(command, env)
                 # curl's --max-time ends the stream: exit 28 after what it printed.
                 assert code == 0 or (code == 28 and "/stream" in command), (command, err)
@@ -98,7 +104,11 @@ async def test_every_web_command_runs_as_written(
                     env["PERSYN_TOKEN"] = out.strip()
                 outputs.append(out)
 
-    _, posted, marker, stream = outputs
+    _, posted, marker, stream, waiting, decided = outputs
+    assert json.loads(waiting) == []
+    assert json.loads(decided) == {
+        "detail": f"there is no approval {unknown_approval} waiting on your channels"
+    }
     receipt = json.loads(posted)
     assert receipt["status"] == "completed" and receipt["event_id"] == "01JD3MB1C2D3E4F5G6H7J8K9M0"
     assert json.loads(marker) == receipt["marker"]
