@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.widgets import Label, ListItem, ListView
 
-from cli.console_app.feed import first_line
+from cli.console_app.words import first_line
 from schemas.settings import Settings
 from usecases import agents
 

@@ -25,9 +25,11 @@ from cli.console_app.directory_screen import DirectoryScreen
 from cli.console_app.identity import COMMANDS, Command, command_of, renamed
 from cli.console_app.session import ConsoleSession
 from cli.console_app.side_panel import SidePanel
+from cli.console_app.styles import CSS
 from cli.console_app.trace_screen import TraceScreen
 from cli.console_app.transcript import Transcript, Turn
 from cli.console_app.turn import tell
+from cli.console_app.words import first_line, reason_of
 from schemas.events import InboundEvent
 from schemas.text import InvalidTextError
 
@@ -35,30 +37,6 @@ PANEL_IDLE_S = 10.0
 """How often the side panel is read while nothing happens (a turn reads it at once)."""
 APPROVALS_EVERY_S = 2.0
 """How often the console asks the desk what waits for a decision."""
-
-CSS = """
-#title { height: 1; background: $primary; color: $text; padding: 0 1; }
-#main { width: 1fr; }
-#transcript { height: 1fr; padding: 0 1; }
-#link { height: auto; color: $warning; padding: 0 1; }
-#link.ok { display: none; }
-Composer { height: auto; max-height: 10; min-height: 3; }
-#side { width: 38; padding: 0 1; border-left: solid $primary; }
-.you { color: $text-muted; margin-top: 1; }
-.unprompted { color: $success; margin-top: 1; }
-.notice { color: $text-muted; }
-.error { color: $error; }
-.turn { height: auto; }
-.turn:focus { background: $boost; }
-.turn .head { color: $accent; }
-.turn .draft { color: $text-muted; }
-.turn .revising { text-style: italic; }
-.turn .silent { color: $text-muted; text-style: italic; }
-.turn .tools { color: $secondary; display: none; }
-.approval { height: auto; border: round $warning; }
-.approval:focus { background: $boost; }
-#directory { width: 40%; }
-"""
 
 
 class ConsoleApp(App[None]):
@@ -166,7 +144,7 @@ class ConsoleApp(App[None]):
         try:
             state = await self.session.state()
         except Exception as err:  # Temporal or the store is away: the panel says so
-            reason = feed.first_line(err)
+            reason = first_line(err)
             self.panel.away(reason)
             self.health("state", f"the agent's state cannot be read ({reason})")
             return
@@ -203,7 +181,7 @@ class ConsoleApp(App[None]):
                 reason=None,
             )
         except Exception as err:
-            message.prompt.refused_by_desk(feed.first_line(err))
+            message.prompt.refused_by_desk(first_line(err))
             return
         message.prompt.decided(message.approve)
         self.composer.focus()
@@ -223,7 +201,7 @@ class ConsoleApp(App[None]):
         try:
             event = self.session.event(text)
         except ValueError as err:
-            self.transcript.say(f"[not sent: {_reason(err)}]", "error")
+            self.transcript.say(f"[not sent: {reason_of(err)}]", "error")
             return  # the text stays in the composer, to be fixed
         self.composer.sent(message.text)
         shown = self.session.speaker.display_name or self.session.speaker.speaker_id
@@ -237,7 +215,7 @@ class ConsoleApp(App[None]):
         try:
             receipt = await tell(self.session, turn, event)
         except Exception as err:  # Temporal or the store is away: nothing typed is lost
-            turn.failed(f"{feed.first_line(err)} (your text is back in the composer)")
+            turn.failed(f"{first_line(err)} (your text is back in the composer)")
             self.composer.restore(typed)
             return
         if receipt.marker is not None and receipt.marker.conversation_id:
@@ -290,7 +268,7 @@ class ConsoleApp(App[None]):
         try:
             await self.session.switch_to(handle.strip())
         except Exception as err:
-            self.transcript.say(f"[not switched: {feed.first_line(err)}]", "error")
+            self.transcript.say(f"[not switched: {first_line(err)}]", "error")
             return
         self.transcript.clear()
         self._retitle()
@@ -339,13 +317,3 @@ class ConsoleApp(App[None]):
     def action_focus_composer(self) -> None:
         """Back to writing."""
         self.composer.focus()
-
-
-def _reason(err: ValueError) -> str:
-    errors = getattr(err, "errors", None)
-    if callable(errors) and errors():
-        first = errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        message = str(first.get("msg", err)).removeprefix("Value error, ")
-        return f"{where}: {message}" if where else message
-    return str(err).splitlines()[0]

@@ -20,7 +20,7 @@ from textual.widgets import Footer, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from cli.console_app.dialog_screen import DialogScreen
-from cli.console_app.feed import first_line
+from cli.console_app.words import first_line
 from schemas.contacts import ContactRecord
 from schemas.settings import Settings
 from usecases import browse, channels, contacts, memory, people

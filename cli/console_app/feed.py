@@ -11,16 +11,11 @@ import asyncio
 from collections.abc import Callable
 
 from cli.console_app.session import ConsoleSession
+from cli.console_app.words import first_line
 from usecases import streams
 
 RETRY_S = (0.5, 1.0, 2.0, 5.0)
 """Waits between attempts to reach the store again (the last one repeats)."""
-
-
-def first_line(err: BaseException) -> str:
-    """An error as one short line."""
-    text = str(getattr(err, "orig", None) or err).strip()
-    return (text.splitlines()[0] if text else type(err).__name__)[:160]
 
 
 async def follow_unprompted(

@@ -14,7 +14,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from cli.console_app.feed import first_line
+from cli.console_app.words import first_line
 from cli.trace import render
 from schemas.settings import Settings
 from usecases.traces import activation_trace

@@ -10,7 +10,8 @@ from textual.pilot import Pilot
 from cli.console_app.app import ConsoleApp
 from cli.console_app.approvals import ApprovalDesk, WaitingAction
 from cli.console_app.session import ConsoleSession
-from schemas.events import ChannelRef, Speaker
+from cli.console_app.transcript import Turn
+from schemas.events import ChannelRef, InboundEvent, Speaker
 from tests.harness import Harness, Stack, until
 
 SIZE = (110, 36)
@@ -70,3 +71,32 @@ class Desk:
         """Record the decision; the action no longer waits."""
         self.decisions.append((approval_id, approve, by))
         self.waiting = [w for w in self.waiting if w.approval_id != approval_id]
+
+
+def offline_session(stack: Stack, **overrides: object) -> ConsoleSession:
+    """A session on ``handle`` nobody, for screens that need no agent."""
+    return ConsoleSession(
+        settings=stack.settings(**overrides),
+        handle="nobody",
+        agent_name="Wren",
+        speaker=Speaker(speaker_id="ada", display_name="Ada"),
+        channel=ChannelRef(service="terminal", channel="console"),
+    )
+
+
+class OfflineConsole(ConsoleApp):
+    """The console with nothing to reach: what it would send is recorded instead."""
+
+    def __init__(self, session: ConsoleSession) -> None:
+        super().__init__(session)
+        self.sent: list[InboundEvent] = []
+
+    def follow(self) -> None:  # type: ignore[override]
+        """Nothing to listen to."""
+
+    def refresh_panel(self) -> None:  # type: ignore[override]
+        """Nothing to read."""
+
+    def answer(self, turn: Turn, event: InboundEvent, typed: str) -> None:  # type: ignore[override]
+        """Record what would be sent."""
+        self.sent.append(event)

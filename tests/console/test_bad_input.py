@@ -10,24 +10,12 @@ from hypothesis import strategies as st
 from temporalio.client import Client
 
 from cli.console_app.app import ConsoleApp
-from cli.console_app.session import ConsoleSession
-from cli.console_app.transcript import Turn
-from schemas.events import ChannelRef, InboundEvent, Speaker
+from schemas.events import InboundEvent
 from schemas.text import MAX_MESSAGE_CHARS
-from tests.console.helpers import SIZE, console, send
+from tests.console.helpers import SIZE, OfflineConsole, console, offline_session, send
 from tests.deliberation.helpers import new_agent, worker
 from tests.harness import Stack, until
 from tests.own_postgres import own_postgres
-
-
-def _session(stack: Stack, **overrides: object) -> ConsoleSession:
-    return ConsoleSession(
-        settings=stack.settings(**overrides),
-        handle="nobody",
-        agent_name="Wren",
-        speaker=Speaker(speaker_id="ada", display_name="Ada"),
-        channel=ChannelRef(service="terminal", channel="console"),
-    )
 
 
 async def test_nul_and_oversize_text_are_refused_in_one_line_and_kept_in_the_composer(
@@ -55,7 +43,7 @@ async def test_the_store_going_down_is_said_and_the_console_reconnects_losing_no
     stack: Stack,
 ) -> None:
     with own_postgres("persyn-console-", migrated=True) as server:
-        app = ConsoleApp(_session(stack, database_url=server.dsn))
+        app = ConsoleApp(offline_session(stack, database_url=server.dsn))
         async with app.run_test(size=SIZE) as pilot:
             await until(lambda: app.listening)
             server.stop()
@@ -71,28 +59,11 @@ async def test_the_store_going_down_is_said_and_the_console_reconnects_losing_no
             notices = [line.text for line in app.transcript.lines("notice")]
             after = app.composer.text
 
-    assert warned.startswith("⚠ the store is unreachable") and "reconnecting" in warned
+    assert warned.startswith("⚠ ") and "the store is unreachable" in warned
+    assert "reconnecting" in warned
     assert turn.text.startswith("[not sent: ") and "back in the composer" in turn.text
     assert kept == after == "a thought typed while the store is away"
     assert notices[-1] == "[reconnected]"
-
-
-class OfflineConsole(ConsoleApp):
-    """The console with nothing to reach: what it would send is recorded instead."""
-
-    def __init__(self, session: ConsoleSession) -> None:
-        super().__init__(session)
-        self.sent: list[InboundEvent] = []
-
-    def follow(self) -> None:  # type: ignore[override]
-        """Nothing to listen to."""
-
-    def refresh_panel(self) -> None:  # type: ignore[override]
-        """Nothing to read."""
-
-    def answer(self, turn: Turn, event: InboundEvent, typed: str) -> None:  # type: ignore[override]
-        """Record what would be sent."""
-        self.sent.append(event)
 
 
 @dataclass
@@ -107,7 +78,7 @@ class Composed:
 
 
 async def _compose(stack: Stack, text: str) -> Composed:
-    app = OfflineConsole(_session(stack))
+    app = OfflineConsole(offline_session(stack))
     async with app.run_test(size=SIZE) as pilot:
         app.composer.load_text(text)
         typed = app.composer.text
