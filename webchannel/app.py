@@ -22,6 +22,7 @@ from usecases.store import open_store
 from webchannel.approvals import router as approvals_router
 from webchannel.body import DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_BODY_BYTES, BodyError
 from webchannel.limits import DEFAULT_BURST, DEFAULT_PER_MINUTE, MessageLimits
+from webchannel.media import router as media_router
 from webchannel.routes import body_error, router
 from webchannel.state import WebState
 from webchannel.stream_caps import DEFAULT_MAX_STREAMS, DEFAULT_STREAMS_PER_TOKEN, StreamCaps
@@ -94,6 +95,7 @@ def create_app(
     )
     app.include_router(router)
     app.include_router(approvals_router)
+    app.include_router(media_router)
     app.add_exception_handler(BodyError, body_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)

@@ -7,7 +7,13 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
 from schemas.channel_names import channel_name_schema, check_channel_name
-from schemas.events import CompletionMarker, ReceiptStatus, Speaker
+from schemas.events import (
+    MAX_EVENT_IMAGES,
+    MAX_EVENT_RECORDINGS,
+    CompletionMarker,
+    ReceiptStatus,
+    Speaker,
+)
 from schemas.ids import ULID_PATTERN
 from schemas.text import MessageText
 from webchannel.tenancy import MAX_NAME_CHARS
@@ -48,6 +54,21 @@ class WebMessage(BaseModel):
         strict=True,
         description="Stream the reply's token deltas to the channel's SSE stream as it is "
         "written (the reply itself is always sent there).",
+    )
+    images: list[EventId] = Field(
+        default_factory=list,
+        max_length=MAX_EVENT_IMAGES,
+        json_schema_extra={"uniqueItems": True},
+        description="Pictures you uploaded (POST .../media, kind image), by media ID: the "
+        "agent reads a description of each (with a vision model configured) or a note that "
+        "it cannot see it.",
+    )
+    recordings: list[EventId] = Field(
+        default_factory=list,
+        max_length=MAX_EVENT_RECORDINGS,
+        json_schema_extra={"uniqueItems": True},
+        description="Recordings you uploaded (POST .../media, kind audio), by media ID: the "
+        "agent reads a transcript of each, or a note that it cannot hear it.",
     )
 
 

@@ -24,6 +24,7 @@ from usecases import submission
 from usecases.agents import agent_exists
 from usecases.channel_feed import FeedKind, announce_event, channel_feed, mark_shown
 from usecases.errors import NoWorkerError, TemporalUnreachableError
+from usecases.media import MediaKind, MediaNotFoundError, check_owned
 from usecases.tokens import TokenPublic, claim_event, owns_event
 from webchannel.auth import allow, integrator
 from webchannel.body import BodyError, first_error, parse, read_capped
@@ -108,7 +109,7 @@ async def agent_for(state: WebState, token: TokenPublic, handle: str) -> str:
     return handle
 
 
-def _within_rate(state: WebState, token: TokenPublic) -> None:
+def within_rate(state: WebState, token: TokenPublic) -> None:
     """Refuse (429) a message over the token's rate, before its body is read."""
     wait = state.limits.take(token.token_id)
     if wait is not None:
@@ -133,11 +134,31 @@ def _event(token: TokenPublic, message: WebMessage) -> InboundEvent:
             event_id=event_id,
             addressed=message.addressed,
             stream=message.stream,
+            images=message.images,
+            recordings=message.recordings,
         )
     except ValidationError as err:
         raise HTTPException(422, first_error(err)) from None
     except ChannelNameError as err:
         raise HTTPException(422, f"channel: {err}") from None
+
+
+async def _own_media(state: WebState, token: TokenPublic, handle: str, event: InboundEvent) -> None:
+    """Refuse (404) a message naming media its token's tenant did not upload for ``handle``.
+
+    Another tenant's media read as unknown ones: not even their existence is told.
+    """
+    kinds: tuple[tuple[MediaKind, str, list[str]], ...] = (
+        ("image", "images", event.images),
+        ("audio", "recordings", event.recordings),
+    )
+    for kind, field, ids in kinds:
+        try:
+            await check_owned(
+                settings=state.settings, agent=handle, owner=token.tenant, media_ids=ids, kind=kind
+            )
+        except MediaNotFoundError as err:
+            raise HTTPException(404, f"{field}: {err}") from None
 
 
 def _wait_for(prefer: str | None) -> float:
@@ -164,6 +185,11 @@ def _receipt(receipt: Receipt, event: InboundEvent) -> WebReceipt:
     responses={
         **REFUSALS,
         200: {"model": WebReceipt, "description": "Completed within `Prefer: wait=N`."},
+        404: {
+            "model": Problem,
+            "description": "No such agent, or the message names media your token did not "
+            "upload (POST .../media).",
+        },
         408: {"model": Problem, "description": "The body did not arrive in time."},
         409: {"model": Problem, "description": "The event ID was used for a different event."},
         413: {"model": Problem, "description": "The body is over the service's size cap."},
@@ -201,10 +227,11 @@ async def post_message(
     waits up to N seconds and returns 200 with the marker if the agent answered by then.
     """
     handle = await agent_for(state, token, handle)
-    _within_rate(state, token)
+    within_rate(state, token)
     raw = await read_capped(request, limit=state.max_body_bytes, timeout=state.body_timeout_s)
     message = parse(raw, WebMessage)
     event = _event(token, message)
+    await _own_media(state, token, handle, event)
     if not await claim_event(db=state.db, token=token, handle=handle, event_id=event.event_id):
         # Another tenant's event: refused as any reuse of an event ID is.
         raise HTTPException(409, f"event_id {event.event_id} was already used: use a fresh ULID")
