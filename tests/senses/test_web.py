@@ -120,11 +120,11 @@ async def test_media_are_their_tenants_and_hostile_uploads_are_refused_in_a_line
                     .startswith(f"recordings: there is no recording {media_id}")
                 )
 
-                refusals = [
+                refusals: list[tuple[dict[str, tuple[str, bytes, str]], int, str]] = [
                     (files_of(b"#!/bin/sh\necho hi\n", "pic.png"), 422, "not a picture"),
                     (files_of(png(100_000, 100_000), "bomb.png"), 413, "(senses.max_pixels)"),
                     (files_of(b"", "empty.png"), 422, "the upload is empty"),
-                    ({"other": ("x", b"123")}, 422, "no 'file' field"),
+                    ({"other": ("x", b"123", "text/plain")}, 422, "no 'file' field"),
                 ]
                 for upload, status, words in refusals:
                     refused = await mine.post(f"/v1/agents/{agent}/media", files=upload)
