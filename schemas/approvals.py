@@ -15,8 +15,10 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
+from schemas.autonomy import SELF_SERVICE
 from schemas.events import Wire
 from schemas.ids import AgentHandle, Ulid, check_handle
+from schemas.peers import AGENT_SERVICE
 from schemas.text import Name, clean_text, text_json_schema
 
 ToolRule = Literal["always", "never"]
@@ -80,6 +82,11 @@ class ApprovalSettings(BaseModel):
     new_contacts: bool = Field(
         default=True,
         description="Ask before message_contact writes to someone the agent never wrote to.",
+    )
+    tell_the_person: bool = Field(
+        default=True,
+        description="Tell the person on their channel that the agent waits for approval (an "
+        "unprompted message from the platform).",
     )
     sandbox_network: bool = Field(
         default=True,
@@ -285,6 +292,19 @@ class SettleApprovalInput(Wire):
 
     call_id: Ulid
     decision: ApprovalDecision
+
+
+NOTICE_SERVICES_SKIPPED = frozenset({SELF_SERVICE, AGENT_SERVICE})
+"""Services whose channels get no notice: the agent's own, and other agents'."""
+
+
+def notice_text(found: PendingApproval) -> str:
+    """What the person is told while the agent waits for approval of ``found``."""
+    minutes = (found.deadline - found.created_at).total_seconds() / 60
+    return (
+        f"(Before I can use {found.tool}, a person has to approve it. I will go on as soon as "
+        f"they decide, or in {minutes:.0f} min at most.)"
+    )
 
 
 def expired_why(timeout_seconds: float) -> str:

@@ -319,7 +319,12 @@ def activities(
     # What each conversation left behind, written as it closes (docs/memory.md, Residue).
     residue = ResidueActivities(deps.db, deps.gateway, deps.settings.residue)
     search = DialogSearchActivities(deps.db, deps.encoder)
-    approvals = ApprovalActivities(deps.db)
+    approvals = ApprovalActivities(
+        deps.db,
+        client,
+        delivery=deps.settings.delivery,
+        tell_the_person=deps.settings.approvals.tell_the_person,
+    )
     runs = RunActivities(client)
     # Delegated sandbox tasks; the provider reaches its engine only when a task runs.
     delegation = DelegationActivities(

@@ -4,8 +4,9 @@
 about each call of a generation round (whether ``message_contact`` writes to someone the agent
 never wrote to, whether the sandbox has a network, whether a tool is a tool server's) and is
 asked inside ``generation.generate``, as the round is stored: a call that needs no approval
-costs no extra step. :class:`ApprovalActivities` records a pending approval and, later, what
-was decided; a refusal becomes the call's result, which the model reads on its next round.
+costs no extra step. :class:`ApprovalActivities` records a pending approval (and tells the
+person on their channel that the agent waits, as an unprompted message) and, later, what was
+decided; a refusal becomes the call's result, which the model reads on its next round.
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ import logging
 from collections.abc import Sequence
 
 from temporalio import activity
+from temporalio.client import Client
 
+from activities.channels.starting import start_delivery
 from activities.tools.builtin.code import TOOL_NAME as RUN_CODE
 from activities.tools.builtin.contact import MessageContact
 from activities.tools.mcp.tools import PREFIX as MCP_PREFIX
 from schemas.approvals import (
+    NOTICE_SERVICES_SKIPPED,
     ApprovalAsk,
     ApprovalDecision,
     ApprovalSettings,
@@ -28,14 +32,18 @@ from schemas.approvals import (
     PendingApproval,
     SettleApprovalInput,
     needs_approval,
+    notice_text,
     refusal_text,
     summarize_arguments,
 )
+from schemas.delivery import DeliverySettings
+from schemas.events import ChannelRef
 from schemas.ids import new_ulid
 from schemas.models import ToolCall
 from store.db import Database
 from store.queries import approvals as records
 from store.queries.contacts import find_contacts
+from store.queries.runtime import add_outbox
 from store.queries.tool_calls import finish_call, get_call
 from store.tables.columns import utcnow
 
@@ -106,10 +114,27 @@ class ApprovalPolicy:
 
 
 class ApprovalActivities:
-    """Records pending approvals and their decisions."""
+    """Records pending approvals and their decisions.
 
-    def __init__(self, db: Database) -> None:
+    Args:
+        db: Where approvals, tool calls and the outbox live.
+        client: Starts the notice's delivery (without one, the outbox sweep does).
+        delivery: How long a notice's delivery keeps trying.
+        tell_the_person: Send the person the notice that the agent waits for approval.
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        client: Client | None = None,
+        *,
+        delivery: DeliverySettings | None = None,
+        tell_the_person: bool = True,
+    ) -> None:
         self._db = db
+        self._client = client
+        self._delivery = delivery or DeliverySettings()
+        self._tell = tell_the_person
 
     @activity.defn(name="approvals.ask")
     async def ask(self, data: AskApprovalInput) -> PendingApproval:
@@ -127,7 +152,42 @@ class ApprovalActivities:
             )
             row = await records.get_approval(session, approval_id=data.approval_id)
         assert row is not None
-        return records.approval_public(row)
+        found = records.approval_public(row)
+        if self._tell:
+            await self._notice(found, data)
+        return found
+
+    async def _notice(self, found: PendingApproval, data: AskApprovalInput) -> None:
+        """Tell the person on their channel that the agent waits, once per approval.
+
+        An unprompted outbox message keyed by the approval's ID (a retried step finds it sent):
+        the console and the web stream show it, an adapter delivers it. Not a dialog turn: the
+        platform says it, not the agent. Never on the agent's own or another agent's channels.
+        """
+        service, _, name = data.channel.partition(":")
+        if service in NOTICE_SERVICES_SKIPPED or not name:
+            return
+        async with self._db.session() as session:
+            queued = await add_outbox(
+                session,
+                message_id=data.approval_id,
+                activation_id=data.approval_id,
+                agent=data.agent,
+                channel_key=data.channel,
+                conversation_id=None,
+                text_=notice_text(found),
+                created_at=data.created_at,
+                unprompted=True,
+            )
+        if queued and self._client is not None:
+            await start_delivery(
+                self._client,
+                message_id=data.approval_id,
+                agent=data.agent,
+                channel=ChannelRef(service=service, channel=name),
+                unprompted=True,
+                settings=self._delivery,
+            )
 
     @activity.defn(name="approvals.settle")
     async def settle(self, data: SettleApprovalInput) -> ApprovalDecision:

@@ -12,6 +12,7 @@ from temporalio.exceptions import ApplicationError
 from contract import names
 from schemas.approvals import ApprovalDecision, ApprovalStatus, DecideApprovalInput
 from schemas.events import Outcome
+from store.tables import OutboxRow
 from tests.approvals.conftest import BELL, Bell, approvals_worker, saying, waiting
 from tests.autonomy.conftest import tool_calls
 from tests.harness import Stack
@@ -30,6 +31,14 @@ async def test_an_approved_call_runs_once_and_the_model_reads_its_result(
         assert asked.arguments == '{"loudness": 3}' and "always needs approval" in asked.reason
         assert asked.asked_by.startswith("Ada") and asked.channel == "terminal:tty"
         assert bell.runs == []  # nothing runs before the decision
+        # Ada is told, on her channel, that the agent waits (the platform says so, once).
+        async with harness.db.session() as session:
+            notice = await session.get(OutboxRow, asked.approval_id)
+        assert notice is not None and notice.unprompted and notice.channel_key == "terminal:tty"
+        assert notice.text == (
+            "(Before I can use ring_bell, a person has to approve it. I will go on as soon as "
+            "they decide, or in 10 min at most.)"
+        )
         activation = client.get_workflow_handle(names.activation_workflow_id(asked.activation_id))
         described = await activation.describe()
         assert described.typed_search_attributes.get(names.APPROVALS) == [asked.approval_id]
