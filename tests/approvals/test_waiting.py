@@ -8,9 +8,10 @@ import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
+from activities.gateway.providers.scripted import ScriptRule, ScriptToolCall
 from contract import names
 from schemas.approvals import ApprovalStatus
-from tests.approvals.conftest import Bell, approvals_worker, saying, waiting
+from tests.approvals.conftest import BELL, RULES, Bell, approvals_worker, saying, waiting
 from tests.harness import Stack, unique
 from usecases import approvals
 
@@ -87,3 +88,36 @@ async def test_the_wait_survives_a_new_worker(client: Client, stack: Stack) -> N
     assert receipt.marker is not None and receipt.marker.text is not None
     assert '"rung":1' in receipt.marker.text
     assert (await activation.describe()).status is WorkflowExecutionStatus.COMPLETED
+
+
+async def test_a_late_wait_is_cut_to_what_the_run_has_left(
+    skipping: WorkflowEnvironment, stack: Stack
+) -> None:
+    # The bell is rung again after the first wait expired: twelve minutes are gone, and the
+    # run's 18 minutes keep three for the steps after a wait, so the second waits three.
+    again = ScriptRule(
+        task="respond",
+        after_tool=True,
+        tool_match="no decision",
+        times=1,
+        tool_calls=[ScriptToolCall(name=BELL, arguments={})],
+    )
+    bell = Bell()
+    settings = {"tools": {BELL: "always"}, "timeout_seconds": 720}
+    rules = [again, *RULES]
+    async with approvals_worker(
+        skipping.client, stack, bell=bell, approvals=settings, rules=rules
+    ) as harness:
+        agent = (await harness.create_agent()).handle
+        said = saying(harness, agent)
+        [first] = await waiting(harness, agent)
+        assert first.deadline - first.created_at == timedelta(minutes=12)
+        await skipping.sleep(timedelta(minutes=12, seconds=30))
+        [second] = await waiting(harness, agent)
+        assert second.approval_id != first.approval_id
+        waited = second.deadline - second.created_at
+        assert timedelta(minutes=2) < waited <= timedelta(minutes=3)
+        await skipping.sleep(timedelta(minutes=4))
+        receipt = await said
+    assert bell.runs == []
+    assert receipt.marker is not None and receipt.marker.outcome.value == "spoke"
