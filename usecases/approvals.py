@@ -33,7 +33,8 @@ from store.queries import approvals as records
 from store.tables.approvals import ApprovalRow
 from store.tables.columns import utcnow
 from temporal.client import connect
-from usecases.errors import TemporalUnreachableError, UseCaseError
+from usecases.agents import agent_exists
+from usecases.errors import TemporalUnreachableError, UnknownAgentError, UseCaseError
 from usecases.store import open_store
 
 OPERATOR = "operator"
@@ -235,15 +236,32 @@ async def _ended(db: Database, row: ApprovalRow, approve: bool) -> ApprovalDecis
 
 
 async def pending(settings: Settings, agent: str | None = None) -> list[PendingApproval]:
-    """What waits for a decision now, oldest first (``agent``'s only, if named)."""
+    """What waits for a decision now, oldest first (``agent``'s only, if named).
+
+    Raises:
+        InvalidIdError: ``agent`` is not a handle.
+        UnknownAgentError: no such agent.
+    """
     async with open_store(settings, pool_size=1) as db:
+        await _known(db, agent)
         return await list_approvals(db=db, agent=agent)
 
 
 async def history(settings: Settings, agent: str | None = None) -> list[PendingApproval]:
-    """Every approval, decided ones too, oldest first (``agent``'s only, if named)."""
+    """Every approval, decided ones too, oldest first (``agent``'s only, if named).
+
+    Raises:
+        InvalidIdError: ``agent`` is not a handle.
+        UnknownAgentError: no such agent.
+    """
     async with open_store(settings, pool_size=1) as db:
+        await _known(db, agent)
         return await list_approvals(db=db, agent=agent, every_status=True)
+
+
+async def _known(db: Database, agent: str | None) -> None:
+    if agent is not None and not await agent_exists(db=db, handle=check_handle(agent)):
+        raise UnknownAgentError(agent)
 
 
 async def decide(

@@ -198,6 +198,11 @@ async def test_the_cli_lists_refuses_and_says_what_is_wrong(
     again = await cli("approvals", "refuse", pending.asked.approval_id, "--json")
     assert again.exit_code == 0 and json.loads(again.stdout)["decided_by"] == "Grace"
     assert pending.bell.runs == []
+    nobody = await cli("approvals", "list", "--agent", "nobody-here")
+    assert nobody.exit_code == 1
+    assert nobody.stderr.strip() == (
+        "error: there is no agent 'nobody-here': see `persyn agent list`"
+    )
 
 
 @FEW
