@@ -14,7 +14,7 @@ from pathlib import Path
 
 from activities.images.files import NotAPictureError, keep, picture_suffix
 from activities.images.header import dimensions
-from schemas.ids import check_handle, new_ulid
+from schemas.ids import check_handle, check_ulid, new_ulid
 from schemas.settings import Settings
 from usecases.agents import find_agent
 from usecases.errors import UnknownAgentError, UseCaseError
@@ -46,8 +46,13 @@ def check_picture_size(size: int, settings: Settings) -> None:
         )
 
 
-async def keep_sent_picture(*, settings: Settings, agent: str, content: bytes) -> KeptPicture:
-    """Keep a picture a person sent ``agent``, under a fresh ID.
+async def keep_sent_picture(
+    *, settings: Settings, agent: str, content: bytes, image_id: str | None = None
+) -> KeptPicture:
+    """Keep a picture a person sent ``agent``, under a fresh ID (or ``image_id``).
+
+    A channel that may read the same message twice (a poller restarted before it saved its
+    offset) passes an ID derived from the message, so the event it builds is the same.
 
     Raises:
         UnknownAgentError: no such agent.
@@ -73,7 +78,7 @@ async def keep_sent_picture(*, settings: Settings, agent: str, content: bytes) -
         )
     if await find_agent(settings=settings, handle=agent) is None:
         raise UnknownAgentError(agent)
-    image_id = new_ulid()
+    image_id = check_ulid(image_id, what="image id") if image_id else new_ulid()
     path = settings.home / "images" / agent / f"{image_id}{suffix}"
     await asyncio.to_thread(keep, path, content)
     return KeptPicture(image_id=image_id, path=path)

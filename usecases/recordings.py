@@ -15,7 +15,7 @@ from pathlib import Path
 
 from activities.images.files import keep
 from activities.senses.recordings import NotARecordingError, recording_suffix
-from schemas.ids import check_handle, new_ulid
+from schemas.ids import check_handle, check_ulid, new_ulid
 from schemas.settings import Settings
 from usecases.agents import find_agent
 from usecases.errors import UnknownAgentError, UseCaseError
@@ -47,8 +47,12 @@ def check_recording_size(size: int, settings: Settings) -> None:
         )
 
 
-async def keep_sent_recording(*, settings: Settings, agent: str, content: bytes) -> KeptRecording:
-    """Keep a recording a person sent ``agent``, under a fresh ID.
+async def keep_sent_recording(
+    *, settings: Settings, agent: str, content: bytes, audio_id: str | None = None
+) -> KeptRecording:
+    """Keep a recording a person sent ``agent``, under a fresh ID (or ``audio_id``).
+
+    ``audio_id`` is for a channel that may read the same message twice, as for pictures.
 
     Raises:
         UnknownAgentError: no such agent.
@@ -63,7 +67,7 @@ async def keep_sent_recording(*, settings: Settings, agent: str, content: bytes)
         raise RecordingRefusedError(f"{err}: send one of those") from None
     if await find_agent(settings=settings, handle=agent) is None:
         raise UnknownAgentError(agent)
-    audio_id = new_ulid()
+    audio_id = check_ulid(audio_id, what="audio id") if audio_id else new_ulid()
     path = settings.home / "audio" / agent / f"{audio_id}{suffix}"
     await asyncio.to_thread(keep, path, content)
     return KeptRecording(audio_id=audio_id, path=path)

@@ -34,6 +34,7 @@ from schemas.settings import Settings
 from store.db import Database
 from store.queries.agents import get_agent
 from store.queries.telegram import next_offset, remember_inbound, save_offset
+from teamchat.telegram.media import with_media
 from teamchat.telegram.updates import BotIdentity, Incoming, normalise, update_id_of
 from temporal.inbox import SubmitRejectedError
 from usecases.errors import UseCaseError
@@ -139,7 +140,9 @@ class TelegramPoller:
 
     async def _hand_over(self, incoming: Incoming) -> bool:
         """Give the agent the event; whether it took it (a refusal is logged, not raised)."""
-        event = incoming.event
+        # Its photo or voice note kept first; a file Telegram will not hand over raises, so
+        # the offset is not saved and the update is read again.
+        event = await with_media(self._bot, self._settings, self._agent, incoming)
         async with self._db.session() as session:
             # Before the event: the reply's delivery looks up the message it answers here.
             await remember_inbound(

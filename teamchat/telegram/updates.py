@@ -8,6 +8,11 @@ chooses whether to speak on the rest (docs/deliberation.md).
 
 An edited message becomes a new event that says it is an edit, with an ID of its own (one per
 edit), so the agent reads the correction; the original stays in the dialog as it was said.
+
+A photo, a voice note or an audio file is named in ``Incoming.media`` with an ID fixed by the
+message, so a re-read update keeps it under the same ID; the poller fetches and keeps it before
+the event goes (``teamchat.telegram.media``). Without a caption the event's text says what was
+sent ("(a photo)").
 """
 
 from __future__ import annotations
@@ -15,18 +20,21 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 from telegram import Bot, Message, MessageEntity, Update
 from telegram.constants import ChatType
 
 from schemas.events import ChannelRef, InboundEvent, Speaker
-from schemas.ids import ulid_from_parts
+from schemas.ids import ulid_from_parts, ulid_time
 from schemas.telegram import TELEGRAM_SERVICE
 
 EDITED_PREFIX = "(edited) "
 """How an edited message reads to the agent."""
+
+UNCAPTIONED = {"photo": "(a photo)", "voice": "(a voice note)", "audio": "(a recording)"}
+"""The text of a message that is only a photo, a voice note or an audio file."""
 
 _NAME_CHARS = 200
 
@@ -41,6 +49,16 @@ class BotIdentity:
 
 
 @dataclass(frozen=True)
+class MediaRef:
+    """A file a message carries: what it is, how Telegram names it, the ID it is kept under."""
+
+    kind: Literal["image", "audio"]
+    file_id: str
+    media_id: str
+    size: int | None = None
+
+
+@dataclass(frozen=True)
 class Incoming:
     """An update the agent should perceive: the event and where it came from on Telegram."""
 
@@ -48,6 +66,7 @@ class Incoming:
     event: InboundEvent
     chat_id: int
     message_id: int
+    media: tuple[MediaRef, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -78,6 +97,35 @@ def event_id_for(bot_id: int, message: Message, *, edited: bool) -> str:
         key += f":edit:{int(when.timestamp())}"
     digest = hashlib.sha256(key.encode()).digest()
     return ulid_from_parts(when, int.from_bytes(digest[:10], "big"))
+
+
+def media_id_for(event_id: str, file_unique_id: str) -> str:
+    """A ULID fixed by the event and the file: a re-read update keeps the file once."""
+    digest = hashlib.sha256(f"telegram-media:{event_id}:{file_unique_id}".encode()).digest()
+    return ulid_from_parts(ulid_time(event_id), int.from_bytes(digest[:10], "big"))
+
+
+def _media(message: Message, event_id: str) -> tuple[tuple[MediaRef, ...], str | None]:
+    """The files ``message`` carries, and what its text is without a caption."""
+    if message.photo:
+        largest = message.photo[-1]  # Telegram lists a photo's sizes smallest first
+        ref = MediaRef(
+            kind="image",
+            file_id=largest.file_id,
+            media_id=media_id_for(event_id, largest.file_unique_id),
+            size=largest.file_size,
+        )
+        return (ref,), UNCAPTIONED["photo"]
+    for name, sound in (("voice", message.voice), ("audio", message.audio)):
+        if sound is not None:
+            ref = MediaRef(
+                kind="audio",
+                file_id=sound.file_id,
+                media_id=media_id_for(event_id, sound.file_unique_id),
+                size=sound.file_size,
+            )
+            return (ref,), UNCAPTIONED[name]
+    return (), None
 
 
 def is_addressed(message: Message, me: BotIdentity) -> bool:
@@ -143,9 +191,13 @@ def normalise(raw: dict[str, Any], bot: Bot, me: BotIdentity) -> Incoming | Skip
 def _incoming(
     update_id: int | None, message: Message, me: BotIdentity, *, edited: bool
 ) -> Incoming | Skipped:
+    event_id = event_id_for(me.bot_id, message, edited=edited)
+    media, uncaptioned = _media(message, event_id)
     text = message.text or message.caption
     if not isinstance(text, str) or not text.strip():
-        return Skipped(update_id, "no text (stickers, photos without a caption... are not read)")
+        if uncaptioned is None:
+            return Skipped(update_id, "no text (stickers, locations... are not read)")
+        text = uncaptioned
     sender = message.from_user
     if sender is None:
         return Skipped(update_id, "no sender (a channel post or an anonymous admin)")
@@ -154,7 +206,7 @@ def _incoming(
     if update_id is None:
         return Skipped(None, "no update_id")
     event = InboundEvent(
-        event_id=event_id_for(me.bot_id, message, edited=edited),
+        event_id=event_id,
         channel=ChannelRef(service=TELEGRAM_SERVICE, channel=str(int(message.chat.id))),
         speaker=Speaker(speaker_id=str(int(sender.id)), display_name=_display_name(message)),
         text=EDITED_PREFIX + text if edited else text,
@@ -166,4 +218,5 @@ def _incoming(
         event=event,
         chat_id=int(message.chat.id),
         message_id=int(message.message_id),
+        media=media,
     )

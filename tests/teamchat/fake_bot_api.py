@@ -1,7 +1,8 @@
 """A local stand-in for Telegram's Bot API, speaking its HTTP protocol to a real client.
 
 Routes ``/bot<token>/<method>`` for getMe, getUpdates (offset confirms earlier updates,
-timeout long-polls) and sendMessage, answering in Telegram's JSON shape
+timeout long-polls), sendMessage and getFile, and ``/file/bot<token>/<path>`` for the files a
+photo or voice note names (``photo()``, ``voice()``), answering in Telegram's JSON shape
 (``{"ok": true, "result": ...}`` or ``{"ok": false, "error_code": ..., "description": ...,
 "parameters": {...}}``). Tests queue updates, script failures for sendMessage, delete
 messages, and read what was sent.
@@ -22,7 +23,7 @@ from urllib.parse import parse_qsl
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from temporal.devserver import free_port
@@ -58,6 +59,10 @@ class FakeBotApi:
     bot_id: int = field(default_factory=lambda: random.randrange(10**6, 10**9))
     """Each fake is a different bot, so one test's saved offset is not another's."""
     next_message_id: int = 1
+    files: dict[str, bytes] = field(default_factory=dict)
+    """What each file ID holds (the ID is also its unique ID, and its path)."""
+    fetched: list[str] = field(default_factory=list)
+    """The file paths downloaded, in order."""
     base_url: str = ""
     _arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -104,6 +109,31 @@ class FakeBotApi:
         self.push({"message": body})
         return body
 
+    def photo(self, content: bytes, *, caption: str | None = None, **sender: Any) -> dict[str, Any]:
+        """Queue a photo (in two sizes, as Telegram sends one), with a caption if given."""
+        body = self.message("", **sender)
+        del body["text"]
+        small, large = self._file(content[:32], "photos"), self._file(content, "photos")
+        body["photo"] = [
+            {**small, "width": 90, "height": 60},
+            {**large, "width": 1280, "height": 853},
+        ]
+        if caption is not None:
+            body["caption"] = caption
+        return body
+
+    def voice(self, content: bytes, **sender: Any) -> dict[str, Any]:
+        """Queue a voice note (Ogg Opus, as Telegram records them)."""
+        body = self.message("", **sender)
+        del body["text"]
+        body["voice"] = {**self._file(content, "voice"), "duration": 3, "mime_type": "audio/ogg"}
+        return body
+
+    def _file(self, content: bytes, folder: str) -> dict[str, Any]:
+        file_id = f"{folder}-{len(self.files) + 1}"
+        self.files[file_id] = content
+        return {"file_id": file_id, "file_unique_id": file_id, "file_size": len(content)}
+
     def _message_id(self) -> int:
         self.next_message_id += 1
         return self.next_message_id - 1
@@ -145,7 +175,30 @@ class FakeBotApi:
             return _ok(await self._get_updates(params))
         if method == "sendMessage":
             return self._send(params)
+        if method == "getFile":
+            file_id = str(params.get("file_id", ""))
+            if file_id not in self.files:
+                return _error(400, "Bad Request: invalid file_id")
+            size = len(self.files[file_id])
+            return _ok(
+                {
+                    "file_id": file_id,
+                    "file_unique_id": file_id,
+                    "file_size": size,
+                    "file_path": f"files/{file_id}",
+                }
+            )
         return _error(404, "Not Found: method not found")
+
+    async def download(self, request: Request) -> Response:
+        if request.path_params["token"] != TOKEN:
+            return _error(401, "Unauthorized")
+        path = request.path_params["path"]
+        self.fetched.append(path)
+        content = self.files.get(path.removeprefix("files/"))
+        if content is None:
+            return _error(404, "Not Found")
+        return Response(content, media_type="application/octet-stream")
 
     async def _get_updates(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         offset = int(params.get("offset", 0) or 0)
@@ -210,7 +263,12 @@ def _error(status: int, description: str, parameters: dict[str, Any] | None = No
 async def serving() -> AsyncIterator[FakeBotApi]:
     """Run a fresh fake Bot API on a free port for the duration of the block."""
     api = FakeBotApi()
-    app = Starlette(routes=[Route("/bot{token}/{method}", api.handle, methods=["GET", "POST"])])
+    app = Starlette(
+        routes=[
+            Route("/bot{token}/{method}", api.handle, methods=["GET", "POST"]),
+            Route("/file/bot{token}/{path:path}", api.download, methods=["GET"]),
+        ]
+    )
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")

@@ -61,6 +61,7 @@ def build_bot(settings: TelegramSettings, token: str) -> Bot:
     return Bot(
         token,
         base_url=settings.base_url,
+        base_file_url=file_url(settings.base_url),
         request=HTTPXRequest(
             connection_pool_size=4,
             read_timeout=SEND_TIMEOUT_S,
@@ -69,6 +70,18 @@ def build_bot(settings: TelegramSettings, token: str) -> Bot:
         ),
         get_updates_request=HTTPXRequest(read_timeout=poll, connect_timeout=SEND_TIMEOUT_S),
     )
+
+
+def file_url(base_url: str) -> str:
+    """Where the API at ``base_url`` serves files: ``https://api.telegram.org/file/bot``.
+
+    Telegram serves them beside its methods, under ``/file``; so does a server of the same
+    shape (a local Bot API), so the one setting names both.
+    """
+    root = base_url.rstrip("/")
+    if root.endswith("/bot"):
+        return root.removesuffix("/bot") + "/file/bot"
+    return root + "/file/bot"
 
 
 def redact(text: str, token: str) -> str:
