@@ -48,6 +48,11 @@ from store.tables.telegram import (  # noqa: F401  (registers them)
     TelegramSentRow,
 )
 from store.tables.web_tokens import WebEventRow, WebTokenRow  # noqa: F401  (registers them)
+from store.tables.workspaces import (  # noqa: F401  (registers them)
+    WorkspaceChangeRow,
+    WorkspaceMemberRow,
+    WorkspaceRow,
+)
 
 __all__ = [
     "ActivationRow",
