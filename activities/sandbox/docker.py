@@ -16,20 +16,22 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import hashlib
 import io
 import json
 import math
 import posixpath
 import tarfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import docker
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
-from activities.sandbox.paths import resolve, resource_name
+from activities.sandbox.paths import resolve, resource_name, shared_root
 from activities.sandbox.provider import (
+    SHARED_DIR,
     WORK_DIR,
     WORKSPACE_DIR,
     ExecutionProvider,
@@ -40,6 +42,7 @@ from activities.sandbox.provider import (
     SandboxUnavailableError,
 )
 from activities.sandbox.reaping import CommandGroups, command_argv, sweep_argv
+from activities.sandbox.snapshots import FileState, read_tree
 from schemas.sandbox import Availability, CommandResult, FileEntry, SandboxSettings
 
 SANDBOX_UID = "65534:65534"
@@ -48,6 +51,10 @@ _SANDBOX_USER = SANDBOX_UID.split(":")[0]
 """Each command runs as this user with a group of its own (``activities/sandbox/reaping.py``)."""
 
 LABEL = "persyn.sandbox"
+MOUNTS_LABEL = "persyn.mounts"
+"""A digest of the container's mounts: a container whose mounts changed is made anew."""
+WORKSPACE_LABEL = "persyn.workspace"
+"""On a shared workspace's volume: the workspace's name."""
 _KEEPALIVE = ["sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"]
 _ENVIRONMENT = {
     "HOME": WORK_DIR,
@@ -58,6 +65,8 @@ _ENVIRONMENT = {
 """The whole environment inside: nothing of the worker's (no keys, no tokens) reaches it."""
 Mounts = Callable[[str], dict[str, dict[str, str]]]
 """An agent's extra host folders: host path to ``{"bind": ..., "mode": "ro"|"rw"}``."""
+SharedMounts = Callable[[str], Awaitable[dict[str, dict[str, str]]]]
+"""An agent's shared workspaces, looked up before each use: volume to bind and mode."""
 _GRACE_SECONDS = 10.0
 _MAX_ENTRIES = 1000
 _DIR_BIT = 1 << 31  # Go's os.ModeDir, as the engine reports a path's mode
@@ -68,10 +77,19 @@ class DockerProvider(ExecutionProvider):
 
     name = "docker"
 
-    def __init__(self, settings: SandboxSettings, *, mounts: Mounts | None = None) -> None:
+    def __init__(
+        self,
+        settings: SandboxSettings,
+        *,
+        mounts: Mounts | None = None,
+        shared: SharedMounts | None = None,
+    ) -> None:
         self._settings = settings
         # Per-agent host folders besides the workspace: the agent's skill library at /skills.
         self._mounts = mounts
+        # Per-agent shared workspaces (docs/tools.md): asked before each use, so a membership
+        # given or taken away changes the container's mounts at its next command.
+        self._shared = shared
         self._client: docker.DockerClient | None = None
         self._locks: dict[str, asyncio.Lock] = {}
         self._validated = False
@@ -148,35 +166,41 @@ class DockerProvider(ExecutionProvider):
         await self._container(agent)
 
     async def _container(self, agent: str) -> Any:
+        shared = await self._shared(agent) if self._shared is not None else {}
         lock = self._locks.setdefault(agent, asyncio.Lock())
         async with lock:
-            return await asyncio.to_thread(self._ensure, agent)
+            return await asyncio.to_thread(self._ensure, agent, shared)
 
-    def _ensure(self, agent: str) -> Any:
+    def _ensure(self, agent: str, shared: dict[str, dict[str, str]]) -> Any:
         if not self._validated:  # nothing starts on an isolation setting the engine lacks
             self._validate()
             self._validated = True
         client = self._docker()
         name = resource_name(agent)
+        options = self._options(name, agent, shared)
         try:
             container = client.containers.get(name)
         except NotFound:
             container = None
         if container is not None:
-            if container.status != "running":
-                container.start()
-            return container
+            if container.labels.get(MOUNTS_LABEL) == options["labels"][MOUNTS_LABEL]:
+                if container.status != "running":
+                    container.start()
+                return container
+            # Its mounts changed (a workspace given or taken away): a container keeps the
+            # mounts it was made with, so it is made anew over the same volume. A command
+            # running in it ends; its step is retried on the new one.
+            with contextlib.suppress(NotFound):
+                container.remove(force=True)
         self._ensure_volume(client, name)
         try:
-            return client.containers.run(
-                self._settings.image, _KEEPALIVE, **self._options(name, agent)
-            )
+            return client.containers.run(self._settings.image, _KEEPALIVE, **options)
         except APIError as error:
             if error.status_code == 409:  # another worker created it first
                 return client.containers.get(name)
             raise
 
-    def _options(self, name: str, agent: str) -> dict[str, Any]:
+    def _options(self, name: str, agent: str, shared: dict[str, dict[str, str]]) -> dict[str, Any]:
         s = self._settings
         volumes: dict[str, dict[str, str]] = {name: {"bind": WORK_DIR, "mode": "rw"}}
         if self._mounts is not None:
@@ -184,10 +208,15 @@ class DockerProvider(ExecutionProvider):
         if s.workspace is not None:
             mode = "ro" if s.workspace_read_only else "rw"
             volumes[str(s.workspace)] = {"bind": WORKSPACE_DIR, "mode": mode}
+        for volume, bind in shared.items():
+            if shared_root(bind["bind"]) is None:  # never over /work, /workspace or /skills
+                raise SandboxConfigError(f"a shared mount must sit under {SHARED_DIR}: {bind}")
+            volumes[volume] = bind
+        digest = hashlib.sha256(json.dumps(volumes, sort_keys=True).encode()).hexdigest()[:32]
         return {
             "name": name,
             "detach": True,
-            "labels": {LABEL: "1"},
+            "labels": {LABEL: "1", MOUNTS_LABEL: digest},
             "hostname": "sandbox",
             "user": SANDBOX_UID,
             "working_dir": WORK_DIR,
@@ -205,12 +234,14 @@ class DockerProvider(ExecutionProvider):
             "volumes": volumes,
         }
 
-    def _ensure_volume(self, client: docker.DockerClient, name: str) -> None:
+    def _ensure_volume(
+        self, client: docker.DockerClient, name: str, labels: dict[str, str] | None = None
+    ) -> None:
         try:
             client.volumes.get(name)
             return
         except NotFound:
-            client.volumes.create(name, labels={LABEL: "1"})
+            client.volumes.create(name, labels=labels or {LABEL: "1"})
         # A fresh volume belongs to root; hand it to the sandbox user once, with the one
         # capability that takes, and nothing else (any image: it need not own /work itself).
         client.containers.run(
@@ -226,6 +257,36 @@ class DockerProvider(ExecutionProvider):
             environment=_ENVIRONMENT,
             volumes={name: {"bind": WORK_DIR, "mode": "rw"}},
         )
+
+    async def create_shared_volume(self, volume: str, *, workspace: str) -> None:
+        """Create a shared workspace's volume, owned by the sandbox user (kept if it exists).
+
+        Raises:
+            SandboxUnavailableError: No engine answers.
+            SandboxError: The engine refused (the image is missing, say), in one line.
+        """
+        try:
+            await asyncio.to_thread(
+                self._ensure_volume, self._docker(), volume, {WORKSPACE_LABEL: workspace}
+            )
+        except ImageNotFound as error:
+            raise SandboxError(
+                f"image {self._settings.image!r} not found: run `persyn sandbox image build`"
+            ) from error
+        except DockerException as error:
+            raise SandboxError(f"Docker engine: {_first_line(error)}") from error
+
+    async def remove_shared_volume(self, volume: str) -> None:
+        """Remove a shared workspace's volume; a missing one is no error."""
+
+        def remove() -> None:
+            with contextlib.suppress(NotFound):
+                self._docker().volumes.get(volume).remove(force=True)
+
+        try:
+            await asyncio.to_thread(remove)
+        except DockerException as error:
+            raise SandboxError(f"Docker engine: {_first_line(error)}") from error
 
     async def teardown(self, agent: str) -> None:
         """Remove the agent's container and volume."""
@@ -437,7 +498,9 @@ class DockerProvider(ExecutionProvider):
                 "generate the file with a command"
             )
         full = resolve(path, workspace=self._settings.workspace is not None)
-        root = WORKSPACE_DIR if full.startswith(WORKSPACE_DIR + "/") else WORK_DIR
+        root = shared_root(full) or (
+            WORKSPACE_DIR if full.startswith(WORKSPACE_DIR + "/") else WORK_DIR
+        )
         if full == root:
             raise SandboxPathError(f"{path!r} is the work directory itself: name a file in it")
         container = await self._container(agent)
@@ -447,6 +510,24 @@ class DockerProvider(ExecutionProvider):
         except APIError as error:
             raise SandboxPathError(f"cannot write {path!r}: {_first_line(error)}") from error
         return len(content)
+
+    async def snapshot(self, agent: str, root: str) -> dict[str, FileState]:
+        """Every regular file under the absolute ``root``: digest, size, and small files' bytes.
+
+        The tree is streamed from the engine, never held whole; past the snapshot's caps it
+        raises :class:`SandboxError` rather than return a partial picture.
+        """
+        container = await self._container(agent)
+        return await asyncio.to_thread(self._snapshot, container, root)
+
+    def _snapshot(self, container: Any, root: str) -> dict[str, FileState]:
+        try:
+            stream, _ = container.get_archive(root)
+        except NotFound:
+            return {}
+        except DockerException as error:
+            raise SandboxError(f"cannot read {root}: {_first_line(error)}") from error
+        return read_tree(_ChunkReader(stream))
 
     async def list_files(self, agent: str, path: str = ".") -> list[FileEntry]:
         """The entries of a directory (at most 1000), by name."""
@@ -461,6 +542,28 @@ class DockerProvider(ExecutionProvider):
             raise SandboxPathError(f"cannot list {path!r}: {result.stderr.strip()[:200]}")
         entries = [_entry(line) for line in result.stdout.splitlines() if line.count("/") >= 2]
         return sorted(entries, key=lambda entry: entry.name)[:_MAX_ENTRIES]
+
+
+class _ChunkReader(io.RawIOBase):
+    """The engine's archive chunks as a file, for ``tarfile``'s stream mode."""
+
+    def __init__(self, chunks: Any) -> None:
+        self._chunks = iter(chunks)
+        self._left = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._left:
+            try:
+                self._left = next(self._chunks)
+            except StopIteration:
+                return 0
+        size = min(len(buffer), len(self._left))
+        buffer[:size] = self._left[:size]
+        self._left = self._left[size:]
+        return size
 
 
 def _entry(line: str) -> FileEntry:

@@ -8,18 +8,24 @@ from activities.sandbox.provider import ExecutionProvider, SandboxError
 from schemas.sandbox import Availability, SandboxSettings
 
 if TYPE_CHECKING:
-    from activities.sandbox.docker import Mounts
+    from activities.sandbox.docker import Mounts, SharedMounts
 
 
-def build_provider(settings: SandboxSettings, *, mounts: Mounts | None = None) -> ExecutionProvider:
+def build_provider(
+    settings: SandboxSettings,
+    *,
+    mounts: Mounts | None = None,
+    shared: SharedMounts | None = None,
+) -> ExecutionProvider:
     """The configured provider; it connects to its engine on first use.
 
-    ``mounts`` names each agent's extra host folders (its skill library at ``/skills``).
+    ``mounts`` names each agent's extra host folders (its skill library at ``/skills``);
+    ``shared`` looks up its shared workspaces' volumes before each use.
     """
     # Imported here so that a deployment without the sandbox never loads the engine's SDK.
     from activities.sandbox.docker import DockerProvider
 
-    return DockerProvider(settings, mounts=mounts)
+    return DockerProvider(settings, mounts=mounts, shared=shared)
 
 
 async def sandbox_availability(settings: SandboxSettings) -> Availability:

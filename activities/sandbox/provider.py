@@ -3,7 +3,8 @@
 A provider provisions an agent's environment on first use, runs commands in it under a
 wall-clock limit with capped output, reads, writes and lists files in its work directory with
 size caps, and tears it all down with the agent. Paths are relative to the work directory
-(``/work``), or under ``/workspace`` when a host workspace is mapped. There is no unsandboxed
+(``/work``), under ``/workspace`` when a host workspace is mapped, or under
+``/shared/{name}`` for a shared workspace the agent is a member of. There is no unsandboxed
 host fallback: a provider that cannot reach its engine says so through :meth:`check` and every
 other call raises :class:`SandboxUnavailableError`.
 """
@@ -11,9 +12,13 @@ other call raises :class:`SandboxUnavailableError`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from schemas.sandbox import Availability, CommandResult, FileEntry
+from schemas.workspaces import SHARED_DIR as SHARED_DIR  # a root like the two below
+
+if TYPE_CHECKING:
+    from activities.sandbox.snapshots import FileState
 
 WORK_DIR = "/work"
 """The environment's writable work directory, kept across commands and restarts."""
@@ -99,6 +104,27 @@ class ExecutionProvider(ABC):
     @abstractmethod
     async def teardown(self, agent: str) -> None:
         """Remove ``agent``'s environment and its files; nothing left behind is an error."""
+
+    async def snapshot(self, agent: str, root: str) -> dict[str, FileState]:
+        """Every regular file under the absolute ``root`` (for attributing shared changes).
+
+        Raises:
+            SandboxError: This provider cannot, or the folder is past the snapshot's caps.
+        """
+        raise SandboxError(f"the {self.name} provider cannot attribute shared changes")
+
+    async def create_shared_volume(self, volume: str, *, workspace: str) -> None:
+        """Create a shared workspace's storage, owned by the sandbox user.
+
+        Raises:
+            SandboxUnavailableError: No engine answers.
+            SandboxError: This provider has no shared workspaces, or the engine refused.
+        """
+        raise SandboxError(f"the {self.name} provider has no shared workspaces")
+
+    async def remove_shared_volume(self, volume: str) -> None:
+        """Remove a shared workspace's storage; a missing one is no error."""
+        raise SandboxError(f"the {self.name} provider has no shared workspaces")
 
     async def close(self) -> None:
         """Release the engine connection."""
