@@ -69,6 +69,9 @@ class SandboxStepInput(Wire):
     agent: AgentHandle
     call: ToolCall
     max_output_chars: int = Field(default=4000, ge=200)
+    channel: ChannelRef | None = Field(
+        default=None, description="The task's conversation: where its memories of changes go."
+    )
 
 
 class SandboxStepResult(Wire):

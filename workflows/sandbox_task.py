@@ -123,6 +123,7 @@ class SandboxTaskWorkflow:
                 agent=data.agent,
                 call=call,
                 max_output_chars=data.bounds.max_output_chars,
+                channel=data.channel,
             ),
             **summarized(SANDBOX_STEP, call.name, activity_id=f"round-{round_}-{index}"),
         )

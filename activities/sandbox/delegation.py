@@ -21,7 +21,9 @@ from activities.channels.starting import start_delivery
 from activities.gateway.activity_call import complete
 from activities.gateway.gateway import ModelGateway
 from activities.heartbeating import heartbeating
+from activities.memory.encoder import Encoder
 from activities.sandbox.provider import ExecutionProvider, SandboxError, SandboxUnavailableError
+from activities.workspaces.attribution import WorkspaceAttribution, WorkspaceRefusedError
 from schemas.delivery import DeliverySettings
 from schemas.models import ChatMessage, ModelRequest, TaskType, ToolSpec
 from schemas.sandbox_task import (
@@ -86,6 +88,10 @@ _TOOLS: dict[str, tuple[type[_Args], str]] = {
 }
 
 
+_WRITING = frozenset({"write_file", "run_command"})
+"""The tools that can change files: their changes in shared workspaces are attributed."""
+
+
 def task_tools() -> list[ToolSpec]:
     """The tools the delegated model is offered, by name."""
     specs = []
@@ -106,12 +112,15 @@ class DelegationActivities:
         provider: ExecutionProvider,
         *,
         delivery: DeliverySettings | None = None,
+        encoder: Encoder | None = None,
     ) -> None:
         self._db = db
         self._gateway = gateway
         self._provider = provider
         self._delivery = delivery or DeliverySettings()
         self._tools = task_tools()
+        # Shared workspaces (docs/tools.md): membership fences and attributed changes.
+        self._workspaces = WorkspaceAttribution(db, provider, encoder)
 
     @activity.defn(name="sandbox.think")
     async def think(self, data: SandboxThinkInput) -> SandboxThought:
@@ -119,7 +128,7 @@ class DelegationActivities:
         messages = [ChatMessage(role="user", content=data.objective), *data.messages]
         request = ModelRequest(
             task=TaskType.SANDBOX,
-            system=SYSTEM.format(agent=data.agent),
+            system=SYSTEM.format(agent=data.agent) + await self._workspaces.describe(data.agent),
             messages=messages,
             tools=self._tools,
             tool_choice="none" if data.final else "auto",
@@ -139,17 +148,30 @@ class DelegationActivities:
         # A command may run for minutes: the heartbeat lets a dead worker's step be retried soon.
         async with heartbeating():
             try:
-                content = await self._run(data.agent, call.name, call.arguments, call.raw_arguments)
+                content = await self._attributed(data)
                 is_error = False
             except SandboxUnavailableError:
                 raise
-            except (SandboxError, _RefusedError) as error:
+            except (SandboxError, _RefusedError, WorkspaceRefusedError) as error:
                 content, is_error = json.dumps({"error": str(error)}), True
         cap = data.max_output_chars
         if len(content) > cap:
             content = content[:cap] + f"\n[... {len(content) - cap} characters cut]"
         return SandboxStepResult(
             call_id=call.id, name=call.name, content=content, is_error=is_error
+        )
+
+    async def _attributed(self, data: SandboxStepInput) -> str:
+        """The step, its changes in shared workspaces recorded as the agent's."""
+        call = data.call
+
+        async def run() -> str:
+            return await self._run(data.agent, call.name, call.arguments, call.raw_arguments)
+
+        if call.name not in _WRITING:
+            return await run()
+        return await self._workspaces.attributed(
+            data.agent, run, task_id=data.task_id, channel=data.channel
         )
 
     async def _run(self, agent: str, name: str, arguments: dict[str, Any], raw: str | None) -> str:
@@ -170,13 +192,17 @@ class DelegationActivities:
         return await handler(agent, args)
 
     async def _read_file(self, agent: str, args: ReadFileArgs) -> str:
-        return (await self._provider.read_file(agent, args.path)).decode("utf-8", "replace")
+        shared = await self._workspaces.check(agent, args.path, writing=False)
+        text = (await self._provider.read_file(agent, args.path)).decode("utf-8", "replace")
+        return self._workspaces.fenced(text) if shared else text
 
     async def _write_file(self, agent: str, args: WriteFileArgs) -> str:
+        await self._workspaces.check(agent, args.path, writing=True)
         written = await self._provider.write_file(agent, args.path, args.content.encode())
         return f"wrote {written} bytes to {args.path}"
 
     async def _list_files(self, agent: str, args: ListFilesArgs) -> str:
+        await self._workspaces.check(agent, args.path, writing=False)
         entries = await self._provider.list_files(agent, args.path)
         return json.dumps([entry.model_dump() for entry in entries])
 
