@@ -17,6 +17,7 @@ from activities.tools.builtin.introspect import RecentAutonomy, SelfInspect
 from activities.tools.builtin.memory import GoalOutcomes, memory_tools
 from activities.tools.builtin.people import BriefOn
 from activities.tools.builtin.reminders import reminder_tools
+from activities.tools.builtin.workspaces import workspace_tools
 from activities.tools.registry import Tool, ToolRegistry
 from schemas.models import ToolSpec
 
@@ -51,6 +52,7 @@ def build_registry(
         *([QueryGraph(deps)] if deps.settings.graph.enabled else []),
         *code_tools(deps),
         *image_tools(deps),
+        *workspace_tools(deps),
         *extra,
     ]
     registry = ToolRegistry(tools, provider_tools)
