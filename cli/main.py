@@ -129,6 +129,12 @@ COMMANDS: dict[str, Entry] = {
     "sandbox": Entry(
         "cli.sandbox", "app", "Build the sandbox image; see whether agents' code can run, and why."
     ),
+    "workspace": Entry(
+        "cli.workspace",
+        "app",
+        "Shared workspaces several agents' sandboxes mount: create, list, show, change members, "
+        "read who changed what.",
+    ),
     "skills": Entry(
         "cli.skills",
         "app",

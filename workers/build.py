@@ -73,6 +73,7 @@ from activities.store import StoreActivities
 from activities.tools.approvals import ApprovalActivities, ApprovalPolicy
 from activities.tools.mcp import ToolServers
 from activities.tools.registry import Tool
+from activities.workspaces.mounts import shared_mounts
 from contract.policies import HEARTBEAT_FLUSH
 from observability import tracing
 from observability.metering.factory import build_meters
@@ -330,8 +331,14 @@ def activities(
     delegation = DelegationActivities(
         deps.db,
         deps.gateway,
-        build_execution_provider(deps.settings.sandbox, mounts=skills.sandbox_mounts),
+        build_execution_provider(
+            deps.settings.sandbox,
+            mounts=skills.sandbox_mounts,
+            # Each agent's shared workspaces (docs/tools.md), looked up before each command.
+            shared=shared_mounts(deps.db),
+        ),
         delivery=deps.settings.delivery,
+        encoder=deps.encoder,
     )
     # Image renders (docs/tools.md, Images): one usage record per image, priced per image.
     images = ImageActivities(
