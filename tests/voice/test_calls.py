@@ -1,0 +1,137 @@
+"""Live calls through the voice endpoint, on the real stack (Temporal, PostgreSQL, a worker).
+
+The worker's model (the background pipeline) echoes; the fast model is scripted apart, in the
+web process, as a voice platform would reach it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from sqlmodel import col, select
+from temporalio.client import Client
+
+from activities.gateway.providers.scripted import ScriptRule
+from contract import names
+from schemas.voice import CallState
+from store.tables import Conversation, DialogTurnRow
+from tests.harness import Harness, Stack, running_worker, unique
+from tests.voice.calls import Line, known_person, say, serving_calls, turn
+
+FAST = [
+    ScriptRule(task="voice", match="quiet", reply=""),
+    ScriptRule(task="voice", match="busy", fail="rate_limit", times=5),
+    ScriptRule(task="voice", system_match="BACKGROUND-SAID", reply="I looked into it."),
+    ScriptRule(task="voice", reply="Spoken: {last}"),
+]
+
+
+@pytest.fixture
+async def worker(client: Client, stack: Stack) -> AsyncIterator[Harness]:
+    rules = [ScriptRule(task="respond", reply="BACKGROUND-SAID {last}")]
+    async with running_worker(client, stack, rules=rules) as harness:
+        yield harness
+
+
+@pytest.fixture
+async def line(
+    client: Client, stack: Stack, worker: Harness, tmp_path: Path
+) -> AsyncIterator[Line]:
+    settings = stack.settings(home=tmp_path, task_queue=worker.task_queue)
+    async with serving_calls(settings, client, fast_rules=FAST) as served:
+        yield served
+
+
+async def dialog(worker: Harness, agent: str) -> list[DialogTurnRow]:
+    async with worker.db.session() as session:
+        rows = await session.exec(
+            select(DialogTurnRow)
+            .where(DialogTurnRow.agent == agent)
+            .order_by(col(DialogTurnRow.seq))
+        )
+        return list(rows)
+
+
+async def test_a_call_is_answered_streamed_and_kept_as_one_conversation(
+    line: Line, worker: Harness, client: Client
+) -> None:
+    agent = (await worker.create_agent()).handle
+    person = await known_person(worker.db, agent, "+15550001", "Grace")
+    call = unique("call")
+
+    status, words = await say(line, turn(agent, call, "Hello there"))
+    assert (status, words) == (200, "Spoken: Hello there")
+    await line.runtime.drain()
+    # The direction is in the fast model's context, naming both parties.
+    assert "picked up a phone call from Grace" in line.fast.requests[-1].system
+
+    status, words = await say(line, turn(agent, call, "Hello there", words, "What now"))
+    assert status == 200
+    await line.runtime.drain()
+
+    rows = await dialog(worker, agent)
+    conversations = {row.conversation_id for row in rows}
+    assert len(conversations) == 1, "the second turn of a call continues its conversation"
+    person_turns = [row for row in rows if row.role == "person"]
+    assert [row.speaker_id for row in person_turns] == [person, person]
+    assert person_turns[0].text.endswith("Hello there") and "picked up" in person_turns[0].text
+    assert person_turns[1].text == "What now"
+    spoken = [row.text for row in rows if row.role == "agent" and row.text.startswith("Spoken")]
+    assert spoken == ["Spoken: Hello there"]
+    # The background run's conclusion was woven into the second answer, fenced.
+    assert words == "I looked into it."
+    assert "BACKGROUND-SAID [Persyn Test picked up" in line.fast.requests[-1].system
+    assert "<material" in line.fast.requests[-1].system
+
+    state: CallState = await client.get_workflow_handle(names.call_workflow_id(call)).query(
+        names.CALL_STATE, result_type=CallState
+    )
+    assert state.conversation_id in conversations and state.turns == 2
+
+    other = unique("call")
+    assert (await say(line, turn(agent, other, "Again")))[0] == 200
+    await line.runtime.drain()
+    rows = await dialog(worker, agent)
+    assert len({row.conversation_id for row in rows}) == 2, "a new call is a new conversation"
+    async with worker.db.session() as session:
+        opened = await session.exec(select(Conversation).where(Conversation.agent == agent))
+        assert len(list(opened)) == 2
+
+
+async def test_an_unknown_caller_is_refused(line: Line, worker: Harness) -> None:
+    agent = (await worker.create_agent()).handle
+    status, detail = await say(line, turn(agent, unique("call"), "Hi", number="+19990000"))
+    assert status == 403
+    assert "+19990000" in detail and "PERSYN_VOICE__ALLOW" in detail
+    assert await dialog(worker, agent) == []
+
+
+async def test_nothing_to_say_or_a_failing_model_is_a_holding_phrase(
+    line: Line, worker: Harness
+) -> None:
+    agent = (await worker.create_agent()).handle
+    await known_person(worker.db, agent, "+15550001", "Grace")
+    call = unique("call")
+    holding = "Mm-hm, give me a moment."
+    assert await say(line, turn(agent, call, "be quiet")) == (200, holding)
+    assert await say(line, turn(agent, call, "be quiet", holding, "you are busy")) == (200, holding)
+    await line.runtime.drain()
+    rows = await dialog(worker, agent)
+    # Nothing lost: both turns reached the conversation, and what was said is recorded.
+    assert [r.text for r in rows if r.role == "person"][-1] == "you are busy"
+    assert [r.text for r in rows if r.role == "agent" and r.text == holding] == [holding] * 2
+
+
+async def test_no_call_id_and_bad_bodies_are_refused_in_one_line(line: Line) -> None:
+    async with line.http() as http:
+        body = turn("ada", "x", "hi")
+        del body["call"]
+        answer = await http.post("/voice/v1/chat/completions", json=body)
+        assert answer.status_code == 422
+        assert "x-call-id" in answer.json()["detail"]
+        answer = await http.post("/voice/v1/chat/completions", json={"model": "ada"})
+        assert answer.status_code == 422 and "\n" not in answer.json()["detail"]
+        answer = await http.post("/voice/v1/chat/completions", content=b"[1]")
+        assert answer.status_code == 400

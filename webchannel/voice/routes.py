@@ -1,0 +1,425 @@
+"""``POST /voice/v1/chat/completions``: a voice transport's "custom LLM", one call turn at a time.
+
+The body is an OpenAI chat-completions request; ``model`` is the agent's handle, and the
+transport's stable call identifier comes from the ``x-call-id`` header, ``call.id`` (Vapi),
+``metadata.call_id`` or ``user``, in that order. The bearer token is a tenant, as on ``/v1``:
+its calls are its own. Each settled turn is answered at once by the fast path, streamed as
+server-sent ``chat.completion.chunk`` events ending in ``data: [DONE]`` (or one JSON
+completion with ``stream: false``), while the full pipeline runs on the same turn in the
+background (docs/channels.md, "Live voice").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, HTTPException, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import WithJsonSchema
+
+from contract import names
+from schemas.deliberation import ScreenInput
+from schemas.events import ChannelRef, CompletionMarker, Outcome, Speaker
+from schemas.ids import ULID_PATTERN, new_ulid
+from schemas.voice import (
+    CALL_ID_PATTERN,
+    CallCompletionRequest,
+    CallConclusion,
+    CallDirection,
+    CallTurnSignal,
+    ConclusionsTaken,
+    StartCallInput,
+    chunk,
+)
+from store.queries.voice import attach_call_identity
+from usecases import submission
+from usecases.tokens import TokenPublic
+from usecases.voice import (
+    CallEndedError,
+    CallRefusedError,
+    call_channel,
+    call_state,
+    direction_cue,
+    open_call,
+    persona,
+    pipeline_prompt,
+    record_spoken,
+    run_background,
+    screen_caller,
+    tell_call,
+)
+from webchannel.auth import integrator
+from webchannel.body import parse, read_capped
+from webchannel.models import Problem, inline_schema
+from webchannel.routes import agent_for
+from webchannel.state import WebState, web_state
+from webchannel.voice.runtime import VoiceRuntime, voice_runtime
+from webchannel.voice.session import CallSession
+from webchannel.voice.speech import Spoken, fast_request, speak
+
+router = APIRouter(prefix="/voice/v1", tags=["voice"])
+
+Token = Annotated[TokenPublic, Depends(integrator)]
+State = Annotated[WebState, Depends(web_state)]
+
+_CALL_ID = re.compile(CALL_ID_PATTERN)
+_ULID = re.compile(ULID_PATTERN)
+
+GREETING_CUE = "(The call has just connected. Greet {person}.)"
+"""The turn the fast model answers when the call opens with nothing said yet."""
+
+REFUSALS: dict[int | str, dict[str, Any]] = {
+    status: {"model": Problem, "description": description}
+    for status, description in {
+        400: "A malformed body (not UTF-8, a NUL byte, not JSON) or agent handle.",
+        401: "The bearer token is missing, unknown or revoked.",
+        403: "The token is not for this agent, or the caller is not one the agent takes.",
+        404: "No such agent.",
+        408: "The body did not arrive in time.",
+        409: "The call has ended, or its ID belongs to another agent or token.",
+        413: "The body is over the service's size cap.",
+        422: "A field breaks a rule, or no call identifier was sent; the field is named.",
+        500: "A bug in the service: retry, and report it if it persists.",
+        503: "No worker serves, or Temporal is unreachable: retry shortly.",
+    }.items()
+}
+
+
+@router.post(
+    "/chat/completions",
+    responses={
+        **REFUSALS,
+        200: {
+            "description": "The spoken answer: with `stream: true`, server-sent "
+            "`chat.completion.chunk` events then `data: [DONE]`; else one `chat.completion`.",
+            "content": {"text/event-stream": {}, "application/json": {}},
+        },
+    },
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": inline_schema(CallCompletionRequest)}},
+        }
+    },
+)
+async def call_turn(
+    request: Request,
+    token: Token,
+    state: State,
+    x_call_id: Annotated[
+        str | None,
+        WithJsonSchema({"type": "string"}),
+        Header(description="The transport's stable call identifier (else read from the body)."),
+    ] = None,
+) -> Any:
+    """Answer one settled turn of a live call, at once, with only the words to be spoken."""
+    raw = await read_capped(request, limit=state.max_body_bytes, timeout=state.body_timeout_s)
+    body = parse(raw, CallCompletionRequest)
+    call_id = body.call_id(x_call_id)
+    if call_id is None:
+        raise HTTPException(
+            422, "no call identifier: send an x-call-id header, call.id, metadata.call_id or user"
+        )
+    if not _CALL_ID.fullmatch(call_id):
+        raise HTTPException(
+            422, "x-call-id: 1-128 letters, digits or _ . : @ + ~ - (the transport's call ID)"
+        )
+    handle = await agent_for(state, token, body.model)
+    runtime = await voice_runtime(request, state)
+    session = await _session(runtime, state, token, handle, call_id, body)
+    said = body.last_user_text()
+    settled = await session.settle(said, state.settings.voice.settle_ms / 1000)
+    if settled is None:  # a later fragment of the same turn answers it
+        return _answer(body, iter_pieces([]), completion_id=f"chatcmpl-{new_ulid()}")
+    spoken = Spoken()
+    done: asyncio.Future[Spoken] = asyncio.get_running_loop().create_future()
+    veto = await _screen(runtime, session, settled) if settled else None
+    if veto is not None:
+        pieces = iter_pieces([veto])
+    else:
+        if settled:
+            runtime.spawn(_background(runtime, state, session, settled, done))
+        await _refresh_prompt(runtime, state, session)
+        turn = settled or GREETING_CUE.format(person=session.person)
+        model_request = fast_request(session, body.messages, turn)
+        spoken.woven = len(session.pending)
+        pieces = speak(
+            runtime.deps.gateway,
+            model_request,
+            timeout_s=state.settings.voice.fast_timeout_s,
+            holding=state.settings.voice.holding_phrase,
+            spoken=spoken,
+        )
+    session.turns += 1
+    session.system_turns += 1
+    return _answer(
+        body,
+        _told(pieces, spoken, done, runtime, state, session),
+        completion_id=f"chatcmpl-{new_ulid()}",
+    )
+
+
+async def iter_pieces(pieces: list[str]) -> AsyncIterator[str]:
+    """Fixed pieces as a stream (a refusal spoken, or nothing)."""
+    for piece in pieces:
+        yield piece
+
+
+async def _told(
+    pieces: AsyncIterator[str],
+    spoken: Spoken,
+    done: asyncio.Future[Spoken],
+    runtime: VoiceRuntime,
+    state: WebState,
+    session: CallSession,
+) -> AsyncIterator[str]:
+    """``pieces``, then what was said handed to the turn's background work (even if cut off)."""
+    try:
+        async for piece in pieces:
+            yield piece
+    finally:
+        spoken.text = spoken.text or "".join(spoken.pieces).strip()
+        if spoken.woven:
+            del session.pending[: spoken.woven]
+            runtime.spawn(
+                tell_call(
+                    client=state.client,
+                    call_id=session.call_id,
+                    signal=names.CONCLUSIONS_TAKEN,
+                    message=ConclusionsTaken(count=spoken.woven),
+                )
+            )
+        if not done.done():
+            done.set_result(spoken)
+
+
+def _answer(body: CallCompletionRequest, pieces: AsyncIterator[str], *, completion_id: str) -> Any:
+    created = int(time.time())
+    if body.stream:
+
+        async def events() -> AsyncIterator[str]:
+            async for piece in pieces:
+                data = chunk(
+                    completion_id=completion_id,
+                    model=body.model,
+                    created=created,
+                    text=piece,
+                    finish=None,
+                )
+                yield f"data: {json.dumps(data)}\n\n"
+            last = chunk(
+                completion_id=completion_id,
+                model=body.model,
+                created=created,
+                text=None,
+                finish="stop",
+            )
+            yield f"data: {json.dumps(last)}\n\n"
+            yield "data: [DONE]\n\n"
+
+        return StreamingResponse(
+            events(),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    async def whole() -> JSONResponse:
+        text = "".join([piece async for piece in pieces]).strip()
+        return JSONResponse(
+            {
+                "id": completion_id,
+                "object": "chat.completion",
+                "created": created,
+                "model": body.model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": "stop",
+                    }
+                ],
+            }
+        )
+
+    return whole()
+
+
+async def _session(
+    runtime: VoiceRuntime,
+    state: WebState,
+    token: TokenPublic,
+    handle: str,
+    call_id: str,
+    body: CallCompletionRequest,
+) -> CallSession:
+    """The call's cached session; on its first turn, the caller screened and the call opened."""
+    async with runtime.sessions.opening:
+        session = runtime.sessions.get(call_id)
+        if session is not None:
+            if session.agent != handle or session.tenant != token.tenant:
+                raise HTTPException(409, f"call {call_id} belongs to another agent or token")
+            return session
+        channel = call_channel(token.tenant, call_id)
+        db = runtime.deps.db
+        try:
+            running = await call_state(client=state.client, call_id=call_id)
+            if running is not None and (
+                running.call.agent != handle or running.call.tenant not in ("", token.tenant)
+            ):
+                raise HTTPException(409, f"call {call_id} belongs to another agent or token")
+            if running is not None and running.call.person_id is not None and running.call.number:
+                # The agent dialled a known person: they are that person on this call's channel.
+                start = running.call
+                await _attach(runtime, handle, running.call.person_id, channel, running.call.number)
+                person_name = start.person_name
+                number, direction = running.call.number, start.direction
+            else:
+                caller = await screen_caller(
+                    db=db,
+                    settings=state.settings,
+                    agent=handle,
+                    number=body.caller(),
+                    channel=channel,
+                )
+                person_name, number = caller.name, caller.number
+                direction = body.direction() or CallDirection.INBOUND
+                start = StartCallInput(
+                    call_id=call_id,
+                    agent=handle,
+                    direction=direction,
+                    tenant=token.tenant,
+                    person_id=caller.person_id,
+                    person_name=person_name,
+                    number=number,
+                    idle_timeout_s=state.settings.voice.idle_timeout_s,
+                )
+            opened = await open_call(client=state.client, settings=state.settings, start=start)
+        except CallRefusedError as err:
+            raise HTTPException(403, str(err)) from None
+        except CallEndedError as err:
+            raise HTTPException(409, str(err)) from None
+        agent = await persona(db=db, agent=handle)
+        name, seed = agent if agent is not None else (handle, "")
+        session = CallSession(
+            call_id=call_id,
+            agent=handle,
+            agent_name=name,
+            persona=seed,
+            tenant=token.tenant,
+            channel=channel,
+            direction=direction,
+            person=person_name or body.caller_name() or number,
+            speaker_id=number,
+            conversation_id=opened.conversation_id,
+            pending=list(opened.pending),
+            turns=opened.turns,
+        )
+        runtime.sessions.put(session)
+        return session
+
+
+async def _attach(
+    runtime: VoiceRuntime, agent: str, person_id: str, channel: ChannelRef, number: str
+) -> None:
+    """The person the agent dialled, attached to the call's channel (see ``screen_caller``)."""
+    async with runtime.deps.db.session() as db_session:
+        await attach_call_identity(
+            db_session,
+            agent=agent,
+            person_id=person_id,
+            channel=channel,
+            speaker_id=number,
+            at=datetime.now(UTC),
+        )
+
+
+async def _screen(runtime: VoiceRuntime, session: CallSession, text: str) -> str | None:
+    """The hard gates on the caller's words: a cooldown in force, a blocking rule that fires."""
+    event = submission.build_event(
+        channel=session.channel, speaker=Speaker(speaker_id=session.speaker_id), text=text
+    )
+    data = ScreenInput(agent=session.agent, channel=session.channel, event=event, candidate=text)
+    for check in runtime.checks:
+        try:
+            reason = await check.check(data)
+        except Exception:
+            if check.fail_closed:
+                return "I can't talk just now."
+            continue
+        if reason:
+            return reason
+    return None
+
+
+async def _refresh_prompt(runtime: VoiceRuntime, state: WebState, session: CallSession) -> None:
+    """Refresh the cached system prompt from the newest background run, when it is stale."""
+    voice = state.settings.voice
+    stale = session.stale(max_age_s=voice.prompt_refresh_s, max_turns=voice.prompt_refresh_turns)
+    if not stale or session.newest_activation is None:
+        return
+    prompt = await pipeline_prompt(db=runtime.deps.db, activation_id=session.newest_activation)
+    if prompt:
+        session.system = prompt
+        session.system_at = time.monotonic()
+        session.system_turns = 0
+
+
+async def _background(
+    runtime: VoiceRuntime,
+    state: WebState,
+    session: CallSession,
+    text: str,
+    spoken: asyncio.Future[Spoken],
+) -> None:
+    """The turn through the full pipeline; then the spoken words recorded after it."""
+    first = session.conversation_id is None and session.turns <= 1
+    cue = ""
+    if first:
+        cue = f"[{direction_cue(session.direction, session.agent_name, session.person)}]\n"
+    marker: CompletionMarker | None = await run_background(
+        client=state.client,
+        settings=state.settings,
+        presence=state.presence,
+        agent=session.agent,
+        channel=session.channel,
+        speaker=Speaker(speaker_id=session.speaker_id),
+        text=cue + text,
+    )
+    said = await spoken
+    async with session.persisting:
+        conversation = (marker.conversation_id if marker else None) or session.conversation_id
+        if conversation is not None and said.text:
+            await record_spoken(
+                db=runtime.deps.db,
+                agent=session.agent,
+                agent_name=session.agent_name,
+                channel=session.channel,
+                conversation_id=conversation,
+                text=said.text,
+            )
+        if conversation is not None and session.conversation_id is None:
+            session.conversation_id = conversation
+        await tell_call(
+            client=state.client,
+            call_id=session.call_id,
+            signal=names.CALL_TURN,
+            message=CallTurnSignal(conversation_id=conversation),
+        )
+        if marker is None:
+            return
+        if marker.activation_id and _ULID.fullmatch(marker.activation_id):
+            session.newest_activation = marker.activation_id
+        if marker.outcome is Outcome.SPOKE and marker.text and not marker.degraded:
+            session.pending.append(marker.text)
+            await tell_call(
+                client=state.client,
+                call_id=session.call_id,
+                signal=names.CALL_CONCLUSION,
+                message=CallConclusion(activation_id=marker.activation_id, text=marker.text[:8000]),
+            )
