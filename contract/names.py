@@ -24,6 +24,7 @@ RESIDUE_WORKFLOW = "ResidueWorkflow"
 FOLDING_WORKFLOW = "FoldingWorkflow"
 GUARDRAIL_WORKFLOW = "GuardrailWorkflow"
 DELIVERY_WORKFLOW = "DeliveryWorkflow"
+CALL_WORKFLOW = "CallWorkflow"
 
 
 def agent_workflow_id(handle: str) -> str:
@@ -49,6 +50,11 @@ def consolidation_workflow_id(consolidation_id: str) -> str:
 def observation_workflow_id(observe_id: str) -> str:
     """``observe/{ulid}``: one extraction and reconciliation of facts about people."""
     return f"observe/{observe_id}"
+
+
+def call_workflow_id(call_id: str) -> str:
+    """``call/{call_id}``: one live voice call, keyed by the transport's call identifier."""
+    return f"call/{call_id}"
 
 
 def residue_workflow_id(residue_id: str) -> str:
@@ -158,3 +164,13 @@ END_CONVERSATION = "end_conversation"
 REMEMBER_NOW = "remember_now"
 DECIDE_APPROVAL = "decide_approval"
 """Public: approve or refuse a tool call an activation waits for (``schemas.approvals``)."""
+CALL_TURN = "call_turn"
+"""Public: a live call's settled turn was answered (``schemas.voice``)."""
+CALL_CONCLUSION = "call_conclusion"
+"""Public: a background run's conclusion, queued for the call's next spoken answer."""
+CONCLUSIONS_TAKEN = "conclusions_taken"
+"""Public: the call's spoken answer wove in the queued conclusions."""
+HANG_UP = "hang_up"
+"""Public: the call ended."""
+CALL_STATE = "call_state"
+"""Public: a live call's state (``schemas.voice.CallState``)."""

@@ -38,6 +38,8 @@ class TaskType(StrEnum):
     """The memories found for an input, told as one account (on the reply's path)."""
     CAPTION = "caption"
     """A picture a person sent, described in words by a vision model (at admission)."""
+    VOICE = "voice"
+    """A live call's spoken answer: the fastest model, no tools, streamed (docs/channels.md)."""
 
 
 class ProviderName(StrEnum):

@@ -50,6 +50,7 @@ from schemas.senses import SensesSettings
 from schemas.skills import SkillSettings
 from schemas.telegram import TelegramSettings
 from schemas.web import WebSettings
+from schemas.voice import VoiceSettings
 
 ProviderChoice = Literal["auto", "anthropic", "openai", "openai-compatible", "local", "scripted"]
 MeterName = Literal["ledger", "prometheus", "event-log"]
@@ -297,6 +298,9 @@ class Settings(BaseSettings):
 
     # Pictures and recordings people send, perceived as text; see docs/channels.md
     senses: SensesSettings = Field(default_factory=SensesSettings)
+
+    # Live voice calls through a voice transport; see docs/channels.md, "Live voice"
+    voice: VoiceSettings = Field(default_factory=VoiceSettings)
 
     # The Telegram channel: a bot that speaks for one agent; see docs/channels-telegram.md
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)

@@ -26,6 +26,8 @@ from webchannel.media import router as media_router
 from webchannel.routes import body_error, router
 from webchannel.state import WebState
 from webchannel.stream_caps import DEFAULT_MAX_STREAMS, DEFAULT_STREAMS_PER_TOKEN, StreamCaps
+from webchannel.voice.routes import router as voice_router
+from webchannel.voice.runtime import close_voice
 from workers.presence import HomePresence
 
 PAGE = Path(__file__).parent / "static" / "index.html"
@@ -86,6 +88,7 @@ def create_app(
                 streams=streams,
             )
             yield
+            await close_voice(app)
 
     app = FastAPI(
         title="Persyn web channel",
@@ -96,6 +99,7 @@ def create_app(
     app.include_router(router)
     app.include_router(approvals_router)
     app.include_router(media_router)
+    app.include_router(voice_router)
     app.add_exception_handler(BodyError, body_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)

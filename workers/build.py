@@ -85,6 +85,7 @@ from store.db import Database
 from workers.runner import workflow_runner
 from workflows.activation import ActivationWorkflow
 from workflows.agent import AgentWorkflow
+from workflows.call import CallWorkflow
 from workflows.consolidation import ConsolidationWorkflow
 from workflows.conversation import ConversationWorkflow
 from workflows.deliberation import DeliberationWorkflow
@@ -115,6 +116,7 @@ WORKFLOWS: list[type] = [
     ResidueWorkflow,
     GuardrailWorkflow,
     DeliveryWorkflow,
+    CallWorkflow,
 ]
 """Every workflow a Persyn worker runs."""
 

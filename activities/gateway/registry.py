@@ -28,6 +28,7 @@ FAST_TASKS = frozenset(
         TaskType.FOLD,
         TaskType.RECALL,
         TaskType.CAPTION,
+        TaskType.VOICE,
     }
 )
 
