@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule
@@ -150,3 +151,42 @@ async def test_media_are_their_tenants_and_hostile_uploads_are_refused_in_a_line
 
 def files_of(content: bytes, name: str) -> dict[str, tuple[str, bytes, str]]:
     return {"file": (name, content, "image/png")}
+
+
+async def test_a_picture_attached_on_the_chat_page_is_described_in_the_reply(
+    client: Client, stack: Stack, fake: FakeProviderServer, tmp_path: Path
+) -> None:
+    from tests.webchannel.test_browser import _browser_missing
+
+    if (missing := _browser_missing()) is not None:
+        pytest.skip(missing)
+    from playwright.async_api import async_playwright, expect
+
+    from tests.webchannel.test_browser import CHROMIUM
+
+    picture = tmp_path / "kite.png"
+    picture.write_bytes(png())
+    async with senses_worker(
+        client, stack, tmp_path, server=fake, vision="openai-compatible", rules=[REPLY]
+    ) as h:
+        agent = (await h.create_agent()).handle
+        settings = stack.settings(home=tmp_path, task_queue=h.task_queue)
+        async with serving(settings, client) as web, async_playwright() as pw:
+            browser = await pw.chromium.launch(
+                executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]
+            )
+            try:
+                page = await browser.new_page()
+                await page.goto(web.base_url + "/")
+                await page.fill("#token", web.token)
+                await page.fill("#agent", agent)
+                await page.click("#connect")
+                await expect(page.locator("#attach")).to_be_enabled(timeout=20_000)
+                await page.set_input_files("#attach", str(picture))
+                await page.fill("#text", "what is this?")
+                await page.press("#text", "Enter")
+                log = page.locator("#log")
+                await expect(log).to_contain_text("you> what is this? [kite.png]")
+                await expect(log).to_contain_text("A red kite over a green hill.", timeout=60_000)
+            finally:
+                await browser.close()
