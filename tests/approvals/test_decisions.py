@@ -113,6 +113,17 @@ async def test_a_refused_call_never_runs_and_the_model_reads_who_refused_and_why
         [call] = await tool_calls(harness, asked.activation_id)
         assert call.is_error
         assert json.loads(str(call.result)) == {"error": "refused by Grace: the baby sleeps"}
+        # Once the run has ended the update cannot reach it: the record answers instead.
+        activation = client.get_workflow_handle(names.activation_workflow_id(asked.activation_id))
+        await activation.result()
+        again = await approvals.decide_approval(
+            db=harness.db, client=client, approval_id=asked.approval_id, approve=False, by="Bo"
+        )
+        assert again == decision
+        with pytest.raises(approvals.DecidedError, match="already refused by Grace"):
+            await approvals.decide_approval(
+                db=harness.db, client=client, approval_id=asked.approval_id, approve=True, by="Bo"
+            )
 
 
 async def test_a_decision_sent_twice_is_answered_twice_and_runs_the_tool_once(
@@ -194,3 +205,25 @@ async def test_an_unknown_approval_or_another_agents_is_refused_in_one_line(
         )
         await said
         assert len(bell.runs) == 1
+
+
+async def test_a_wait_whose_activation_ended_is_closed_when_someone_decides(
+    client: Client, stack: Stack
+) -> None:
+    bell = Bell()
+    async with approvals_worker(client, stack, bell=bell) as harness:
+        agent = (await harness.create_agent()).handle
+        said = saying(harness, agent)
+        [asked] = await waiting(harness, agent)
+        activation = client.get_workflow_handle(names.activation_workflow_id(asked.activation_id))
+        await activation.terminate(reason="an operator ended the turn")
+        receipt = await said
+        assert receipt.marker is not None and receipt.marker.outcome is Outcome.FAILED
+
+        with pytest.raises(approvals.DecidedError, match="its activation ended before anyone"):
+            await approvals.decide_approval(
+                db=harness.db, client=client, approval_id=asked.approval_id, approve=True, by="Al"
+            )
+        assert await approvals.list_approvals(db=harness.db, agent=agent) == []
+        [kept] = await approvals.list_approvals(db=harness.db, agent=agent, every_status=True)
+        assert kept.status is ApprovalStatus.EXPIRED and bell.runs == []
