@@ -6,6 +6,7 @@ web process, as a voice platform would reach it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from activities.gateway.providers.scripted import ScriptRule
 from contract import names
 from schemas.voice import CallState
 from store.tables import Conversation, DialogTurnRow
-from tests.harness import Harness, Stack, running_worker, unique
+from tests.harness import Harness, Stack, running_worker, unique, until
 from tests.voice.calls import Line, known_person, say, serving_calls, turn
 
 FAST = [
@@ -135,3 +136,31 @@ async def test_no_call_id_and_bad_bodies_are_refused_in_one_line(line: Line) -> 
         assert answer.status_code == 422 and "\n" not in answer.json()["detail"]
         answer = await http.post("/voice/v1/chat/completions", content=b"[1]")
         assert answer.status_code == 400
+
+
+async def test_fragments_of_one_turn_are_answered_once(
+    client: Client, stack: Stack, worker: Harness, tmp_path: Path
+) -> None:
+    settings = stack.settings(
+        home=tmp_path, task_queue=worker.task_queue, voice={"settle_ms": 1500}
+    )
+    async with serving_calls(settings, client, fast_rules=FAST) as slow_line:
+        agent = (await worker.create_agent()).handle
+        await known_person(worker.db, agent, "+15550001", "Grace")
+        call = unique("call")
+        first = asyncio.create_task(say(slow_line, turn(agent, call, "I want")))
+
+        def settling() -> bool:
+            runtime = getattr(slow_line.app.state, "voice", None)
+            session = runtime.sessions.get(call) if runtime is not None else None
+            return session is not None and session.generation == 1
+
+        await until(settling, timeout=20)
+        second = await say(slow_line, turn(agent, call, "I want to book a table"))
+        assert await first == (200, "")
+        assert second == (200, "Spoken: I want to book a table")
+        await slow_line.runtime.drain()
+    rows = await dialog(worker, agent)
+    assert [r.text.splitlines()[-1] for r in rows if r.role == "person"] == [
+        "I want to book a table"
+    ]
