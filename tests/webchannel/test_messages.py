@@ -289,6 +289,8 @@ async def test_the_openapi_document_lists_every_endpoint(web: Served) -> None:
         "/v1/agents/{handle}/markers/{event_id}",
         "/v1/agents/{handle}/channels/{channel}/stream",
         "/v1/agents/{handle}/media",
+        "/v1/agents/{handle}/approvals",
+        "/v1/agents/{handle}/approvals/{approval_id}",
     }
     post = document["paths"]["/v1/agents/{handle}/messages"]["post"]
     assert "requestBody" in post and {"202", "401", "413", "422"} <= set(post["responses"])
