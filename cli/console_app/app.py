@@ -28,7 +28,7 @@ from cli.console_app.side_panel import SidePanel
 from cli.console_app.styles import CSS
 from cli.console_app.trace_screen import TraceScreen
 from cli.console_app.transcript import Transcript, Turn
-from cli.console_app.turn import tell
+from cli.console_app.turn import aftermath, tell
 from cli.console_app.words import first_line, reason_of
 from schemas.events import InboundEvent
 from schemas.text import InvalidTextError
@@ -163,10 +163,10 @@ class ConsoleApp(App[None]):
         for action in waiting:
             if action.approval_id not in self.prompts:
                 prompt = ApprovalPrompt(action)
-                self.prompts[action.approval_id] = prompt
-                self.transcript.mount(prompt)
+                await self.transcript.mount(prompt)
                 self.transcript.scroll_end(animate=False)
-                prompt.focus()
+                prompt.focus()  # the operator answers with one key
+                self.prompts[action.approval_id] = prompt
 
     async def on_approval_prompt_decided(self, message: ApprovalPrompt.Decided) -> None:
         """Send the operator's decision to the desk."""
@@ -221,6 +221,7 @@ class ConsoleApp(App[None]):
         if receipt.marker is not None and receipt.marker.conversation_id:
             self.session.conversation_id = receipt.marker.conversation_id
         self.refresh_panel()
+        await aftermath(self.session, turn)
 
     # Commands and keys.
 

@@ -22,7 +22,7 @@ from store.db import Database
 from usecases import agents
 from usecases.agent_state import AgentState, agent_state
 from usecases.submission import build_event, connect_client
-from usecases.turns import TurnProgress, turn_progress
+from usecases.turns import TurnProgress, activation_ended, turn_progress
 
 
 @dataclass
@@ -87,7 +87,15 @@ class ConsoleSession:
 
     async def progress(self, event_id: str) -> TurnProgress:
         """The event's activations, tool calls and woven conclusions so far."""
-        return await turn_progress(db=self.db, event_id=event_id)
+        return await turn_progress(
+            db=self.db, client=await self.client(), handle=self.handle, event_id=event_id
+        )
+
+    async def ended(self, activation_id: str, timeout: float) -> bool:
+        """Wait for an activation to end (after its receipt); whether it did in time."""
+        return await activation_ended(
+            client=await self.client(), activation_id=activation_id, timeout=timeout
+        )
 
     async def state(self) -> AgentState:
         """The agent's live state for the side panel."""

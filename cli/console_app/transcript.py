@@ -16,8 +16,9 @@ from textual.widgets import Static
 from schemas.events import Outcome, Receipt
 from schemas.tools import ToolCallRecord
 
-PENDING_TOOLS = ("run_", "sandbox", "image", "render", "draw", "edit_image")
-"""Tools whose results take a while (a sandbox task, an image render): shown as pending."""
+SLOW_TOOLS = frozenset({"run_code", "generate_image", "edit_image"})
+"""Tools whose results take a while (a sandbox task, an image render): shown as pending until
+their result arrives (their names as ``activities.tools.builtin.code`` and ``images`` give them)."""
 
 
 class Line(Static):
@@ -32,8 +33,7 @@ class Line(Static):
 def tool_line(call: ToolCallRecord) -> str:
     """One tool call as an indicator: running, pending, done or failed."""
     if call.finished_at is None:
-        slow = any(word in call.name for word in PENDING_TOOLS)
-        return f"⚙ {call.name} … {'pending' if slow else 'running'}"
+        return f"⚙ {call.name} … {'pending' if call.name in SLOW_TOOLS else 'running'}"
     if call.is_error:
         first = (call.result or "failed").strip().splitlines()[0][:80] if call.result else "failed"
         return f"✗ {call.name}: {first}"
@@ -66,6 +66,7 @@ class Turn(Vertical, can_focus=True):
         self.outcome: Outcome | None = None
         self.text = ""
         self.calls: dict[str, str] = {}
+        self.woven_count = 0
         self._head = Static(Text(f"{agent_name} is thinking…"), classes="head")
         self._body = Static(Text(""), classes="draft")
         self._tools = Static(Text(""), classes="tools")
@@ -96,6 +97,7 @@ class Turn(Vertical, can_focus=True):
 
     def woven(self, count: int) -> None:
         """Mark that the reply wove in ``count`` earlier deferred conclusions."""
+        self.woven_count = count
         if count:
             self._tools.display = True
             lines = [*self.calls.values(), f"↺ wove in {count} earlier second thought(s)"]

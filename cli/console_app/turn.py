@@ -14,9 +14,12 @@ from cli.console_app.session import ConsoleSession
 from cli.console_app.transcript import Turn
 from schemas.events import InboundEvent, Receipt
 from usecases.streams import DraftPiece, draft_pieces
+from usecases.turns import TurnProgress
 
 PROGRESS_EVERY_S = 0.3
 """How often a turn in flight looks for its tool calls."""
+AFTERMATH_S = 60.0
+"""How long after its receipt a turn's activation is waited for (background work runs there)."""
 
 
 async def _show_pieces(pieces: AsyncIterator[DraftPiece], turn: Turn) -> None:
@@ -61,9 +64,31 @@ async def tell(
         finally:
             await _stopped(watching)
             await _stopped(streaming)
+    # Read before settling, so the outcome and its final tool statuses show together.
+    progress = await _progress(session, event.event_id)
     turn.settle(receipt)
-    with contextlib.suppress(Exception):
-        progress = await session.progress(event.event_id)
+    _show(turn, progress)
+    return receipt
+
+
+async def aftermath(session: ConsoleSession, turn: Turn) -> None:
+    """Once the turn's activation has ended, mark the earlier conclusions it wove in.
+
+    They are consumed after the reply is transmitted, so after the receipt.
+    """
+    if turn.activation_id is not None:
+        await session.ended(turn.activation_id, AFTERMATH_S)
+        _show(turn, await _progress(session, turn.event_id))
+
+
+async def _progress(session: ConsoleSession, event_id: str) -> TurnProgress | None:
+    try:
+        return await session.progress(event_id)
+    except Exception:  # presentation only: the receipt is the truth
+        return None
+
+
+def _show(turn: Turn, progress: TurnProgress | None) -> None:
+    if progress is not None:
         turn.show_calls(progress.calls)
         turn.woven(progress.woven)
-    return receipt

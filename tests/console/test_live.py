@@ -6,13 +6,31 @@ unprompted messages, each as the operator sees it in the transcript.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 
+from pydantic import BaseModel
 from temporalio.client import Client
 
-from activities.gateway.providers.scripted import ScriptRule, ScriptToolCall
+from activities.gateway.providers.scripted import (
+    Script,
+    ScriptedProvider,
+    ScriptRule,
+    ScriptToolCall,
+)
+from activities.tools.builtin.code import TOOL_NAME as CODE_TOOL
+from activities.tools.builtin.images import EDIT_TOOL_NAME as EDIT_IMAGE_TOOL
+from activities.tools.builtin.images import TOOL_NAME as IMAGE_TOOL
+from activities.tools.registry import Tool, ToolInput, ToolRun
+from cli.console_app.transcript import tool_line
+from schemas.deliberation import Objection
 from schemas.events import Outcome
 from schemas.ids import new_ulid
+from schemas.models import ProviderName
+from schemas.tools import ToolCallRecord
+from store.queries.deliberation import park_conclusion
 from store.queries.runtime import add_outbox
 from tests.console.helpers import SIZE, console, send, settled
 from tests.deliberation.helpers import (
@@ -24,7 +42,15 @@ from tests.deliberation.helpers import (
     verdict,
     worker,
 )
-from tests.harness import Stack, until
+from tests.harness import (
+    Harness,
+    Stack,
+    close_dependencies,
+    dependencies,
+    unique,
+    until,
+)
+from workers.build import build_worker
 
 
 async def test_a_reply_streams_into_a_draft_then_is_committed(client: Client, stack: Stack) -> None:
@@ -125,3 +151,114 @@ async def test_unprompted_messages_arrive_while_the_console_is_open(
             [line] = app.transcript.lines("unprompted")
 
     assert line.text == "Wren (unprompted)> a reminder: stand-up at ten"
+
+
+class HoldInput(ToolInput):
+    """Nothing to say."""
+
+
+class Held(BaseModel):
+    """What the tool returned."""
+
+    done: bool
+
+
+class HeldTool(Tool):
+    """A tool that runs until the test lets it finish."""
+
+    name = "slow_lookup"
+    description = "Look something up, slowly."
+    input_model = HoldInput
+    output_model = Held
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+
+    async def run(self, call: ToolRun, args: HoldInput) -> Held:
+        await self.release.wait()
+        return Held(done=True)
+
+
+@asynccontextmanager
+async def held_tool_worker(client: Client, stack: Stack, tool: HeldTool) -> AsyncIterator[Harness]:
+    rules = [
+        ScriptRule(
+            task="respond", after_tool=False, tool_calls=[ScriptToolCall(name="slow_lookup")]
+        ),
+        ScriptRule(task="respond", after_tool=True, reply="Found it."),
+    ]
+    provider = ScriptedProvider(Script(rules=rules))
+    deps = dependencies(
+        stack.settings(), providers={ProviderName.SCRIPTED: provider}, dsn=stack.dsn
+    )
+    deps.extra_tools = [tool]
+    queue = unique("tq-console")
+    async with build_worker(client, deps, task_queue=queue) as running:
+        yield Harness(
+            client=client,
+            task_queue=queue,
+            deps=deps,
+            provider=provider,
+            worker=running,
+            db=deps.db,
+        )
+    await close_dependencies(deps)
+
+
+async def test_a_tool_still_running_is_shown_so_until_its_result_arrives(
+    client: Client, stack: Stack
+) -> None:
+    tool = HeldTool()
+    async with held_tool_worker(client, stack, tool) as harness:
+        agent = (await harness.create_agent(name="Wren")).handle
+        app = console(stack, harness, agent)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(pilot, "look it up")
+            await until(lambda: app.transcript.turns() and app.transcript.turns()[0].calls)
+            running = list(app.transcript.turns()[0].calls.values())
+            tool.release.set()
+            await settled(app)
+            [turn] = app.transcript.turns()
+
+    assert running == ["⚙ slow_lookup … running"]
+    assert list(turn.calls.values()) == ["✓ slow_lookup"] and turn.text == "Found it."
+
+
+def test_sandbox_tasks_and_image_renders_are_pending_until_their_result() -> None:
+    now = datetime.now(UTC)
+    call = ToolCallRecord(call_id=new_ulid(), activation_id=new_ulid(), name="x", created_at=now)
+    for name in (CODE_TOOL, IMAGE_TOOL, EDIT_IMAGE_TOOL):
+        assert tool_line(call.model_copy(update={"name": name})) == f"⚙ {name} … pending"
+    failed = call.model_copy(update={"finished_at": now, "is_error": True, "result": "no\nmore"})
+    assert tool_line(failed) == "✗ x: no"
+
+
+async def test_a_parked_conclusion_woven_into_the_reply_is_marked(
+    client: Client, stack: Stack
+) -> None:
+    rules = [ScriptRule(task="respond", reply="On second thought, yes.")]
+    async with worker(client, stack, rules=rules) as harness:
+        handle = await new_agent(harness.db)
+        now = datetime.now(UTC)
+        async with harness.db.session() as session:
+            await park_conclusion(
+                session,
+                parked_id=new_ulid(),
+                agent=handle,
+                channel_key="terminal:woven",
+                activation_id=new_ulid(),
+                conversation_id=new_ulid(),
+                candidate="We agreed on Friday.",
+                objections=[Objection(type="confabulation", explanation="No record of it.")],
+                refined="I don't remember agreeing on Friday.",
+                created_at=now,
+                expires_at=now + timedelta(days=1),
+            )
+        app = console(stack, harness, handle, channel="woven")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(pilot, "so, about Friday?")
+            await settled(app)
+            await until(lambda: app.transcript.turns()[0].woven_count)
+            [turn] = app.transcript.turns()
+
+    assert turn.woven_count == 1

@@ -135,7 +135,8 @@ async def test_an_action_waiting_for_approval_is_a_prompt_in_the_transcript(
         async with app.run_test(size=SIZE) as pilot:
             await until(lambda: app.prompts)
             prompt = app.prompts["01JD3M6Z8Q4N1V5X7B2C9E0F1G"]
-            assert isinstance(prompt, ApprovalPrompt) and app.focused is prompt
+            assert isinstance(prompt, ApprovalPrompt)
+            await until(lambda: app.focused is prompt)  # one key answers it
             await pilot.press("a")
             await until(lambda: prompt.decision is not None)
             await pilot.press("r")  # decided already: nothing more is sent
