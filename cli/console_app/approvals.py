@@ -63,6 +63,7 @@ class ApprovalPrompt(Vertical, can_focus=True):
         super().__init__(classes="approval")
         self.action = action
         self.decision: bool | None = None
+        self.sending = False
         self.status = "waiting for you: a approves, r refuses"
         self._state = Static(Text(self.status), classes="head")
 
@@ -73,7 +74,8 @@ class ApprovalPrompt(Vertical, can_focus=True):
 
     def action_decide(self, approve: bool) -> None:
         """Send the decision (once)."""
-        if self.decision is None:
+        if self.decision is None and not self.sending:
+            self.sending = True
             self.post_message(self.Decided(self, approve))
 
     def decided(self, approve: bool) -> None:
@@ -83,6 +85,7 @@ class ApprovalPrompt(Vertical, can_focus=True):
 
     def refused_by_desk(self, reason: str) -> None:
         """The decision was not taken (already decided, expired...)."""
+        self.sending = False
         self._say(f"not recorded: {reason}")
 
     def _say(self, status: str) -> None:
