@@ -2,7 +2,7 @@
 
 A workspace is a volume of the sandbox engine that each member's sandbox mounts at
 ``/shared/{name}``, read-write or read-only. Creating one makes the volume first and records
-it after (``activities/workspaces/creation.py``), so an engine that does not answer leaves
+it after (``activities/sandbox/shared/creation.py``), so an engine that does not answer leaves
 nothing recorded. A membership change needs no engine: each
 member's sandbox compares its mounts before every command and is made anew when they changed.
 """
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from activities.sandbox.factory import build_provider
 from activities.sandbox.provider import ExecutionProvider
-from activities.workspaces import creation
+from activities.sandbox.shared import creation
 from schemas.settings import Settings
 from schemas.workspaces import (
     InvalidWorkspaceError,

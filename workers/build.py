@@ -66,6 +66,7 @@ from activities.runs import RunActivities
 from activities.sandbox.delegation import DelegationActivities
 from activities.sandbox.delegation_source import sandbox_reports_source
 from activities.sandbox.factory import build_provider as build_execution_provider
+from activities.sandbox.shared.mounts import shared_mounts
 from activities.scheduling.reminders import Reminders
 from activities.senses.wiring import build_senses
 from activities.skills.wiring import build_skills
@@ -73,7 +74,6 @@ from activities.store import StoreActivities
 from activities.tools.approvals import ApprovalActivities, ApprovalPolicy
 from activities.tools.mcp import ToolServers
 from activities.tools.registry import Tool
-from activities.workspaces.mounts import shared_mounts
 from contract.policies import HEARTBEAT_FLUSH
 from observability import tracing
 from observability.metering.factory import build_meters

@@ -23,7 +23,7 @@ from activities.gateway.gateway import ModelGateway
 from activities.heartbeating import heartbeating
 from activities.memory.encoder import Encoder
 from activities.sandbox.provider import ExecutionProvider, SandboxError, SandboxUnavailableError
-from activities.workspaces.attribution import WorkspaceAttribution, WorkspaceRefusedError
+from activities.sandbox.shared.attribution import WorkspaceAttribution, WorkspaceRefusedError
 from schemas.delivery import DeliverySettings
 from schemas.models import ChatMessage, ModelRequest, TaskType, ToolSpec
 from schemas.sandbox_task import (

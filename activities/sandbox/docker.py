@@ -35,6 +35,7 @@ from activities.sandbox.provider import (
     WORK_DIR,
     WORKSPACE_DIR,
     ExecutionProvider,
+    FileState,
     FileTooLargeError,
     SandboxConfigError,
     SandboxError,
@@ -42,7 +43,7 @@ from activities.sandbox.provider import (
     SandboxUnavailableError,
 )
 from activities.sandbox.reaping import CommandGroups, command_argv, sweep_argv
-from activities.sandbox.snapshots import FileState, read_tree
+from activities.sandbox.snapshots import read_tree
 from schemas.sandbox import Availability, CommandResult, FileEntry, SandboxSettings
 
 SANDBOX_UID = "65534:65534"

@@ -12,13 +12,11 @@ other call raises :class:`SandboxUnavailableError`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, ClassVar
+from dataclasses import dataclass
+from typing import ClassVar
 
 from schemas.sandbox import Availability, CommandResult, FileEntry
 from schemas.workspaces import SHARED_DIR as SHARED_DIR  # a root like the two below
-
-if TYPE_CHECKING:
-    from activities.sandbox.snapshots import FileState
 
 WORK_DIR = "/work"
 """The environment's writable work directory, kept across commands and restarts."""
@@ -45,6 +43,16 @@ class SandboxPathError(SandboxError):
 
 class FileTooLargeError(SandboxError):
     """A file past the configured size cap, refused rather than read or written."""
+
+
+@dataclass(frozen=True)
+class FileState:
+    """One file as a snapshot saw it (``activities/sandbox/snapshots.py``)."""
+
+    digest: str
+    size: int
+    content: bytes | None = None
+    """The bytes, when the file was small enough to keep."""
 
 
 class ExecutionProvider(ABC):

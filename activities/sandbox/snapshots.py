@@ -15,7 +15,7 @@ import tarfile
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from activities.sandbox.provider import SandboxError
+from activities.sandbox.provider import FileState, SandboxError
 
 KEEP_FILE_BYTES = 256 * 1024
 """Files up to this size are kept whole, so their changes are told in lines."""
@@ -25,16 +25,6 @@ MAX_TREE_BYTES = 512 * 1024 * 1024
 """A folder past this is not attributed: two full reads per step would cost too much."""
 MAX_FILES = 20_000
 EXCERPT_CHARS = 300
-
-
-@dataclass(frozen=True)
-class FileState:
-    """One file as a snapshot saw it."""
-
-    digest: str
-    size: int
-    content: bytes | None = None
-    """The bytes, when the file was small enough to keep."""
 
 
 @dataclass(frozen=True)

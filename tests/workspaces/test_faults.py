@@ -8,10 +8,10 @@ import docker
 import pytest
 
 from activities.sandbox.docker import DockerProvider
+from activities.sandbox.shared.creation import volume_name
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.builtin.workspaces import InviteInput, InviteToWorkspace
 from activities.tools.registry import ToolError, ToolRun
-from activities.workspaces.creation import volume_name
 from schemas.agents import AgentCreate
 from schemas.ids import new_ulid
 from schemas.tools import ToolContext

@@ -27,8 +27,8 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from activities.context.fencing import Provenance, fence
 from activities.memory.encoder import Encoder
 from activities.sandbox.paths import shared_name
-from activities.sandbox.provider import WORK_DIR, ExecutionProvider, SandboxError
-from activities.sandbox.snapshots import FileChange, FileState, changes
+from activities.sandbox.provider import WORK_DIR, ExecutionProvider, FileState, SandboxError
+from activities.sandbox.snapshots import FileChange, changes
 from schemas.events import ChannelRef
 from schemas.ids import new_ulid
 from schemas.memory import Sensitivity

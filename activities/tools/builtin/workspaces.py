@@ -15,9 +15,9 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from activities.sandbox.factory import build_provider
+from activities.sandbox.shared.creation import WorkspaceCreateError, create_workspace
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.registry import Tool, ToolError, ToolInput, ToolRun
-from activities.workspaces.creation import WorkspaceCreateError, create_workspace
 from schemas.workspaces import (
     SHARED_DIR,
     InvalidWorkspaceError,
