@@ -53,11 +53,23 @@ async def in_flight_activation(*, client: Client, handle: str, event_id: str) ->
 
 
 async def turn_progress(
-    *, db: Database, client: Client, handle: str, event_id: str
+    *,
+    db: Database,
+    client: Client,
+    handle: str,
+    event_id: str,
+    known: list[str] | None = None,
 ) -> TurnProgress:
-    """The activations handling ``event_id``, their tool calls so far and woven conclusions."""
-    async with db.autocommit() as session:
-        activations = await activations_of_event(session, event_id=event_id)
+    """The activations handling ``event_id``, their tool calls so far and woven conclusions.
+
+    ``known`` are its activations found before (a running one's ID does not change): given,
+    neither the store nor the agent is asked again, so a client polling a turn costs the
+    agent's worker no query.
+    """
+    activations = list(known or [])
+    if not activations:
+        async with db.autocommit() as session:
+            activations = await activations_of_event(session, event_id=event_id)
     if not activations:
         running = await in_flight_activation(client=client, handle=handle, event_id=event_id)
         activations = [running] if running else []

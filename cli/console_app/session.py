@@ -85,10 +85,14 @@ class ConsoleSession:
             on_no_worker=on_no_worker,
         )
 
-    async def progress(self, event_id: str) -> TurnProgress:
-        """The event's activations, tool calls and woven conclusions so far."""
+    async def progress(self, event_id: str, known: list[str] | None = None) -> TurnProgress:
+        """The event's activations (``known`` if found before), tool calls, woven conclusions."""
         return await turn_progress(
-            db=self.db, client=await self.client(), handle=self.handle, event_id=event_id
+            db=self.db,
+            client=await self.client(),
+            handle=self.handle,
+            event_id=event_id,
+            known=known,
         )
 
     async def ended(self, activation_id: str, timeout: float) -> bool:

@@ -29,12 +29,15 @@ async def _show_pieces(pieces: AsyncIterator[DraftPiece], turn: Turn) -> None:
 
 
 async def _watch_calls(session: ConsoleSession, turn: Turn, event_id: str) -> None:
+    known: list[str] = []
     while True:
+        # Slept first: a reply without tools ends before anything is asked.
+        await asyncio.sleep(PROGRESS_EVERY_S)
         with contextlib.suppress(Exception):  # presentation only: the receipt says the rest
-            progress = await session.progress(event_id)
+            progress = await session.progress(event_id, known)
+            known = progress.activation_ids
             if progress.calls:
                 turn.show_calls(progress.calls)
-        await asyncio.sleep(PROGRESS_EVERY_S)
 
 
 async def _stopped(task: asyncio.Task[None]) -> None:
