@@ -13,8 +13,8 @@ from typing import Annotated, Any
 
 import typer
 
-from cli.common import UserError, friendly_errors
-from observability.span_file import SpanView, TraceNode, load_trace, span_files, trace_tree
+from cli.common import UserError, friendly_errors, run
+from observability.span_file import SpanView, TraceNode, span_files
 from observability.tracing import ACTIVATION_PREFIX, trace_hex
 from schemas.ids import check_ulid
 from schemas.settings import get_settings
@@ -116,17 +116,6 @@ def _expand(paths: list[Path]) -> list[Path]:
     return found
 
 
-def _activations_for_event(event_id: str) -> list[str]:
-    """The activations recorded for ``event_id``; none when the store cannot be read."""
-    from cli.common import run
-    from usecases.activations import activations_for_event
-
-    try:
-        return run(activations_for_event(settings=get_settings(), event_id=event_id))
-    except Exception:  # the spans may still be read; the error below says what was looked for
-        return []
-
-
 @friendly_errors
 def trace(
     activation_id: Annotated[
@@ -149,24 +138,24 @@ def trace(
 ) -> None:
     """Print the trace of one activation: its spans as a tree, with timings."""
     given = check_ulid(activation_id.removeprefix(ACTIVATION_PREFIX), what="activation id")
-    paths = _expand(file) if file else span_files(get_settings().span_file)
-    activation, spans = given, load_trace(paths, trace_hex(given))
-    if not spans:
-        # `persyn send` prints the event's ID: the activation that handled it is in the store.
-        for handled in _activations_for_event(given):
-            activation, spans = handled, load_trace(paths, trace_hex(handled))
-            if spans:
-                typer.echo(f"event {given} was handled by activation {handled}")
-                break
-    if not spans:
+    from usecases.traces import activation_trace  # the store, only when a trace is read
+
+    settings = get_settings()
+    paths = _expand(file) if file else span_files(settings.span_file)
+    # `persyn send` prints the event's ID: the activation that handled it is in the store.
+    found = run(
+        activation_trace(settings=settings, given=given, paths=paths, bookkeeping=bookkeeping)
+    )
+    if found is not None and found.activation_id != given:
+        typer.echo(f"event {given} was handled by activation {found.activation_id}")
+    if found is None:
         where = ", ".join(p.name for p in paths if p.exists()) or "no span file yet"
         raise UserError(
             f"no spans for activation or event {given} ({where}): an event still in its "
             "inbox has no trace yet; the embedded stack traces to its span file by default, "
             "elsewhere set PERSYN_TRACING_EXPORTERS=file or pass the collector's file with --file"
         )
-    nodes = trace_tree(spans, bookkeeping=bookkeeping)
     if as_json:
-        typer.echo(json.dumps([node.model_dump() for node in nodes], indent=2))
+        typer.echo(json.dumps([node.model_dump() for node in found.nodes], indent=2))
     else:
-        typer.echo(render(activation, nodes))
+        typer.echo(render(found.activation_id, found.nodes))

@@ -40,7 +40,7 @@ async def activation_trace(
     spans = await asyncio.to_thread(load_trace, files, trace_hex(given))
     activation = given
     if not spans:
-        for handled in await activations_for_event(settings=settings, event_id=given):
+        for handled in await _handled(settings, given):
             spans = await asyncio.to_thread(load_trace, files, trace_hex(handled))
             if spans:
                 activation = handled
@@ -48,3 +48,14 @@ async def activation_trace(
     if not spans:
         return None
     return ActivationTrace(activation, trace_tree(spans, bookkeeping=bookkeeping))
+
+
+async def _handled(settings: Settings, event_id: str) -> list[str]:
+    """The activations recorded for ``event_id``; none when the store cannot be read.
+
+    The spans may still be read from the file: the caller says what was looked for.
+    """
+    try:
+        return await activations_for_event(settings=settings, event_id=event_id)
+    except Exception:
+        return []
