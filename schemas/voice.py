@@ -8,19 +8,34 @@ call's state through its workflow (``workflows/call.py``).
 
 from __future__ import annotations
 
+import unicodedata
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    StringConstraints,
+    WithJsonSchema,
+)
 
 from schemas.events import Wire
 from schemas.ids import AgentHandle, Ulid
+from schemas.text import unstorable
 
-MAX_CALL_MESSAGES = 200
+MAX_CALL_MESSAGES = 100
 """Messages one request may carry: the platform resends the whole call's transcript."""
 
-MAX_CALL_MESSAGE_CHARS = 8_000
+MAX_CALL_MESSAGE_CHARS = 4_000
 """Characters one message of the transcript may hold."""
+
+MAX_CALL_BODY_BYTES = 2 * 1024 * 1024
+"""The voice endpoint's body cap: room for the most messages of the longest text allowed."""
+
+_CONTROLS = "\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F"
 
 CALL_ID_PATTERN = r"^[A-Za-z0-9_.:@+~-]{1,128}$"
 """A transport's call identifier: one path-safe token (Vapi's are UUIDs)."""
@@ -44,11 +59,36 @@ class _Open(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+def _spoken_text(value: str) -> str:
+    problem = unstorable(value)
+    if problem is not None:
+        raise ValueError(problem)
+    for ch in value:
+        if unicodedata.category(ch) == "Cc" and ch not in "\t\n\r":
+            raise ValueError(f"contains the control character U+{ord(ch):04X}: remove it")
+    return value
+
+
+SpokenText = Annotated[
+    str,
+    StringConstraints(max_length=MAX_CALL_MESSAGE_CHARS),
+    AfterValidator(_spoken_text),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "maxLength": MAX_CALL_MESSAGE_CHARS,
+            "pattern": f"^[^{_CONTROLS}]*$",
+            "description": "Text without control characters (tab and line breaks allowed).",
+        }
+    ),
+]
+
+
 class CallMessage(_Open):
     """One message of the transcript the platform resends with every turn."""
 
     role: Literal["system", "user", "assistant", "tool", "developer", "function"]
-    content: Annotated[str, StringConstraints(max_length=MAX_CALL_MESSAGE_CHARS)] | None = None
+    content: SpokenText | None = None
 
 
 class CallCustomer(_Open):
@@ -77,11 +117,12 @@ class CallMetadata(_Open):
 class CallCompletionRequest(_Open):
     """An OpenAI chat-completions body, as a voice platform sends it for one turn.
 
-    ``model`` names the agent (its handle). The call identifier is read, in order, from the
-    ``x-call-id`` header, ``call.id``, ``metadata.call_id`` and ``user``.
+    ``model`` is the platform's own (it names the agent only on the route without a handle).
+    The call identifier is read, in order, from the ``x-call-id`` header, ``call.id``,
+    ``metadata.call_id`` and ``user``.
     """
 
-    model: AgentHandle
+    model: Annotated[str, StringConstraints(max_length=200)] | None = None
     messages: list[CallMessage] = Field(min_length=1, max_length=MAX_CALL_MESSAGES)
     stream: bool = False
     user: CallId | None = None

@@ -97,3 +97,27 @@ async def record_spoken(
 ) -> bool:
     """The words the agent spoke on a call, as its dialog turn (once: the ID is the key)."""
     return await record_turn(session, agent=agent, channel=channel, turn=turn)
+
+
+_PHONE_OF = """
+    SELECT address FROM contact_addresses
+     WHERE agent = :agent AND person_id = :person AND kind IN ('phone', 'mobile', 'tel')
+     ORDER BY created_at DESC LIMIT 1
+"""
+
+_NUMBER_IDENTITY = """
+    SELECT speaker_id FROM identities
+     WHERE agent = :agent AND person_id = :person AND speaker_id ~ '^\\+?[0-9]{3,20}$'
+     ORDER BY created_at DESC LIMIT 1
+"""
+
+
+async def phone_of(session: AsyncSession, *, agent: str, person_id: str) -> str | None:
+    """The number to call a person on: a recorded phone address, else a number they called from."""
+    for sql in (_PHONE_OF, _NUMBER_IDENTITY):
+        found = (
+            await execute(session, sql, {"agent": agent, "person": person_id})
+        ).scalar_one_or_none()
+        if found:
+            return str(found)
+    return None

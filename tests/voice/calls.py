@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import uvicorn
+from sqlmodel import col, select
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
@@ -21,8 +22,9 @@ from schemas.models import ProviderName
 from schemas.settings import Settings
 from store.db import Database
 from store.queries.people import resolve_speaker
+from store.tables import DialogTurnRow
 from temporal.devserver import free_port
-from tests.harness import until
+from tests.harness import Harness, until
 from usecases.tokens import TokenPublic, create_token
 from webchannel.app import create_app
 from webchannel.server import server_config
@@ -104,11 +106,19 @@ async def spoken(response: httpx.Response) -> str:
     return "".join(words)
 
 
-async def say(line: Line, body: dict[str, Any]) -> tuple[int, str]:
-    """Post one turn; the status and the spoken words (or the refusal's detail)."""
+async def say(line: Line, body: dict[str, Any], *, by_model: bool = False) -> tuple[int, str]:
+    """Post one turn; the status and the spoken words (or the refusal's detail).
+
+    The agent is named in the URL, as a platform's custom-LLM URL does, or (``by_model``) only
+    in ``model`` on the route without a handle.
+    """
+    path = "/voice/v1/chat/completions"
+    if not by_model:
+        path = f"/voice/v1/agents/{body['model']}/chat/completions"
+        body = {**body, "model": "gpt-4o"}  # the platform's own name for its model
     async with (
         line.http() as http,
-        http.stream("POST", "/voice/v1/chat/completions", json=body) as r,
+        http.stream("POST", path, json=body) as r,
     ):
         if r.status_code != 200:
             await r.aread()
@@ -127,3 +137,13 @@ async def known_person(db: Database, agent: str, number: str, name: str) -> str:
             seen_at=datetime.now(UTC),
         )
     return met.person_id
+
+
+async def dialog(worker: Harness, agent: str) -> list[DialogTurnRow]:
+    async with worker.db.session() as session:
+        rows = await session.exec(
+            select(DialogTurnRow)
+            .where(DialogTurnRow.agent == agent)
+            .order_by(col(DialogTurnRow.seq))
+        )
+        return list(rows)

@@ -11,15 +11,15 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from sqlmodel import col, select
+from sqlmodel import select
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule
 from contract import names
 from schemas.voice import CallState
-from store.tables import Conversation, DialogTurnRow
+from store.tables import Conversation
 from tests.harness import Harness, Stack, running_worker, unique, until
-from tests.voice.calls import Line, known_person, say, serving_calls, turn
+from tests.voice.calls import Line, dialog, known_person, say, serving_calls, turn
 
 FAST = [
     ScriptRule(task="voice", match="quiet", reply=""),
@@ -45,16 +45,6 @@ async def line(
         yield served
 
 
-async def dialog(worker: Harness, agent: str) -> list[DialogTurnRow]:
-    async with worker.db.session() as session:
-        rows = await session.exec(
-            select(DialogTurnRow)
-            .where(DialogTurnRow.agent == agent)
-            .order_by(col(DialogTurnRow.seq))
-        )
-        return list(rows)
-
-
 async def test_a_call_is_answered_streamed_and_kept_as_one_conversation(
     line: Line, worker: Harness, client: Client
 ) -> None:
@@ -68,7 +58,9 @@ async def test_a_call_is_answered_streamed_and_kept_as_one_conversation(
     # The direction is in the fast model's context, naming both parties.
     assert "picked up a phone call from Grace" in line.fast.requests[-1].system
 
-    status, words = await say(line, turn(agent, call, "Hello there", words, "What now"))
+    status, words = await say(
+        line, turn(agent, call, "Hello there", words, "What now"), by_model=True
+    )
     assert status == 200
     await line.runtime.drain()
 

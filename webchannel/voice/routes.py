@@ -29,6 +29,7 @@ from schemas.events import ChannelRef, CompletionMarker, Outcome, Speaker
 from schemas.ids import ULID_PATTERN, new_ulid
 from schemas.voice import (
     CALL_ID_PATTERN,
+    MAX_CALL_BODY_BYTES,
     CallCompletionRequest,
     CallConclusion,
     CallDirection,
@@ -57,7 +58,7 @@ from usecases.voice import (
 from webchannel.auth import integrator
 from webchannel.body import parse, read_capped
 from webchannel.models import Problem, inline_schema
-from webchannel.routes import agent_for
+from webchannel.routes import Handle, agent_for
 from webchannel.state import WebState, web_state
 from webchannel.voice.runtime import VoiceRuntime, voice_runtime
 from webchannel.voice.session import CallSession
@@ -91,35 +92,56 @@ REFUSALS: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.post(
-    "/chat/completions",
-    responses={
-        **REFUSALS,
-        200: {
-            "description": "The spoken answer: with `stream: true`, server-sent "
-            "`chat.completion.chunk` events then `data: [DONE]`; else one `chat.completion`.",
-            "content": {"text/event-stream": {}, "application/json": {}},
-        },
+ANSWER: dict[int | str, dict[str, Any]] = {
+    **REFUSALS,
+    200: {
+        "description": "The spoken answer: with `stream: true`, server-sent "
+        "`chat.completion.chunk` events then `data: [DONE]`; else one `chat.completion`.",
+        "content": {"text/event-stream": {}, "application/json": {}},
     },
-    openapi_extra={
-        "requestBody": {
-            "required": True,
-            "content": {"application/json": {"schema": inline_schema(CallCompletionRequest)}},
-        }
-    },
-)
+}
+
+BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": inline_schema(CallCompletionRequest)}},
+    }
+}
+
+CallIdHeader = Annotated[
+    str | None,
+    WithJsonSchema({"type": "string", "pattern": CALL_ID_PATTERN}),
+    Header(description="The transport's stable call identifier (else read from the body)."),
+]
+
+
+@router.post("/agents/{handle}/chat/completions", responses=ANSWER, openapi_extra=BODY)
+async def agent_call_turn(
+    handle: Handle, request: Request, token: Token, state: State, x_call_id: CallIdHeader = None
+) -> Any:
+    """Answer one settled turn of a live call to agent ``handle``, with only the words to say.
+
+    A voice platform's custom-LLM URL is ``.../voice/v1/agents/{handle}``: it appends
+    ``/chat/completions``, and ``model`` stays the platform's own.
+    """
+    return await _turn(request, token, state, handle, x_call_id)
+
+
+@router.post("/chat/completions", responses=ANSWER, openapi_extra=BODY, include_in_schema=False)
 async def call_turn(
-    request: Request,
-    token: Token,
-    state: State,
-    x_call_id: Annotated[
-        str | None,
-        WithJsonSchema({"type": "string"}),
-        Header(description="The transport's stable call identifier (else read from the body)."),
-    ] = None,
+    request: Request, token: Token, state: State, x_call_id: CallIdHeader = None
+) -> Any:
+    """The same, for a platform that names the agent in ``model`` instead of the URL."""
+    return await _turn(request, token, state, None, x_call_id)
+
+
+async def _turn(
+    request: Request, token: TokenPublic, state: WebState, handle: str | None, x_call_id: str | None
 ) -> Any:
     """Answer one settled turn of a live call, at once, with only the words to be spoken."""
-    raw = await read_capped(request, limit=state.max_body_bytes, timeout=state.body_timeout_s)
+    # A call's transcript grows with it: its cap is the voice endpoint's own.
+    limit = max(state.max_body_bytes, MAX_CALL_BODY_BYTES)
+    raw = await read_capped(request, limit=limit, timeout=state.body_timeout_s)
     body = parse(raw, CallCompletionRequest)
     call_id = body.call_id(x_call_id)
     if call_id is None:
@@ -130,13 +152,14 @@ async def call_turn(
         raise HTTPException(
             422, "x-call-id: 1-128 letters, digits or _ . : @ + ~ - (the transport's call ID)"
         )
-    handle = await agent_for(state, token, body.model)
+    handle = await agent_for(state, token, handle if handle is not None else body.model or "")
+    model = body.model or handle
     runtime = await voice_runtime(request, state)
     session = await _session(runtime, state, token, handle, call_id, body)
     said = body.last_user_text()
     settled = await session.settle(said, state.settings.voice.settle_ms / 1000)
     if settled is None:  # a later fragment of the same turn answers it
-        return _answer(body, iter_pieces([]), completion_id=f"chatcmpl-{new_ulid()}")
+        return _answer(body, iter_pieces([]), completion_id=f"chatcmpl-{new_ulid()}", model=model)
     spoken = Spoken()
     done: asyncio.Future[Spoken] = asyncio.get_running_loop().create_future()
     veto = await _screen(runtime, session, settled) if settled else None
@@ -162,6 +185,7 @@ async def call_turn(
         body,
         _told(pieces, spoken, done, runtime, state, session),
         completion_id=f"chatcmpl-{new_ulid()}",
+        model=model,
     )
 
 
@@ -199,7 +223,9 @@ async def _told(
             done.set_result(spoken)
 
 
-def _answer(body: CallCompletionRequest, pieces: AsyncIterator[str], *, completion_id: str) -> Any:
+def _answer(
+    body: CallCompletionRequest, pieces: AsyncIterator[str], *, completion_id: str, model: str
+) -> Any:
     created = int(time.time())
     if body.stream:
 
@@ -207,7 +233,7 @@ def _answer(body: CallCompletionRequest, pieces: AsyncIterator[str], *, completi
             async for piece in pieces:
                 data = chunk(
                     completion_id=completion_id,
-                    model=body.model,
+                    model=model,
                     created=created,
                     text=piece,
                     finish=None,
@@ -215,7 +241,7 @@ def _answer(body: CallCompletionRequest, pieces: AsyncIterator[str], *, completi
                 yield f"data: {json.dumps(data)}\n\n"
             last = chunk(
                 completion_id=completion_id,
-                model=body.model,
+                model=model,
                 created=created,
                 text=None,
                 finish="stop",
@@ -236,7 +262,7 @@ def _answer(body: CallCompletionRequest, pieces: AsyncIterator[str], *, completi
                 "id": completion_id,
                 "object": "chat.completion",
                 "created": created,
-                "model": body.model,
+                "model": model,
                 "choices": [
                     {
                         "index": 0,

@@ -1,0 +1,113 @@
+"""``place_call``: the agent phones someone it knows through the voice transport (§4.6).
+
+The transport dials; the call's workflow (``call/{call id}``) is started at once, marked
+outbound with the person, so when they answer and the transport's first turn arrives the web
+channel's voice endpoint tells the agent that it called them. Offered only when a transport
+is configured (``PERSYN_VOICE__VAPI_*``).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+from temporalio import activity
+from temporalio.client import Client
+from temporalio.common import WorkflowIDConflictPolicy
+
+from activities.tools.builtin.deps import ToolDeps
+from activities.tools.registry import Tool, ToolError, ToolInput, ToolRun
+from activities.voice.transport import CallTransport, TransportError, transport_from
+from contract import names
+from schemas.text import InvalidTextError, clean_text
+from schemas.voice import CallDirection, StartCallInput
+from store.queries.contacts import find_contacts, known_contacts
+from store.queries.voice import phone_of
+
+
+class PlaceCallInput(ToolInput):
+    """Input of ``place_call``."""
+
+    contact: str = Field(description="The person's name or ID.")
+    first_message: str = Field(
+        description="The first words you will say when they answer, exactly as spoken."
+    )
+
+
+class CallPlaced(BaseModel):
+    """The call the transport is placing."""
+
+    call_id: str
+    contact: str
+    status: str
+
+
+class PlaceCall(Tool):
+    """Phone someone the agent knows."""
+
+    name = "place_call"
+    description = (
+        "Phone someone you know on their recorded number. The call rings now; when they "
+        "answer you speak with them live, and the call is its own conversation."
+    )
+    input_model = PlaceCallInput
+    output_model = CallPlaced
+    timeout_seconds = 30.0
+
+    def __init__(self, deps: ToolDeps, transport: CallTransport, client: Client) -> None:
+        self._deps = deps
+        self._transport = transport
+        self._client = client
+
+    async def run(self, call: ToolRun, args: PlaceCallInput) -> CallPlaced:
+        """Find the person's number, dial, and open the call's session marked outbound."""
+        agent = call.context.agent
+        try:
+            opening = clean_text(args.first_message, what="first_message", max_chars=500)
+        except InvalidTextError as err:
+            raise ToolError(str(err)) from None
+        async with self._deps.db.session() as session:
+            found = await find_contacts(session, agent=agent, who=args.contact)
+            if not found:
+                names_ = ", ".join(await known_contacts(session, agent=agent)) or "nobody yet"
+                raise ToolError(f"no contact matches {args.contact!r}; people you know: {names_}")
+            if len(found) > 1:
+                listed = ", ".join(f"{c.name} ({c.person_id})" for c in found)
+                raise ToolError(f"{args.contact!r} could be several people: {listed}; use an ID")
+            contact = found[0]
+            number = await phone_of(session, agent=agent, person_id=contact.person_id)
+        if number is None:
+            raise ToolError(f"you have no phone number for {contact.name}")
+        try:
+            placed = await self._transport.dial(number, agent, opening)
+        except TransportError as err:
+            raise ToolError(str(err)) from None
+        start = StartCallInput(
+            call_id=placed.call_id,
+            agent=agent,
+            direction=CallDirection.OUTBOUND,
+            tenant="",  # the web tenant is the token the transport's first turn carries
+            person_id=contact.person_id,
+            person_name=contact.name,
+            number=number,
+            idle_timeout_s=self._deps.settings.voice.idle_timeout_s,
+        )
+        await self._client.start_workflow(
+            names.CALL_WORKFLOW,
+            start,
+            id=names.call_workflow_id(placed.call_id),
+            # The calling activity's queue, as deliveries do: the worker that serves this agent.
+            task_queue=(
+                activity.info().task_queue
+                if activity.in_activity()
+                else self._deps.settings.task_queue
+            ),
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        )
+        return CallPlaced(call_id=placed.call_id, contact=contact.name, status=placed.status)
+
+
+def voice_tools(deps: ToolDeps) -> list[Tool]:
+    """``place_call`` when a transport is configured and the worker has a client, else none."""
+    transport = transport_from(deps.settings.voice)
+    if transport is None or deps.client is None:
+        return []
+    return [PlaceCall(deps, transport, deps.client)]
