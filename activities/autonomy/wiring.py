@@ -25,6 +25,7 @@ from activities.tools.builtin.deps import ToolDeps
 from activities.tools.invoke import ToolActivities
 from activities.tools.registry import Tool, ToolRegistry
 from activities.tools.web import build_web
+from activities.voice.tools import voice_tools
 from schemas.settings import Settings
 from store.db import Database
 
@@ -67,7 +68,7 @@ def build_autonomy(
         deps,
         encoder=encoder,
         # Notes own their tools (activities/notes/tools.py), as skills do.
-        extra=[*web.tools, *note_tools(deps), *(extra_tools or [])],
+        extra=[*web.tools, *note_tools(deps), *voice_tools(deps), *(extra_tools or [])],
         provider_tools=web.provider_tools,
     )
     tools = ToolActivities(db, registry, settings.autonomy)
