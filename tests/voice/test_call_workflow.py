@@ -1,4 +1,4 @@
-"""``CallWorkflow`` replays deterministically: a fresh history, and one recorded earlier.
+"""``CallWorkflow``: a call kept until hang-up or an idle spell, and replayed deterministically.
 
 PERSYN_RECORD_HISTORIES=1 records a history that has no file yet; recorded ones are kept, never
 rewritten: a change to the workflow must replay them (``workflow.patched``).
@@ -6,9 +6,11 @@ rewritten: a change to the workflow must replay them (``workflow.patched``).
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 from temporalio.client import Client, WorkflowHistory
+from temporalio.testing import WorkflowEnvironment
 
 from contract import names
 from schemas.ids import new_ulid
@@ -63,3 +65,32 @@ async def test_the_recorded_call_history_replays(client: Client) -> None:
     assert path.exists(), f"record it with PERSYN_RECORD_HISTORIES=1 ({path.name})"
     history = WorkflowHistory.from_json(f"{NAME}-recorded", path.read_text())
     await replayer(client).replay_workflow(history)
+
+
+async def test_a_call_nobody_speaks_on_ends_when_idle(
+    skipping: WorkflowEnvironment, stack: Stack
+) -> None:
+    async with running_worker(skipping.client, stack) as harness:
+        call_id = unique("call")
+        start = StartCallInput(
+            call_id=call_id,
+            agent="ada",
+            direction=CallDirection.OUTBOUND,
+            tenant="",
+            idle_timeout_s=120,
+        )
+        handle = await skipping.client.start_workflow(
+            names.CALL_WORKFLOW,
+            start,
+            id=names.call_workflow_id(call_id),
+            task_queue=harness.task_queue,
+            result_type=CallState,
+        )
+        await handle.signal(names.CALL_TURN, CallTurnSignal())
+        await skipping.sleep(timedelta(seconds=60))
+        await handle.signal(names.CALL_TURN, CallTurnSignal())  # a turn resets the idle timer
+        await skipping.sleep(timedelta(seconds=90))
+        state: CallState = await handle.query(names.CALL_STATE, result_type=CallState)
+        assert state.ended is None
+        ended = await handle.result()
+    assert (ended.ended, ended.turns) == ("idle", 2)
