@@ -125,6 +125,14 @@ warnings = false
 [[operations]]
 include-path-regex = "/media$"
 checks.positive_data_acceptance.enabled = false
+
+# A call's identifier comes from a header or from one of three body fields, which no schema
+# can require together: a body valid by the schema but naming no call is rightly refused (422),
+# so most generated bodies are, and Schemathesis's "validation mismatch" warning says so.
+[[operations]]
+include-path-regex = "/voice/"
+checks.positive_data_acceptance.enabled = false
+warnings = false
 """
     )
     async with serving(settings, client, messages_per_minute=0) as web:
