@@ -148,6 +148,19 @@ async def add_changes(session: AsyncSession, *, changes: Sequence[WorkspaceChang
     await session.flush()
 
 
+async def remembered_changes(session: AsyncSession, *, agent: str, tags: Sequence[str]) -> set[str]:
+    """Which of ``tags`` the agent's memories already carry (changes it remembers seeing)."""
+    if not tags:
+        return set()
+    rows = await execute(
+        session,
+        "SELECT DISTINCT seen.tag FROM memory_records, unnest(tags) AS seen(tag) "
+        "WHERE agent = :agent AND tags && CAST(:tags AS varchar[]) AND seen.tag = ANY(:tags)",
+        {"agent": agent, "tags": list(tags)},
+    )
+    return {str(row.tag) for row in rows}
+
+
 async def list_changes(
     session: AsyncSession, *, workspace: str, limit: int = 50, agent: str | None = None
 ) -> list[WorkspaceChange]:

@@ -43,8 +43,22 @@ async def test_two_agents_edit_one_document_and_each_recalls_who_wrote_what(
         ScriptRule(task="respond", system_match="I added essay.md", reply="I wrote the intro."),
         ScriptRule(task="respond", system_match="I modified essay.md", reply="I wrote the end."),
     ]
+
+    def remembers_the_other(other: str, kind: str) -> ScriptRule:
+        # Asked about the other's part, it answers from its memory of reading the log.
+        return ScriptRule(
+            task="respond",
+            match="what did the other",
+            system_match=f"log that {other} {kind} essay.md",
+            reply=f"{other} {kind} it.",
+        )
+
     async with sandbox_worker(client, stack, docker_engine, rules=rules) as h:
         ada, bo = await new_agent(h), await new_agent(h)
+        h.provider.script.rules[:0] = [
+            remembers_the_other(bo, "modified"),
+            remembers_the_other(ada, "added"),
+        ]
         await create(h.deps.settings, ws, f"{ada}:rw", f"{bo}:rw")
 
         # In turns: Ada writes the document, then Bo appends to it with a shell command.
@@ -79,7 +93,10 @@ async def test_two_agents_edit_one_document_and_each_recalls_who_wrote_what(
                 (bo, "modified"),
             ]
 
-        # Each remembers its own contribution, in its own words, and no one else's.
+        # Each remembers its own contribution, in its own words, and what it saw of the other's
+        # (once: reading the log again adds nothing).
+        [again] = await said_tools(h, ada, "Who changed the essay?")
+        assert len(again["workspaces"][0]["changes"]) == 2
         async with h.db.session() as session:
             memories = {
                 agent: [
@@ -88,16 +105,21 @@ async def test_two_agents_edit_one_document_and_each_recalls_who_wrote_what(
                         select(MemoryRecord)
                         .where(col(MemoryRecord.agent) == agent)
                         .where(col(MemoryRecord.tags).contains(["workspace"]))
+                        .order_by(col(MemoryRecord.created_at))
                     )
                 ]
                 for agent in (ada, bo)
             }
         assert memories == {
             ada: [
-                f'In the shared workspace {ws} I added essay.md (+2/-0 lines): "# Tides\n{INTRO}".'
+                f'In the shared workspace {ws} I added essay.md (+2/-0 lines): "# Tides\n{INTRO}".',
+                f"I read in the shared workspaces' log that {bo} modified essay.md in {ws} "
+                f'(+1/-0 lines): "{CONCLUSION}".',
             ],
             bo: [
-                f'In the shared workspace {ws} I modified essay.md (+1/-0 lines): "{CONCLUSION}".'
+                f'In the shared workspace {ws} I modified essay.md (+1/-0 lines): "{CONCLUSION}".',
+                f"I read in the shared workspaces' log that {ada} added essay.md in {ws} "
+                f'(+2/-0 lines): "# Tides\n{INTRO}".',
             ],
         }
 
@@ -108,3 +130,8 @@ async def test_two_agents_edit_one_document_and_each_recalls_who_wrote_what(
         assert [f.source for f in holding(system, "I added essay.md")] == ["memory"]
         reply = await h.say(bo, "What did you write in our essay about tides?")
         assert reply.marker is not None and reply.marker.text == "I wrote the end."
+        # And what the other wrote, from the memory of reading the log.
+        reply = await h.say(ada, "And what did the other agent do to our essay about tides?")
+        assert reply.marker is not None and reply.marker.text == f"{bo} modified it."
+        reply = await h.say(bo, "And what did the other agent do to our essay about tides?")
+        assert reply.marker is not None and reply.marker.text == f"{ada} added it."

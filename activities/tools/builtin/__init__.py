@@ -52,7 +52,7 @@ def build_registry(
         *([QueryGraph(deps)] if deps.settings.graph.enabled else []),
         *code_tools(deps),
         *image_tools(deps),
-        *workspace_tools(deps),
+        *workspace_tools(deps, encoder),
         *extra,
     ]
     registry = ToolRegistry(tools, provider_tools)

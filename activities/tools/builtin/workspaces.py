@@ -3,21 +3,28 @@
 A shared workspace is a folder the sandboxes of several agents mount at ``/shared/{name}``
 (docs/tools.md, Shared workspaces); the agent edits it through ``run_code``, and each change
 is recorded with who made it. ``workspace_log`` reads that record, for a workspace the agent is
-a member of only. ``invite_to_workspace`` lets a read-write member add another agent (or make a
+a member of only; what it shows of the other members' work the agent remembers (a first-person
+memory on the conversation's channel, each change once), as it remembers its own
+contributions. ``invite_to_workspace`` lets a read-write member add another agent (or make a
 new workspace with it); whether a call first waits for a person is the approval policy's
 (``approvals.tools``), as for any tool.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from activities.memory.encoder import Encoder
 from activities.sandbox.factory import build_provider
 from activities.sandbox.shared.creation import WorkspaceCreateError, create_workspace
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.registry import Tool, ToolError, ToolInput, ToolRun
+from schemas.ids import new_ulid
+from schemas.memory import Sensitivity
 from schemas.workspaces import (
     SHARED_DIR,
     InvalidWorkspaceError,
@@ -27,14 +34,23 @@ from schemas.workspaces import (
     check_workspace_name,
     parse_member,
 )
+from store.queries.memory import NewRecord, insert_record
+from store.queries.people import ensure_channel
 from store.queries.workspaces import (
     get_workspace,
     list_changes,
     memberships,
     missing_agents,
+    remembered_changes,
     set_member,
 )
 from store.tables.columns import utcnow
+
+log = logging.getLogger(__name__)
+
+SEEN_TAG = "change:{id}"
+"""Tag of a memory of another member's change: each is remembered once."""
+_SEEN_PER_MEMORY = 5
 
 
 def _name(value: str) -> str:
@@ -116,8 +132,9 @@ class ReadWorkspaceLog(Tool):
     input_model = WorkspaceLogInput
     output_model = WorkspaceLog
 
-    def __init__(self, deps: ToolDeps) -> None:
+    def __init__(self, deps: ToolDeps, encoder: Encoder | None = None) -> None:
         self._deps = deps
+        self._encoder = encoder
 
     async def run(self, call: ToolRun, args: WorkspaceLogInput) -> WorkspaceLog:
         """The log of one workspace, or of each of the agent's."""
@@ -135,6 +152,7 @@ class ReadWorkspaceLog(Tool):
             else:
                 chosen = list(mine)
             seen = []
+            others: list[WorkspaceChange] = []
             for name in chosen:
                 workspace = await get_workspace(session, name=name)
                 changes = await list_changes(
@@ -155,7 +173,73 @@ class ReadWorkspaceLog(Tool):
                         changes=[_line(c) for c in changes],
                     )
                 )
+                others += [c for c in changes if c.agent != me]
+        await self._remember(call, others)
         return WorkspaceLog(you=me, workspaces=seen)
+
+    async def _remember(self, call: ToolRun, others: list[WorkspaceChange]) -> None:
+        """Keep what the agent saw of the others' work; a failure is logged, never the answer's."""
+        context = call.context
+        try:
+            async with self._deps.db.session() as session:
+                known = await remembered_changes(
+                    session, agent=context.agent, tags=[SEEN_TAG.format(id=c.id) for c in others]
+                )
+                new = [c for c in others if SEEN_TAG.format(id=c.id) not in known]
+                if not new:
+                    return
+                text = observed_summary(new)
+                channel_id = await ensure_channel(
+                    session, agent=context.agent, channel=context.channel, seen_at=call.now
+                )
+                vector = await self._embed(text)
+                await insert_record(
+                    session,
+                    record=NewRecord(
+                        id=new_ulid(),
+                        agent=context.agent,
+                        channel_id=channel_id,
+                        conversation_id=context.conversation_id,
+                        summary=text,
+                        importance=4,
+                        created_at=call.now,
+                        tags=[
+                            "workspace",
+                            *sorted({c.workspace for c in new}),
+                            *(SEEN_TAG.format(id=c.id) for c in new),
+                        ],
+                        # Like the author's own record: workspace work is no one person's secret.
+                        sensitivity=Sensitivity.PUBLIC.value,
+                        embedding=vector,
+                        embed_model=self._encoder.name if vector and self._encoder else None,
+                    ),
+                )
+                await session.commit()
+        except Exception:
+            log.warning("the others' workspace changes not remembered", exc_info=True)
+
+    async def _embed(self, text: str) -> list[float] | None:
+        if self._encoder is None:
+            return None
+        try:
+            async with asyncio.timeout(5):
+                return (await self._encoder.encode([text]))[0]
+        except Exception:  # optional: the memory is kept without a vector
+            log.info("workspace observation stored without a vector", exc_info=True)
+            return None
+
+
+def observed_summary(changes: list[WorkspaceChange]) -> str:
+    """The agent's first-person memory of other members' changes it read in the log."""
+    parts = []
+    for change in changes[:_SEEN_PER_MEMORY]:
+        lines = f"+{change.lines_added}/-{change.lines_removed} lines"
+        said = f': "{change.excerpt[:160]}"' if change.excerpt else ""
+        where = f"{change.path} in {change.workspace}"
+        parts.append(f"{change.agent} {change.kind.value} {where} ({lines}){said}")
+    more = len(changes) - _SEEN_PER_MEMORY
+    rest = f"; and {more} more changes" if more > 0 else ""
+    return f"I read in the shared workspaces' log that {'; '.join(parts)}{rest}."
 
 
 class InviteInput(ToolInput):
@@ -236,8 +320,8 @@ class InviteToWorkspace(Tool):
             await engine.close()
 
 
-def workspace_tools(deps: ToolDeps) -> list[Tool]:
+def workspace_tools(deps: ToolDeps, encoder: Encoder | None = None) -> list[Tool]:
     """The workspace tools, when the sandbox is on (nothing would mount a workspace else)."""
     if not deps.settings.sandbox.enabled:
         return []
-    return [ReadWorkspaceLog(deps), InviteToWorkspace(deps)]
+    return [ReadWorkspaceLog(deps, encoder), InviteToWorkspace(deps)]
