@@ -196,6 +196,10 @@ class CallState(Wire):
     ended: str | None = Field(default=None, description="Why the call ended, once it has.")
 
 
+class CallStateQuery(Wire):
+    """Input of the ``call_state`` query (nothing to say: the call is the workflow's)."""
+
+
 class CallTurnSignal(Wire):
     """A settled turn of the call was answered (resets the idle timer; names the conversation)."""
 

@@ -24,7 +24,7 @@ from schemas.dialog import DialogTurn, Role
 from schemas.events import ChannelRef, CompletionMarker, Speaker
 from schemas.ids import new_ulid
 from schemas.settings import Settings
-from schemas.voice import CallDirection, CallState, StartCallInput
+from schemas.voice import CallDirection, CallState, CallStateQuery, StartCallInput
 from store.db import Database
 from store.queries import voice as queries
 from usecases import submission
@@ -117,7 +117,7 @@ async def open_call(*, client: Client, settings: Settings, start: StartCallInput
         )
     except WorkflowAlreadyStartedError:
         raise CallEndedError(f"call {start.call_id} has ended: start a new call") from None
-    state: CallState = await handle.query(names.CALL_STATE, result_type=CallState)
+    state: CallState = await handle.query(names.CALL_STATE, CallStateQuery(), result_type=CallState)
     if state.ended is not None:
         raise CallEndedError(f"call {start.call_id} has ended ({state.ended}): start a new call")
     return state
@@ -134,7 +134,7 @@ async def call_state(*, client: Client, call_id: str) -> CallState | None:
         raise
     if described.status is not WorkflowExecutionStatus.RUNNING:
         return None
-    state: CallState = await handle.query(names.CALL_STATE, result_type=CallState)
+    state: CallState = await handle.query(names.CALL_STATE, CallStateQuery(), result_type=CallState)
     return state
 
 

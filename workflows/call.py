@@ -23,11 +23,13 @@ from contract import names
 from schemas.voice import (
     CallConclusion,
     CallState,
+    CallStateQuery,
     CallTurnSignal,
     ConclusionsTaken,
     HangUp,
     StartCallInput,
 )
+from workflows import handlers
 
 MAX_PENDING = 20
 """Conclusions kept waiting at most; older ones are dropped first (the latest matter most)."""
@@ -59,7 +61,11 @@ class CallWorkflow:
     def _stirred(self) -> bool:
         return self._heard != self._seen or self._state.ended is not None
 
-    @workflow.signal(name=names.CALL_TURN)
+    @workflow.signal(
+        name=names.CALL_TURN,
+        description="A settled turn was answered (a CallTurnSignal naming the conversation).",
+    )
+    @handlers.guarded_signal(CallTurnSignal)
     def turn(self, data: CallTurnSignal) -> None:
         """A settled turn was answered; the first names the call's conversation for good."""
         self._heard += 1
@@ -67,25 +73,35 @@ class CallWorkflow:
         if self._state.conversation_id is None and data.conversation_id is not None:
             self._state.conversation_id = data.conversation_id
 
-    @workflow.signal(name=names.CALL_CONCLUSION)
+    @workflow.signal(
+        name=names.CALL_CONCLUSION,
+        description="A background run's conclusion, queued for the next spoken answer.",
+    )
+    @handlers.guarded_signal(CallConclusion)
     def conclusion(self, data: CallConclusion) -> None:
         """Queue what a background run concluded."""
         self._heard += 1
         if data.text.strip():
             self._state.pending = [*self._state.pending, data.text][-MAX_PENDING:]
 
-    @workflow.signal(name=names.CONCLUSIONS_TAKEN)
+    @workflow.signal(
+        name=names.CONCLUSIONS_TAKEN,
+        description="The spoken answer wove in the first queued conclusions.",
+    )
+    @handlers.guarded_signal(ConclusionsTaken)
     def taken(self, data: ConclusionsTaken) -> None:
         """Drop the conclusions the spoken answer wove in."""
         self._state.pending = self._state.pending[data.count :]
 
-    @workflow.signal(name=names.HANG_UP)
+    @workflow.signal(name=names.HANG_UP, description="The call ended (a HangUp).")
+    @handlers.guarded_signal(HangUp)
     def hang_up(self, data: HangUp) -> None:
         """The call ended."""
         if self._state.ended is None:
             self._state.ended = data.reason
 
-    @workflow.query(name=names.CALL_STATE)
-    def state(self) -> CallState:
+    @workflow.query(name=names.CALL_STATE, description="The call as it stands.")
+    @handlers.guarded_query(CallStateQuery, optional=True)
+    def state(self, _: CallStateQuery) -> CallState:
         """The call as it stands."""
         return self._state
