@@ -77,6 +77,15 @@ from schemas.peers import PeerMessageInput
 from schemas.pickup import PullOutboxInput, PullOutboxResult
 from schemas.residue import ResidueInput, ResidueResult
 from schemas.sandbox_task import SandboxReport, SandboxTaskInput
+from schemas.voice import (
+    CallConclusion,
+    CallState,
+    CallStateQuery,
+    CallTurnSignal,
+    ConclusionsTaken,
+    HangUp,
+    StartCallInput,
+)
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 INDEX_FILE = "index.json"
@@ -245,6 +254,14 @@ WORKFLOWS: tuple[WorkflowSpec, ...] = (
         DeliveryResult,
         "Carries one outbox message to its channel once: paced between agents, retried, "
         "recorded as delivered, kept for pickup, blocked or failed.",
+    ),
+    WorkflowSpec(
+        names.CALL_WORKFLOW,
+        names.call_workflow_id("{call id}"),
+        StartCallInput,
+        CallState,
+        "One live voice call, keyed by the transport's call ID: its conversation, direction "
+        "and the background conclusions queued for speech, until hang-up or an idle spell.",
     ),
 )
 """Every workflow type a Persyn worker runs; a schedule-started one names its schedule too."""
@@ -417,6 +434,51 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         RememberNowResult,
         "persyn",
         "Sent by `persyn down`: consolidate what was said since the last memory, as of now.",
+    ),
+    HandlerSpec(
+        names.CALL_WORKFLOW,
+        "signal",
+        names.CALL_TURN,
+        CallTurnSignal,
+        None,
+        "persyn",
+        "Sent by the web channel's voice endpoint: a turn of the call was answered.",
+    ),
+    HandlerSpec(
+        names.CALL_WORKFLOW,
+        "signal",
+        names.CALL_CONCLUSION,
+        CallConclusion,
+        None,
+        "persyn",
+        "Sent by the voice endpoint: a background run's conclusion, for the next answer.",
+    ),
+    HandlerSpec(
+        names.CALL_WORKFLOW,
+        "signal",
+        names.CONCLUSIONS_TAKEN,
+        ConclusionsTaken,
+        None,
+        "persyn",
+        "Sent by the voice endpoint: the spoken answer wove in the queued conclusions.",
+    ),
+    HandlerSpec(
+        names.CALL_WORKFLOW,
+        "signal",
+        names.HANG_UP,
+        HangUp,
+        None,
+        "persyn",
+        "The call ended.",
+    ),
+    HandlerSpec(
+        names.CALL_WORKFLOW,
+        "query",
+        names.CALL_STATE,
+        CallStateQuery,
+        CallState,
+        "persyn",
+        "The call as it stands: its conversation, direction, turns and queued conclusions.",
     ),
 )
 """Every handler a Persyn workflow registers; ``caller="persyn"`` ones are internal."""

@@ -135,13 +135,14 @@ def test_index_names_match_temporal_names(exported: tuple[Path, list[Path]]) -> 
         names.folding_workflow_id("{handle}"),
         names.guardrail_workflow_id("{activation ulid}"),
         names.delivery_workflow_id("{outbox ulid}"),
+        names.call_workflow_id("{call id}"),
     ]
     # Schedule IDs are not workflow IDs: a scheduled run's ID is its schedule's plus the time.
     assert [w["schedule"] for w in index["workflows"]][5:] == [
         "maintenance/{handle}",
         "heartbeat/{handle}",
         "reminder/{ulid}",
-        *[None] * 7,
+        *[None] * 8,
     ]
     assert [w["id"] for w in index["workflows"]][:3] == [
         "agent/{handle}",
