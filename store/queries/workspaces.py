@@ -56,6 +56,14 @@ async def create_workspace(
         await set_member(session, workspace=name, member=member, added_by=created_by, at=at)
 
 
+async def count_created_by(session: AsyncSession, *, creator: str) -> int:
+    """How many workspaces ``creator`` (an agent's handle, or ``operator``) has made."""
+    row = await execute(
+        session, "SELECT count(*) FROM workspaces WHERE created_by = :by", {"by": creator}
+    )
+    return int(row.scalar_one())
+
+
 async def set_member(
     session: AsyncSession, *, workspace: str, member: Member, added_by: str, at: datetime
 ) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule, ScriptToolCall
@@ -110,9 +111,9 @@ async def test_a_removed_member_loses_the_mount_at_its_next_command(
 
 
 async def test_a_read_write_member_invites_and_a_read_only_one_cannot(
-    client: Client, stack: Stack, docker_engine: DockerEngine
+    client: Client, stack: Stack, docker_engine: DockerEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ws, fresh = workspace_name(), workspace_name()
+    ws, fresh, third = workspace_name(), workspace_name(), workspace_name()
     async with sandbox_worker(client, stack, docker_engine, rules=[]) as h:
         ada, bo, cy = await new_agent(h), await new_agent(h), await new_agent(h)
         await create(h.deps.settings, ws, f"{ada}:rw")
@@ -134,6 +135,7 @@ async def test_a_read_write_member_invites_and_a_read_only_one_cannot(
             invite(ws, bo, "ro"),
             invite(ws, cy, "rw"),
             invite(fresh, cy, "rw"),
+            invite(third, cy, "rw"),
         ]
         [invited] = await said_tools(h, ada, f"Please invite {bo} to {ws}.")
         assert (invited["agent"], invited["mode"], invited["created"]) == (bo, "ro", False)
@@ -148,3 +150,11 @@ async def test_a_read_write_member_invites_and_a_read_only_one_cannot(
         assert {(m.agent, m.mode.value) for m in shown.members} == {(bo, "rw"), (cy, "rw")}
         members = (await workspaces.show_workspace(settings=h.deps.settings, name=ws)).members
         assert {(m.agent, m.mode.value) for m in members} == {(ada, "rw"), (bo, "ro")}
+
+        # Each workspace is a volume: an agent makes only so many.
+        monkeypatch.setattr("activities.tools.builtin.workspaces.MAX_MADE_BY_AN_AGENT", 1)
+        [capped] = await said_tools(h, bo, f"Please invite {cy} to {third}.")
+        assert "you have made 1 workspaces already" in capped["error"]
+        assert third not in {
+            w.name for w in await workspaces.list_workspaces(settings=h.deps.settings)
+        }

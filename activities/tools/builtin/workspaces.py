@@ -37,6 +37,7 @@ from schemas.workspaces import (
 from store.queries.memory import NewRecord, insert_record
 from store.queries.people import ensure_channel
 from store.queries.workspaces import (
+    count_created_by,
     get_workspace,
     list_changes,
     memberships,
@@ -48,6 +49,8 @@ from store.tables.columns import utcnow
 
 log = logging.getLogger(__name__)
 
+MAX_MADE_BY_AN_AGENT = 10
+"""How many workspaces (each a volume of the engine) one agent may make by inviting."""
 SEEN_TAG = "change:{id}"
 """Tag of a memory of another member's change: each is remembered once."""
 _SEEN_PER_MEMORY = 5
@@ -295,7 +298,13 @@ class InviteToWorkspace(Tool):
             if await missing_agents(session, handles=[invitee.agent]):
                 raise ToolError(f"there is no agent {invitee.agent!r}")
             workspace = await get_workspace(session, name=name)
+            made = await count_created_by(session, creator=me)
         if workspace is None:
+            if made >= MAX_MADE_BY_AN_AGENT:
+                raise ToolError(
+                    f"you have made {made} workspaces already, the most an agent may: invite "
+                    "others to one of them, or ask the operator for a new one"
+                )
             await self._create(name, [Member(agent=me, mode=Mode.READ_WRITE), invitee], me)
             return Invited(workspace=name, agent=invitee.agent, mode=invitee.mode, created=True)
         modes = {m.agent: m.mode for m in workspace.members}
