@@ -6,6 +6,8 @@ under ``PERSYN_REQUIRE_DOCKER=1``); the models are scripted; Temporal and Postgr
 
 from __future__ import annotations
 
+import asyncio
+
 from sqlmodel import col, select
 from temporalio.client import Client
 
@@ -135,3 +137,26 @@ async def test_two_agents_edit_one_document_and_each_recalls_who_wrote_what(
         assert reply.marker is not None and reply.marker.text == f"{bo} modified it."
         reply = await h.say(bo, "And what did the other agent do to our essay about tides?")
         assert reply.marker is not None and reply.marker.text == f"{ada} added it."
+
+
+async def test_overlapping_edits_are_each_put_down_to_their_author(
+    client: Client, stack: Stack, docker_engine: DockerEngine
+) -> None:
+    ws = workspace_name()
+    doc = f"/shared/{ws}/log.txt"
+    rules = [
+        # The slow edit's command spans the quick one's, were they let run side by side.
+        *step("slow edit", "run_command", command=f"sleep 2; echo slow-line >> {doc}"),
+        *step("quick edit", "run_command", command=f"echo quick-line >> {doc}"),
+    ]
+    async with sandbox_worker(client, stack, docker_engine, rules=rules) as h:
+        ada, bo = await new_agent(h), await new_agent(h)
+        await create(h.deps.settings, ws, f"{ada}:rw", f"{bo}:rw")
+        await asyncio.gather(
+            run_task(h, ada, "Please make the slow edit."),
+            run_task(h, bo, "Please make the quick edit."),
+        )
+        log = await workspaces.workspace_log(settings=h.deps.settings, name=ws)
+        assert sorted((c.agent, c.excerpt, c.lines_added) for c in log) == sorted(
+            [(ada, "slow-line", 1), (bo, "quick-line", 1)]
+        )
