@@ -133,7 +133,7 @@ COMMANDS: dict[str, Entry] = {
         "cli.workspace",
         "app",
         "Shared workspaces several agents' sandboxes mount: create, list, show, change members, "
-        "read who changed what.",
+        "read who changed what, delete.",
     ),
     "skills": Entry(
         "cli.skills",

@@ -1,4 +1,4 @@
-"""``persyn workspace create|list|show|add-member|remove-member|log``: shared workspaces.
+"""``persyn workspace create|list|show|add-member|remove-member|log|delete``: shared workspaces.
 
 A shared workspace is a volume each member agent's sandbox mounts at ``/shared/{name}``,
 read-write (``handle:rw``) or read-only (``handle:ro``). Every change a member's sandbox makes
@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from cli.common import excerpt, friendly_errors, run
+from cli.common import UserError, excerpt, friendly_errors, run
 from cli.contacts import JsonOpt
 from schemas.settings import get_settings
 from schemas.workspaces import WorkspaceChange, WorkspacePublic
@@ -21,7 +21,7 @@ from usecases import workspaces
 
 app = typer.Typer(
     help="Shared workspaces several agents' sandboxes mount: create, list, show, change "
-    "members, read who changed what.",
+    "members, read who changed what, delete.",
     no_args_is_help=True,
 )
 NameArg = Annotated[str, typer.Argument(help="The workspace's name, e.g. 'essay'.")]
@@ -111,6 +111,21 @@ def remove_member(
     """Take a member out; its sandbox loses the mount before its next command."""
     found = run(workspaces.remove_member(settings=get_settings(), name=name, agent=agent))
     _print(found, as_json)
+
+
+@app.command()
+@friendly_errors
+def delete(
+    name: NameArg,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Delete a workspace for good: its files (the volume), its members and its change log."""
+    if not yes and not typer.confirm(
+        f"Delete workspace {name!r} with its files and its change log, for good?"
+    ):
+        raise UserError("nothing deleted")
+    found = run(workspaces.delete_workspace(settings=get_settings(), name=name))
+    typer.echo(f"deleted workspace {found.name} (was: {_members(found)})")
 
 
 @app.command()

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Sequence
 
 from activities.sandbox.factory import build_provider
-from activities.sandbox.provider import ExecutionProvider
+from activities.sandbox.provider import ExecutionProvider, SandboxError
 from activities.sandbox.shared import creation
 from schemas.settings import Settings
 from schemas.workspaces import (
@@ -183,6 +183,41 @@ async def remove_member(*, settings: Settings, name: str, agent: str) -> Workspa
         if not removed:
             raise WorkspaceError(f"{wanted.agent!r} is not a member of workspace {name!r}")
         return await _require(db, name)
+
+
+async def delete_workspace(
+    *, settings: Settings, name: str, provider: ExecutionProvider | None = None
+) -> WorkspacePublic:
+    """Delete the workspace: its members out, its volume and files gone, then its record and log.
+
+    Members are taken out first, so no sandbox mounts it again while the volume goes; the
+    containers that mount it are removed (each made anew at its agent's next command). With no
+    engine answering, the members stay out and the record stays: running it again finishes.
+
+    Raises:
+        WorkspaceError: A bad name, no such workspace, or the engine away or refusing.
+    """
+    name = checked_name(name)
+    async with open_store(settings, pool_size=2) as db:
+        found = await _require(db, name)
+        async with db.session() as session:
+            await store.remove_all_members(session, workspace=name)
+            await session.commit()
+        engine = provider or build_provider(settings.sandbox)
+        try:
+            await engine.remove_shared_volume(found.volume)
+        except SandboxError as error:
+            raise WorkspaceError(
+                f"workspace {name!r} not deleted: {error}; its members are out, run this again "
+                "when the engine answers"
+            ) from None
+        finally:
+            if provider is None:
+                await engine.close()
+        async with db.session() as session:
+            await store.delete_workspace(session, name=name)
+            await session.commit()
+        return found
 
 
 async def workspace_log(

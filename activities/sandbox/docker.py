@@ -278,11 +278,19 @@ class DockerProvider(ExecutionProvider):
             raise SandboxError(f"Docker engine: {_first_line(error)}") from error
 
     async def remove_shared_volume(self, volume: str) -> None:
-        """Remove a shared workspace's volume; a missing one is no error."""
+        """Remove a shared workspace's volume, and first every container that mounts it.
+
+        Each such container is made anew at its agent's next command (without the volume, once
+        its membership is gone); a command running in one ends. A missing volume is no error.
+        """
 
         def remove() -> None:
+            client = self._docker()
+            for container in client.containers.list(all=True, filters={"volume": volume}):
+                with contextlib.suppress(NotFound):
+                    container.remove(force=True)
             with contextlib.suppress(NotFound):
-                self._docker().volumes.get(volume).remove(force=True)
+                client.volumes.get(volume).remove(force=True)
 
         try:
             await asyncio.to_thread(remove)

@@ -131,7 +131,12 @@ class ExecutionProvider(ABC):
         raise SandboxError(f"the {self.name} provider has no shared workspaces")
 
     async def remove_shared_volume(self, volume: str) -> None:
-        """Remove a shared workspace's storage; a missing one is no error."""
+        """Remove a shared workspace's storage (unmounted from every sandbox); none is no error.
+
+        Raises:
+            SandboxUnavailableError: No engine answers.
+            SandboxError: This provider has no shared workspaces, or the engine refused.
+        """
         raise SandboxError(f"the {self.name} provider has no shared workspaces")
 
     async def close(self) -> None:

@@ -93,6 +93,20 @@ async def remove_member(session: AsyncSession, *, workspace: str, agent: str) ->
     return bool(result.rowcount)
 
 
+async def remove_all_members(session: AsyncSession, *, workspace: str) -> int:
+    """Take every member out (without committing): no sandbox mounts it from then on."""
+    result = await session.exec(
+        delete(WorkspaceMemberRow).where(col(WorkspaceMemberRow.workspace) == workspace)
+    )
+    return int(result.rowcount or 0)
+
+
+async def delete_workspace(session: AsyncSession, *, name: str) -> bool:
+    """Delete the workspace's record with its members and change log (without committing)."""
+    result = await session.exec(delete(WorkspaceRow).where(col(WorkspaceRow.name) == name))
+    return bool(result.rowcount)
+
+
 def _members(rows: Iterable[WorkspaceMemberRow]) -> list[Member]:
     return [Member(agent=r.agent, mode=Mode(r.mode)) for r in sorted(rows, key=lambda r: r.agent)]
 

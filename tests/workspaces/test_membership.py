@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import docker
 import pytest
 from temporalio.client import Client
 
@@ -158,3 +159,33 @@ async def test_a_read_write_member_invites_and_a_read_only_one_cannot(
         assert third not in {
             w.name for w in await workspaces.list_workspaces(settings=h.deps.settings)
         }
+
+
+async def test_deleting_a_workspace_unmounts_it_and_removes_its_files_and_record(
+    client: Client, stack: Stack, docker_engine: DockerEngine
+) -> None:
+    ws = workspace_name()
+    rules = [
+        *step("write", "run_command", command=f"echo hi > /shared/{ws}/f && echo mine > keep"),
+        *step("look", "run_command", command=f"cat keep; ls /shared/{ws}"),
+    ]
+    async with sandbox_worker(client, stack, docker_engine, rules=rules) as h:
+        agent = await new_agent(h)
+        await create(h.deps.settings, ws, f"{agent}:rw")
+        await run_task(h, agent, "Please write.")
+        assert shared_mounts(docker_engine, agent) == {f"/shared/{ws}": "rw"}
+
+        deleted = await workspaces.delete_workspace(settings=h.deps.settings, name=ws)
+        engine = docker.DockerClient(base_url=docker_engine.host)
+        try:
+            assert deleted.volume not in {v.name for v in engine.volumes.list()}
+        finally:
+            engine.close()
+        names = {w.name for w in await workspaces.list_workspaces(settings=h.deps.settings)}
+        assert ws not in names
+        # Its next command runs in a container made anew, without the mount; /work is kept.
+        looked = json.loads(
+            (await run_task(h, agent, "Please look.")).text.removeprefix("Result: ")
+        )
+        assert looked["exit_code"] != 0 and looked["stdout"] == "mine\n"
+        assert shared_mounts(docker_engine, agent) == {}
