@@ -72,13 +72,21 @@ async def approvals_worker(
     client: Client,
     stack: Stack,
     *,
-    bell: Bell,
+    bell: Tool,
     approvals: dict[str, Any] | None = None,
     rules: list[ScriptRule] | None = None,
     task_queue: str | None = None,
+    overrides: dict[str, Any] | None = None,
 ) -> AsyncIterator[Harness]:
-    """A worker whose model rings ``bell`` when asked, under the approval settings given."""
-    settings = stack.settings(approvals=ASK_BELL if approvals is None else approvals)
+    """A worker whose model rings ``bell`` when asked, under the approval settings given.
+
+    ``bell`` is the one tool the test adds (a :class:`Bell`, or a stand-in of another name).
+
+    ``overrides`` are further settings (the sandbox's network, skills, a Temporal address).
+    """
+    settings = stack.settings(
+        approvals=ASK_BELL if approvals is None else approvals, **(overrides or {})
+    )
     provider = ScriptedProvider(Script(rules=list(RULES if rules is None else rules)))
     deps = dependencies(settings, providers={ProviderName.SCRIPTED: provider}, dsn=stack.dsn)
     deps.extra_tools = [bell]
