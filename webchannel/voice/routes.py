@@ -12,10 +12,11 @@ background (docs/channels.md, "Live voice").
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -139,6 +140,7 @@ async def _turn(
     request: Request, token: TokenPublic, state: WebState, handle: str | None, x_call_id: str | None
 ) -> Any:
     """Answer one settled turn of a live call, at once, with only the words to be spoken."""
+    entered = time.perf_counter()
     # A call's transcript grows with it: its cap is the voice endpoint's own.
     limit = max(state.max_body_bytes, MAX_CALL_BODY_BYTES)
     raw = await read_capped(request, limit=limit, timeout=state.body_timeout_s)
@@ -162,12 +164,19 @@ async def _turn(
         return _answer(body, iter_pieces([]), completion_id=f"chatcmpl-{new_ulid()}", model=model)
     spoken = Spoken()
     done: asyncio.Future[Spoken] = asyncio.get_running_loop().create_future()
+    # The background run starts once the first word is out (or the answer is over), so its
+    # submission's work does not delay the first word; past the fast model's limit it starts
+    # regardless, so a turn whose answer is never read is not lost.
+    first_word = asyncio.Event()
     veto = await _screen(runtime, session, settled) if settled else None
     if veto is not None:
         pieces = iter_pieces([veto])
     else:
         if settled:
-            runtime.spawn(_background(runtime, state, session, settled, done))
+            begin = _after(first_word, state.settings.voice.fast_timeout_s + 1)
+            # The call's first words to reach the pipeline carry who dialled whom.
+            first, session.cued = not session.cued, True
+            runtime.spawn(_background(runtime, state, session, settled, first, done, begin))
         await _refresh_prompt(runtime, state, session)
         turn = settled or GREETING_CUE.format(person=session.person)
         model_request = fast_request(session, body.messages, turn)
@@ -181,12 +190,21 @@ async def _turn(
         )
     session.turns += 1
     session.system_turns += 1
+    own_ms = (time.perf_counter() - entered) * 1000
     return _answer(
         body,
-        _told(pieces, spoken, done, runtime, state, session),
+        _told(pieces, spoken, done, first_word, runtime, state, session),
         completion_id=f"chatcmpl-{new_ulid()}",
         model=model,
+        # The endpoint's own time before the fast model is asked (the model's is the rest).
+        headers={"Server-Timing": f'voice;dur={own_ms:.1f};desc="before the fast model"'},
     )
+
+
+async def _after(event: asyncio.Event, limit_s: float) -> None:
+    """Return once ``event`` is set, or after ``limit_s`` seconds."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(event.wait(), limit_s)
 
 
 async def iter_pieces(pieces: list[str]) -> AsyncIterator[str]:
@@ -199,6 +217,7 @@ async def _told(
     pieces: AsyncIterator[str],
     spoken: Spoken,
     done: asyncio.Future[Spoken],
+    first_word: asyncio.Event,
     runtime: VoiceRuntime,
     state: WebState,
     session: CallSession,
@@ -207,7 +226,9 @@ async def _told(
     try:
         async for piece in pieces:
             yield piece
+            first_word.set()
     finally:
+        first_word.set()
         spoken.text = spoken.text or "".join(spoken.pieces).strip()
         if spoken.woven:
             del session.pending[: spoken.woven]
@@ -224,7 +245,12 @@ async def _told(
 
 
 def _answer(
-    body: CallCompletionRequest, pieces: AsyncIterator[str], *, completion_id: str, model: str
+    body: CallCompletionRequest,
+    pieces: AsyncIterator[str],
+    *,
+    completion_id: str,
+    model: str,
+    headers: dict[str, str] | None = None,
 ) -> Any:
     created = int(time.time())
     if body.stream:
@@ -252,7 +278,7 @@ def _answer(
         return StreamingResponse(
             events(),
             media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **(headers or {})},
         )
 
     async def whole() -> JSONResponse:
@@ -270,7 +296,8 @@ def _answer(
                         "finish_reason": "stop",
                     }
                 ],
-            }
+            },
+            headers=headers,
         )
 
     return whole()
@@ -345,6 +372,7 @@ async def _session(
             conversation_id=opened.conversation_id,
             pending=list(opened.pending),
             turns=opened.turns,
+            cued=opened.turns > 0,
         )
         runtime.sessions.put(session)
         return session
@@ -401,10 +429,12 @@ async def _background(
     state: WebState,
     session: CallSession,
     text: str,
+    first: bool,
     spoken: asyncio.Future[Spoken],
+    begin: Coroutine[Any, Any, None],
 ) -> None:
     """The turn through the full pipeline; then the spoken words recorded after it."""
-    first = session.conversation_id is None and session.turns <= 1
+    await begin
     cue = ""
     if first:
         cue = f"[{direction_cue(session.direction, session.agent_name, session.person)}]\n"

@@ -43,6 +43,8 @@ class CallSession:
     pending: list[str] = field(default_factory=list)
     """Background conclusions not yet woven into speech."""
     turns: int = 0
+    cued: bool = False
+    """The direction cue went to the pipeline (with the call's first words)."""
     generation: int = 0
     fragments: list[str] = field(default_factory=list)
     persisting: asyncio.Lock = field(default_factory=asyncio.Lock)
