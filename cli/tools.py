@@ -1,4 +1,4 @@
-"""``persyn tools list``: every tool an agent could be offered, its source and availability."""
+"""``persyn tools list``: every tool an agent could be offered, its source, approval and state."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import typer
 from cli.common import fail, friendly_errors
 
 app = typer.Typer(
-    help="List the tools an agent can be offered: source, availability, why not.",
+    help="List the tools an agent can be offered: source, approval, availability, why not.",
     no_args_is_help=True,
 )
 
@@ -22,7 +22,12 @@ def list_tools(
     agent: Annotated[str, typer.Option("--agent", "-a", help="The agent's handle.")],
     as_json: Annotated[bool, typer.Option("--json", help="One JSON array.")] = False,
 ) -> None:
-    """Each tool, its source (built-in, provider, mcp:<server>, skill, sandbox), and why not."""
+    """Each tool: its source, when its calls wait for approval, and why it is not offered.
+
+    Sources: built-in, provider, mcp:<server>, skill, sandbox. Approval, under the current
+    [approvals] settings for this agent: always, first contact (a message to someone the agent
+    never wrote to), with network (the sandbox has one), or never.
+    """
     from pydantic import ValidationError
 
     from schemas.settings import get_settings
@@ -33,11 +38,16 @@ def list_tools(
     except ValidationError:
         fail(f"{agent[:40]!r} is not an agent handle (lowercase letters, digits and -)")
     if as_json:
-        typer.echo(json.dumps([row.model_dump() for row in rows]))
+        typer.echo(json.dumps([row.model_dump(mode="json") for row in rows]))
         return
     width = max((len(row.name) for row in rows), default=0)
     source_width = max((len(row.source) for row in rows), default=0)
+    approval_width = max((len(f"approval: {row.approval}") for row in rows), default=0)
     for row in rows:
         state = "available" if row.available else f"unavailable: {row.reason}"
         note = f" ({row.reason})" if row.available and row.reason else ""
-        typer.echo(f"{row.name:<{width}}  {row.source:<{source_width}}  {state}{note}")
+        approval = f"approval: {row.approval}"
+        typer.echo(
+            f"{row.name:<{width}}  {row.source:<{source_width}}  "
+            f"{approval:<{approval_width}}  {state}{note}"
+        )

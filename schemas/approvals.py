@@ -174,6 +174,40 @@ def needs_approval(settings: ApprovalSettings, *, agent: str, facts: CallFacts) 
     return None
 
 
+class ApprovalWhen(StrEnum):
+    """When a tool's calls wait for approval, as ``persyn tools list`` shows it."""
+
+    ALWAYS = "always"
+    FIRST_CONTACT = "first contact"
+    """Only a message to someone the agent never wrote to."""
+    WITH_NETWORK = "with network"
+    """Every call, because the sandbox has a network."""
+    NEVER = "never"
+
+
+def approval_when(
+    settings: ApprovalSettings, *, agent: str, facts: CallFacts, writes_to_contacts: bool
+) -> ApprovalWhen:
+    """When calls of ``facts.tool`` wait, whatever their arguments: :func:`needs_approval`'s view.
+
+    ``facts`` are what is known of the tool without a call (``new_contact`` is ignored);
+    ``writes_to_contacts`` says that a call may write to someone new, which only its arguments
+    decide.
+    """
+    known = facts.model_copy(update={"new_contact": None})
+    reason = needs_approval(settings, agent=agent, facts=known)
+    if reason is not None:
+        explicit = settings.rule_for(agent, facts.tool) is not None
+        if known.sandbox_network and settings.sandbox_network and not explicit:
+            return ApprovalWhen.WITH_NETWORK
+        return ApprovalWhen.ALWAYS
+    if writes_to_contacts:
+        someone = known.model_copy(update={"new_contact": "someone new"})
+        if needs_approval(settings, agent=agent, facts=someone) is not None:
+            return ApprovalWhen.FIRST_CONTACT
+    return ApprovalWhen.NEVER
+
+
 def summarize_arguments(text: str, limit: int = SUMMARY_CHARS) -> str:
     """A call's arguments as an approval shows them: on one line, cut at ``limit``."""
     flat = " ".join(

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from schemas.approvals import ApprovalWhen
+
 
 class WebSettings(BaseModel):
     """The web tools (``PERSYN_WEB__*``, ``[web]`` in persyn.toml)."""
@@ -101,3 +103,8 @@ class ToolAvailability(BaseModel):
     source: str = Field(description="built-in, provider, mcp:<server>, skill or sandbox.")
     available: bool
     reason: str = ""
+    approval: ApprovalWhen = Field(
+        default=ApprovalWhen.NEVER,
+        description="When the agent's calls of it wait for a person's approval "
+        "(docs/approvals.md): always, first contact, with network, or never.",
+    )

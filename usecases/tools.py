@@ -17,8 +17,10 @@ from pydantic import TypeAdapter
 
 from activities.gateway.providers.openai_tools import WEB_SEARCH_OPTIONS
 from activities.gateway.registry import ModelRegistry
+from activities.tools.approvals import when_tool_waits
 from activities.tools.builtin import build_registry
 from activities.tools.builtin.deps import ToolDeps
+from activities.tools.mcp.tools import PREFIX as MCP_PREFIX
 from activities.tools.registry import Tool
 from activities.tools.web import availability as web_availability
 from activities.tools.web import web_search_specs
@@ -165,4 +167,17 @@ async def list_tools(*, settings: Settings, agent: str) -> list[ToolAvailability
         *await _servers(settings),
     ]
     rows = _for_model(rows, ModelRegistry.from_settings(settings).bindings[TaskType.RESPOND])
+    rows = [_with_approval(row, settings, agent) for row in rows]
     return sorted(rows, key=lambda r: (r.source != "built-in", r.source, r.name))
+
+
+def _with_approval(row: ToolAvailability, settings: Settings, agent: str) -> ToolAvailability:
+    """``row`` with when ``agent``'s calls of it wait for approval, under the current policy."""
+    tool = row.name
+    if row.source.startswith("mcp:") and not tool.startswith(MCP_PREFIX):
+        # A server that is down is one row, "*": its tools would be named so.
+        tool = f"{MCP_PREFIX}{row.source.removeprefix('mcp:')}__{tool}"
+    when = when_tool_waits(
+        settings.approvals, agent=agent, tool=tool, sandbox_network=settings.sandbox.network
+    )
+    return row.model_copy(update={"approval": when})

@@ -27,10 +27,12 @@ from schemas.approvals import (
     ApprovalAsk,
     ApprovalDecision,
     ApprovalSettings,
+    ApprovalWhen,
     AskApprovalInput,
     CallFacts,
     PendingApproval,
     SettleApprovalInput,
+    approval_when,
     needs_approval,
     notice_text,
     refusal_text,
@@ -48,6 +50,42 @@ from store.queries.tool_calls import finish_call, get_call
 from store.tables.columns import utcnow
 
 log = logging.getLogger(__name__)
+
+
+def tool_facts(tool: str, *, sandbox_network: bool) -> CallFacts:
+    """What is known of a call of ``tool`` before its arguments are read.
+
+    Args:
+        tool: The tool's registry name.
+        sandbox_network: Whether the sandbox has a network (``sandbox.network`` is not 'none').
+    """
+    return CallFacts(
+        tool=tool,
+        mcp=tool.startswith(MCP_PREFIX),
+        sandbox_network=tool == RUN_CODE and sandbox_network,
+    )
+
+
+def when_tool_waits(
+    settings: ApprovalSettings, *, agent: str, tool: str, sandbox_network: str
+) -> ApprovalWhen:
+    """When ``agent``'s calls of ``tool`` wait for approval (``persyn tools list``).
+
+    The same facts and the same policy as a generation round's (:class:`ApprovalPolicy`), so the
+    listing and the worker never disagree.
+
+    Args:
+        settings: The approval settings.
+        agent: The agent's handle (its own rules win).
+        tool: The tool's registry name, or a pattern (a tool server's ``mcp__{server}__*``).
+        sandbox_network: The sandbox's network setting (``'none'``: no network).
+    """
+    return approval_when(
+        settings,
+        agent=agent,
+        facts=tool_facts(tool, sandbox_network=sandbox_network != "none"),
+        writes_to_contacts=tool == MessageContact.name,
+    )
 
 
 class ApprovalPolicy:
@@ -85,11 +123,7 @@ class ApprovalPolicy:
         return asks
 
     async def _facts(self, agent: str, call: ToolCall) -> CallFacts:
-        facts = CallFacts(
-            tool=call.name,
-            mcp=call.name.startswith(MCP_PREFIX),
-            sandbox_network=call.name == RUN_CODE and self._sandbox_network,
-        )
+        facts = tool_facts(call.name, sandbox_network=self._sandbox_network)
         if call.name == MessageContact.name and call.raw_arguments is None:
             facts = facts.model_copy(update={"new_contact": await self._new_contact(agent, call)})
         return facts
