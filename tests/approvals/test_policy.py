@@ -17,13 +17,24 @@ from pydantic import ValidationError
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule, ScriptToolCall
-from schemas.approvals import ApprovalSettings, CallFacts, needs_approval
+from activities.tools.builtin.code import TOOL_NAME as RUN_CODE
+from activities.tools.builtin.code import RunCodeInput
+from activities.tools.registry import Tool, ToolRun
+from schemas.approvals import (
+    ApprovalSettings,
+    ApprovalStatus,
+    ApprovalWhen,
+    CallFacts,
+    approval_when,
+    needs_approval,
+)
 from schemas.events import ChannelRef, Speaker
+from schemas.models import TaskType
 from schemas.settings import Settings
 from store.queries.people import resolve_speaker
 from tests.approvals.conftest import AFTER_TOOL, Bell, approvals_worker, saying, waiting
 from tests.autonomy.conftest import tool_calls
-from tests.harness import Stack, terminal
+from tests.harness import Harness, Stack, terminal
 from usecases import approvals
 
 DEFAULTS = ApprovalSettings()
@@ -75,6 +86,50 @@ def test_an_explicit_rule_always_decides(
     else:
         # Without a "never", the defaults hold: the call writes to someone new, so it waits.
         assert reason is not None
+
+
+@given(
+    tool=st.text(max_size=30),
+    found=rules,
+    switches=st.fixed_dictionaries(
+        {
+            "enabled": st.booleans(),
+            "new_contacts": st.booleans(),
+            "sandbox_network": st.booleans(),
+            "mcp": st.booleans(),
+        }
+    ),
+    mcp=st.booleans(),
+    network=st.booleans(),
+    writes=st.booleans(),
+)
+def test_what_tools_list_says_is_what_the_policy_does(
+    tool: str,
+    found: dict[str, str],
+    switches: dict[str, bool],
+    mcp: bool,
+    network: bool,
+    writes: bool,
+) -> None:
+    found = {key: value for key, value in found.items() if key.strip()}
+    settings = ApprovalSettings.model_validate({"tools": found, **switches})
+    facts = CallFacts(tool=tool, mcp=mcp, sandbox_network=network)
+    when = approval_when(settings, agent="ada", facts=facts, writes_to_contacts=writes)
+    # What any call waits for, and what a call to someone new waits for.
+    anyone = needs_approval(settings, agent="ada", facts=facts) is not None
+    someone_new = (
+        writes
+        and needs_approval(
+            settings, agent="ada", facts=facts.model_copy(update={"new_contact": "Carol"})
+        )
+        is not None
+    )
+    if when in (ApprovalWhen.ALWAYS, ApprovalWhen.WITH_NETWORK):
+        assert anyone
+    elif when is ApprovalWhen.FIRST_CONTACT:
+        assert not anyone and someone_new
+    else:
+        assert not anyone and not someone_new
 
 
 def test_persyn_toml_sets_rules_per_agent_and_refuses_a_bad_one_by_name(
@@ -151,3 +206,105 @@ async def test_a_message_to_someone_never_written_to_waits_and_to_a_known_one_do
         )
         receipt = await said
         assert receipt.marker is not None and "refused by Ann" in str(receipt.marker.text)
+
+
+NO_ENGINE = {"docker_host": "unix:///nonexistent/docker.sock"}
+"""No engine answers, so the real ``run_code`` is not registered; :class:`StandIn` is."""
+
+
+class StandIn(Tool):
+    """``run_code`` as the registry offers it, counting its runs; no sandbox runs anything."""
+
+    name = RUN_CODE
+    description = "Run code in your sandbox."
+    input_model = RunCodeInput
+
+    def __init__(self) -> None:
+        self.runs: list[str] = []
+
+    async def run(self, call: ToolRun, args: RunCodeInput) -> dict[str, str]:
+        self.runs.append(call.call_id)
+        return {"status": "started"}
+
+
+RUN = ScriptRule(
+    task="respond",
+    match="compute",
+    after_tool=False,
+    tool_calls=[ScriptToolCall(name=RUN_CODE, arguments={"task": "Fetch the weather."})],
+)
+
+
+def _ran(harness: Harness) -> str:
+    """What the model read last as a tool's result (its round after the call)."""
+    [*_, last] = [
+        r
+        for r in harness.provider.requests
+        if r.task is TaskType.RESPOND and r.messages and r.messages[-1].role == "tool"
+    ]
+    return last.messages[-1].content
+
+
+async def test_run_code_in_a_sandbox_with_a_network_waits_and_a_refusal_is_read(
+    client: Client, stack: Stack
+) -> None:
+    sandbox = {**NO_ENGINE, "network": "research"}
+    stand_in = StandIn()
+    async with approvals_worker(
+        client,
+        stack,
+        bell=stand_in,
+        approvals={},
+        rules=[AFTER_TOOL, RUN],
+        overrides={"sandbox": sandbox},
+    ) as harness:
+        agent = (await harness.create_agent()).handle
+        said = saying(harness, agent, "Please compute it in your sandbox.")
+        [asked] = await waiting(harness, agent)
+        assert asked.tool == RUN_CODE
+        assert asked.reason == "run_code runs code in a sandbox with network access"
+        assert '"task": "Fetch the weather."' in asked.arguments
+        await approvals.decide_approval(
+            db=harness.db,
+            client=client,
+            approval_id=asked.approval_id,
+            approve=False,
+            by="Grace",
+            why="no network today",
+        )
+        receipt = await said
+
+        assert receipt.marker is not None and receipt.marker.text is not None
+        assert "refused by Grace: no network today" in receipt.marker.text
+        # The model read it as the tool's result (fenced, as every tool result is).
+        read = _ran(harness)
+        assert '{"error": "refused by Grace: no network today"}' in read
+        [call] = await tool_calls(harness, asked.activation_id)
+        assert call.name == RUN_CODE and call.is_error
+        [kept] = await approvals.list_approvals(db=harness.db, agent=agent, every_status=True)
+        assert kept.status is ApprovalStatus.REFUSED
+        assert stand_in.runs == []
+
+
+async def test_run_code_in_a_sandbox_without_a_network_does_not_wait(
+    client: Client, stack: Stack
+) -> None:
+    sandbox = {**NO_ENGINE, "network": "none"}
+    stand_in = StandIn()
+    async with approvals_worker(
+        client,
+        stack,
+        bell=stand_in,
+        approvals={},
+        rules=[AFTER_TOOL, RUN],
+        overrides={"sandbox": sandbox},
+    ) as harness:
+        agent = (await harness.create_agent()).handle
+        # Answered without anyone deciding: the call went straight to the tool.
+        receipt = await harness.say(agent, "Please compute it in your sandbox.")
+
+        assert receipt.marker is not None and receipt.marker.text is not None
+        [call] = await tool_calls(harness, str(receipt.marker.activation_id))
+        assert call.name == RUN_CODE and not call.is_error
+        assert stand_in.runs == [call.id]
+        assert await approvals.list_approvals(db=harness.db, agent=agent, every_status=True) == []
