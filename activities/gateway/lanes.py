@@ -40,7 +40,14 @@ QUIET_S = 1.5
 """How long after the last reply background work waits before it takes the model."""
 
 REPLY_TASKS = frozenset(
-    {TaskType.RESPOND, TaskType.DECIDE, TaskType.CRITIQUE, TaskType.REFINE, TaskType.CAPTION}
+    {
+        TaskType.RESPOND,
+        TaskType.DECIDE,
+        TaskType.CRITIQUE,
+        TaskType.REFINE,
+        TaskType.CAPTION,
+        TaskType.VOICE,  # a caller on the line waits for every word
+    }
 )
 """Tasks on the path of a reply; the rest (memory, observation, emotion, ...) never are."""
 
