@@ -41,7 +41,7 @@ async def test_a_fast_model_too_slow_is_a_holding_phrase_and_the_turn_is_kept(
         assert HOLDING in [r.text for r in rows if r.role == "agent"]
 
 
-async def test_a_cooldown_in_force_is_said_and_nothing_runs(
+async def test_a_cooldown_in_force_is_said_instead_and_the_pipeline_does_not_run(
     client: Client, stack: Stack, tmp_path: Path
 ) -> None:
     async with running_worker(client, stack) as worker:
@@ -63,8 +63,8 @@ async def test_a_cooldown_in_force_is_said_and_nothing_runs(
             status, words = await say(line, turn(agent, unique("call"), "hello"))
             await line.runtime.drain()
         assert status == 200 and words.startswith("I'm taking a break") and "abuse" in words
-        assert not line.fast.requests, "no model is asked while the gate is shut"
-        assert await dialog(worker, agent) == []
+        assert "Spoken" not in words, "nothing the fast model wrote is said past the gate"
+        assert await dialog(worker, agent) == [], "nor does the pipeline run"
 
 
 async def test_a_worker_gone_mid_call_loses_no_turn(

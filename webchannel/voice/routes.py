@@ -16,7 +16,7 @@ import contextlib
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -168,26 +168,29 @@ async def _turn(
     # submission's work does not delay the first word; past the fast model's limit it starts
     # regardless, so a turn whose answer is never read is not lost.
     first_word = asyncio.Event()
-    veto = await _screen(runtime, session, settled) if settled else None
-    if veto is not None:
-        pieces = iter_pieces([veto])
-    else:
-        if settled:
-            begin = _after(first_word, state.settings.voice.fast_timeout_s + 1)
-            # The call's first words to reach the pipeline carry who dialled whom.
-            first, session.cued = not session.cued, True
-            runtime.spawn(_background(runtime, state, session, settled, first, done, begin))
-        await _refresh_prompt(runtime, state, session)
-        turn = settled or GREETING_CUE.format(person=session.person)
-        model_request = fast_request(session, body.messages, turn)
-        spoken.woven = len(session.pending)
-        pieces = speak(
+    # The hard gates read the caller's words beside the fast model's call, and no word is said
+    # before they pass: a veto is said instead, and the model's words are dropped unheard.
+    screening = asyncio.create_task(_screen(runtime, session, settled)) if settled else None
+    if settled:
+        begin = _after(first_word, state.settings.voice.fast_timeout_s + 1)
+        # The call's first words to reach the pipeline carry who dialled whom.
+        first, session.cued = not session.cued, True
+        runtime.spawn(_background(runtime, state, session, settled, first, screening, done, begin))
+    await _refresh_prompt(runtime, state, session)
+    turn = settled or GREETING_CUE.format(person=session.person)
+    model_request = fast_request(session, body.messages, turn)
+    spoken.woven = len(session.pending)
+    pieces = _gated(
+        screening,
+        speak(
             runtime.deps.gateway,
             model_request,
             timeout_s=state.settings.voice.fast_timeout_s,
             holding=state.settings.voice.holding_phrase,
             spoken=spoken,
-        )
+        ),
+        spoken,
+    )
     session.turns += 1
     session.system_turns += 1
     own_ms = (time.perf_counter() - entered) * 1000
@@ -199,6 +202,23 @@ async def _turn(
         # The endpoint's own time before the fast model is asked (the model's is the rest).
         headers={"Server-Timing": f'voice;dur={own_ms:.1f};desc="before the fast model"'},
     )
+
+
+async def _gated(
+    screening: asyncio.Task[str | None] | None,
+    pieces: AsyncGenerator[str, None],
+    spoken: Spoken,
+) -> AsyncIterator[str]:
+    """``pieces``, once ``screening`` has passed; its veto alone when it has not."""
+    async with contextlib.aclosing(pieces):  # closing it cancels the model's call
+        async for piece in pieces:
+            veto = await screening if screening is not None else None
+            if veto is not None:
+                spoken.pieces, spoken.text, spoken.woven = [veto], veto, 0
+                yield veto
+                return
+            screening = None
+            yield piece
 
 
 async def _after(event: asyncio.Event, limit_s: float) -> None:
@@ -430,11 +450,18 @@ async def _background(
     session: CallSession,
     text: str,
     first: bool,
+    screening: asyncio.Task[str | None] | None,
     spoken: asyncio.Future[Spoken],
     begin: Coroutine[Any, Any, None],
 ) -> None:
-    """The turn through the full pipeline; then the spoken words recorded after it."""
+    """The turn through the full pipeline; then the spoken words recorded after it.
+
+    Nothing runs for a turn the hard gates refused.
+    """
     await begin
+    if screening is not None and await screening is not None:
+        session.cued = session.cued and not first
+        return
     cue = ""
     if first:
         cue = f"[{direction_cue(session.direction, session.agent_name, session.person)}]\n"

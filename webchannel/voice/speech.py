@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 
 from activities.context.fencing import Provenance, fence
@@ -80,7 +80,7 @@ async def speak(
     timeout_s: float,
     holding: str,
     spoken: Spoken,
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str, None]:
     """The answer's pieces as the model writes them; a holding phrase in place of nothing.
 
     ``timeout_s`` bounds the wait for each piece: a model that stalls is cut off, and what it
