@@ -67,6 +67,7 @@ from activities.sandbox.delegation import DelegationActivities
 from activities.sandbox.delegation_source import sandbox_reports_source
 from activities.sandbox.factory import build_provider as build_execution_provider
 from activities.sandbox.shared.mounts import shared_mounts
+from activities.sandbox.shared.source import WorkspacesSource
 from activities.scheduling.reminders import Reminders
 from activities.senses.wiring import build_senses
 from activities.skills.wiring import build_skills
@@ -253,6 +254,7 @@ def activities(
         ParkedSource(deps.db, deps.settings.deliberation),
         EmotionSource(emotion.mood),
         sandbox_reports_source(deps.db),
+        WorkspacesSource(deps.db),
         renders_source(deps.db),
         *skills.sources,
         *deps.extra_sources,

@@ -130,6 +130,11 @@ async def test_two_agents_edit_one_document_and_each_recalls_who_wrote_what(
         assert reply.marker is not None and reply.marker.text == "I wrote the intro."
         system = h.provider.last(TaskType.RESPOND).system
         assert [f.source for f in holding(system, "I added essay.md")] == ["memory"]
+        # Its prompt also names the workspace, its mode, the other member and the latest change.
+        [listed] = holding(system, f"/shared/{ws}: you read-write, with {bo} (rw)")
+        assert (
+            listed.source == "workspaces" and f"last change: {bo} modified essay.md" in listed.body
+        )
         reply = await h.say(bo, "What did you write in our essay about tides?")
         assert reply.marker is not None and reply.marker.text == "I wrote the end."
         # And what the other wrote, from the memory of reading the log.
