@@ -49,8 +49,8 @@ from schemas.sandbox import SandboxSettings
 from schemas.senses import SensesSettings
 from schemas.skills import SkillSettings
 from schemas.telegram import TelegramSettings
-from schemas.web import WebSettings
 from schemas.voice import VoiceSettings
+from schemas.web import WebSettings
 
 ProviderChoice = Literal["auto", "anthropic", "openai", "openai-compatible", "local", "scripted"]
 MeterName = Literal["ledger", "prometheus", "event-log"]
