@@ -23,7 +23,10 @@ def uploaded_file(content_type: str | None, body: bytes) -> bytes:
     Raises:
         UploadError: An empty body, or a multipart form without a readable ``file`` part.
     """
-    kind, params = parse_options_header(content_type or "")
+    try:
+        kind, params = parse_options_header(content_type or "")
+    except (UnicodeError, ValueError):  # a header no browser sends: the body is the file
+        kind, params = b"", {}
     if kind == b"multipart/form-data":
         boundary = params.get(b"boundary")
         if not boundary:
@@ -81,7 +84,10 @@ def _file_part(boundary: bytes, body: bytes) -> bytes:
             "the multipart form cannot be read: send the file in a 'file' field"
         ) from None
     for part_headers, part in parts:
-        _, disposition = parse_options_header(part_headers.get(b"content-disposition", b""))
+        try:
+            _, disposition = parse_options_header(part_headers.get(b"content-disposition", b""))
+        except (UnicodeError, ValueError):
+            continue
         if disposition.get(b"name") == FIELD:
             return part
     raise UploadError("the multipart form has no 'file' field: send the file in one")

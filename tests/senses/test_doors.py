@@ -27,6 +27,7 @@ from tests.harness import Stack
 from tests.senses.conftest import INJECTION, jpeg, png
 from usecases.images import PictureRefusedError, keep_sent_picture
 from usecases.recordings import RecordingRefusedError, keep_sent_recording
+from webchannel.uploads import UploadError, uploaded_file
 
 FIFTY_MB = 50 * 1024 * 1024
 
@@ -184,3 +185,33 @@ def test_any_file_name_is_refused_in_one_line(name: str) -> None:
         assert result.exit_code == 1
         [line] = result.stderr.splitlines()
         assert line.startswith("error: ")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.none(),
+        st.text(max_size=80),
+        st.builds(lambda b: f"multipart/form-data; boundary={b}", st.text(max_size=20)),
+    ),
+    st.binary(max_size=300),
+)
+def test_any_upload_body_gives_a_file_or_a_one_line_refusal(
+    content_type: str | None, body: bytes
+) -> None:
+    try:
+        found = uploaded_file(content_type, body)
+    except UploadError as err:
+        assert "\n" not in str(err)
+    else:
+        assert found
+
+
+def test_a_multipart_form_gives_its_file_part() -> None:
+    form = (
+        b'--b\r\nContent-Disposition: form-data; name="note"\r\n\r\nhello\r\n'
+        b'--b\r\nContent-Disposition: form-data; name="file"; filename="k.png"\r\n'
+        b"Content-Type: image/png\r\n\r\n" + png() + b"\r\n--b--\r\n"
+    )
+    assert uploaded_file("multipart/form-data; boundary=b", form) == png()
+    assert uploaded_file("application/octet-stream", png()) == png()
