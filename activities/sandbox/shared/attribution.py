@@ -143,10 +143,12 @@ class WorkspaceAttribution:
             result = await step()
             after = await self._snapshots(agent, list(before))
             at = utcnow()
+            # A workspace missing from either snapshot is not attributed (never all "deleted").
             found = [
                 _change(name, agent, change, task_id, at)
                 for name in before
-                for change in changes(before[name], after.get(name, {}))
+                if name in after
+                for change in changes(before[name], after[name])
             ]
             if found:
                 await add_changes(session, changes=found)
