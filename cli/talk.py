@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import getpass
 import json
+import shlex
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -226,6 +227,7 @@ async def _converse(
 ) -> None:
     name = console.name
     print(f"talking with {name} as {speaker.speaker_id} on {here.key} (Ctrl-D to leave)")
+    print("send a picture or a recording with: /image PATH [words], /audio PATH [words]")
     print("\n".join(describe_mind(settings)))
     if not await serving(settings, client):
         console.commit(f"[{submission.no_worker(settings)}; messages wait until a worker serves]")
@@ -240,7 +242,18 @@ async def _converse(
         if line.strip() in {"/quit", "/exit"}:
             break
         try:
-            event = build_event(channel=here, speaker=speaker, text=line, stream=console.live)
+            text, images, recordings = await _with_media(settings, handle, line)
+            event = build_event(
+                channel=here,
+                speaker=speaker,
+                text=text,
+                stream=console.live,
+                images=images,
+                recordings=recordings,
+            )
+        except UserError as err:
+            console.commit(f"[not sent: {err}]")
+            continue
         except ValueError as err:
             console.commit(f"[not sent: {_reason(err)}]")
             continue
@@ -260,6 +273,33 @@ async def _converse(
             finally:
                 await _stopped(stream_task)
         console.commit(render(receipt, name))
+
+
+MEDIA_COMMANDS = {"/image": "(a picture)", "/audio": "(a recording)"}
+"""Chat lines that send a file: the command, then its path, then any words (else these)."""
+
+
+async def _with_media(
+    settings: Settings, handle: str, line: str
+) -> tuple[str, list[str], list[str]]:
+    """A chat line's words and the media it sends (``/image PATH [words]``), kept first.
+
+    Raises:
+        UserError: The path cannot be read, or the file is refused (one line, naming why).
+    """
+    command, _, rest = line.strip().partition(" ")
+    if command not in MEDIA_COMMANDS:
+        return line, [], []
+    try:
+        parts = shlex.split(rest)
+    except ValueError as err:
+        raise UserError(f"{command} PATH [words]: {err}") from None
+    if not parts:
+        raise UserError(f"{command} needs a file: {command} PATH [words]")
+    path, words = Path(parts[0]), " ".join(parts[1:]) or MEDIA_COMMANDS[command]
+    if command == "/image":
+        return words, await _keep_pictures(settings, handle, [path]), []
+    return words, [], await _keep_recordings(settings, handle, [path])
 
 
 def _reason(err: ValueError) -> str:
