@@ -141,7 +141,9 @@ COMMANDS: dict[str, Entry] = {
         "List, show and refresh skills: the supplied ones and each agent's library.",
     ),
     "tools": Entry(
-        "cli.tools", "app", "List the tools an agent can be offered: source, availability, why not."
+        "cli.tools",
+        "app",
+        "List the tools an agent can be offered: source, approval, availability, why not.",
     ),
     "serve": Entry(
         "cli.serve",
