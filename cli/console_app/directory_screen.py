@@ -58,6 +58,8 @@ class DirectoryScreen(Screen[None]):
         self.handle = handle
         self.directory: Tree[Entry] = Tree(f"{handle}'s directory", Entry("root"), id="directory")
         self.detail = Static(Text("Choose a person or a channel."), id="detail")
+        self.ready = False
+        """Whether the people and channels are listed (and the cursor is on the first person)."""
 
     def compose(self) -> ComposeResult:
         """The tree on the left, what is chosen on the right."""
@@ -84,10 +86,21 @@ class DirectoryScreen(Screen[None]):
         except Exception as err:  # the store is away: say so, keep the screen
             self.detail.update(Text(f"cannot read the directory: {first_line(err)}"))
             return
-        for contact in known:
+        people_nodes = [
             found_people.add_leaf(contact.name, Entry("person", contact.person_id, contact))
+            for contact in known
+        ]
         for channel in talked:
             found_channels.add(channel.key, Entry("channel", channel.key))
+        # The cursor starts on the first person (once the tree has placed its lines), so Enter
+        # opens them whenever the keys arrive.
+        first = people_nodes[0] if people_nodes else found_channels
+        self.directory.call_after_refresh(self._place, first)
+
+    def _place(self, node: TreeNode[Entry]) -> None:
+        self.directory.move_cursor(node)
+        self.detail.update(Text(f"Enter opens {node.label}; the arrows move, Escape goes back."))
+        self.ready = True
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[Entry]) -> None:
         """Show a person, open a channel, or open a conversation's dialog."""

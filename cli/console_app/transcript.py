@@ -8,6 +8,7 @@ and agents is shown as text, never read as markup.
 from __future__ import annotations
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
@@ -71,7 +72,7 @@ class Turn(Vertical, can_focus=True):
         self._body = Static(Text(""), classes="draft")
         self._tools = Static(Text(""), classes="tools")
 
-    def compose(self) -> object:  # type: ignore[override]
+    def compose(self) -> ComposeResult:
         """The head (who, what is happening), the body (draft or reply), the tool indicators."""
         yield self._head
         yield self._body

@@ -31,9 +31,9 @@ async def test_the_main_directory_and_trace_screens(stack: Stack, tmp_path: Path
             await pilot.press("f2")
             directory = app.screen
             assert isinstance(directory, DirectoryScreen)
-            await until(lambda: len(directory.directory.root.children) == 2)
-            await until(lambda: directory.directory.root.children[1].children)
-            await pilot.press("down", "down", "enter")
+            await until(lambda: directory.ready)
+            await pilot.pause()
+            await pilot.press("enter")
             await until(lambda: "identities:" in str(directory.detail.render()))
             await pilot.pause()
             people = masked(screen_text(app))
