@@ -145,6 +145,8 @@ def shred(
         typer.echo(f"sandbox environment not removed: {report.sandbox_left}")
     if report.skills_removed:
         typer.echo("deleted its skill library")
+    if report.media_removed:
+        typer.echo("deleted the pictures and recordings kept for it")
 
 
 def _operator() -> str:

@@ -1,15 +1,19 @@
 """Shredding an agent: what it leaves anywhere becomes unreadable or is removed.
 
 Its payload keys are destroyed (Temporal's histories of it can no longer be read), its sandbox
-environment (container and per-agent volume) is torn down, and its skill library, with every
-skill it wrote for itself, is deleted. The agent's record stays: a later turn or sandbox task
-starts afresh, with a new key, an empty work directory and only the supplied skills.
+environment (container and per-agent volume) is torn down, its skill library, with every
+skill it wrote for itself, is deleted, and so are the pictures and recordings kept for it (those
+people sent, with what was seen or heard of them, and its renders). The agent's record stays:
+a later turn or sandbox task starts afresh, with a new key, an empty work directory and only
+the supplied skills.
 """
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
 
 from activities.sandbox.factory import teardown_environment
 from activities.skills.library import SkillLibrary
@@ -30,6 +34,8 @@ class ShredReport:
     """Why the sandbox environment could not be removed, or None when it is gone."""
     skills_removed: bool
     """Whether there was a skill library to delete."""
+    media_removed: bool = False
+    """Whether there were pictures or recordings kept for it to delete."""
 
 
 async def shred_agent(*, settings: Settings, handle: str) -> ShredReport:
@@ -49,4 +55,15 @@ async def shred_agent(*, settings: Settings, handle: str) -> ShredReport:
     left = await teardown_environment(settings.sandbox, handle)
     library = SkillLibrary.from_settings(settings)
     removed = await asyncio.to_thread(library.remove, handle)
-    return ShredReport(keys=keys, sandbox_left=left, skills_removed=removed)
+    media = await asyncio.to_thread(_remove_media, settings.home, handle)
+    return ShredReport(keys=keys, sandbox_left=left, skills_removed=removed, media_removed=media)
+
+
+def _remove_media(home: Path, handle: str) -> bool:
+    """Delete the agent's folders of pictures and recordings; whether there were any."""
+    found = False
+    for folder in (home / "images" / handle, home / "audio" / handle):
+        if folder.is_dir():
+            shutil.rmtree(folder)
+            found = True
+    return found

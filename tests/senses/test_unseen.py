@@ -18,6 +18,7 @@ from tests.harness import Stack, event
 from tests.senses.conftest import OGG, png, senses_worker
 from usecases.images import keep_sent_picture
 from usecases.recordings import keep_sent_recording
+from usecases.shred import shred_agent
 
 INVENTED = "What a lovely sunset over the sea!"
 
@@ -76,3 +77,22 @@ async def test_on_a_plan_that_confirms_without_the_model_the_platform_says_it_ca
             "Could you tell me in words?"
         )
         assert INVENTED not in (marker.text or "")
+
+
+async def test_shredding_an_agent_deletes_the_pictures_and_recordings_kept_for_it(
+    client: Client, stack: Stack, tmp_path: Path
+) -> None:
+    async with senses_worker(client, stack, tmp_path) as h:
+        agent = (await h.create_agent()).handle
+        other = (await h.create_agent()).handle
+        settings = h.deps.settings
+        mine = await keep_sent_picture(settings=settings, agent=agent, content=png())
+        await keep_sent_recording(settings=settings, agent=agent, content=OGG)
+        theirs = await keep_sent_picture(settings=settings, agent=other, content=png())
+
+        report = await shred_agent(settings=settings, handle=agent)
+
+        assert report.media_removed and not mine.path.exists()
+        assert not (tmp_path / "audio" / agent).exists()
+        assert theirs.path.exists()  # another agent's are its own
+        assert not (await shred_agent(settings=settings, handle=agent)).media_removed
