@@ -19,15 +19,26 @@ from opentelemetry.trace import SpanKind
 
 from contract import attribution
 from observability.tracing import Tracing, as_json, end_span, parent_context
-from schemas.models import ModelBinding, ModelRequest, ModelResponse, UsageRecord
+from schemas.models import ChatMessage, ModelBinding, ModelRequest, ModelResponse, UsageRecord
 
 log = logging.getLogger(__name__)
+
+
+def _message(message: ChatMessage) -> dict[str, Any]:
+    """A message as a span records it: a picture by its type and size, never its bytes."""
+    dumped = message.model_dump(exclude={"images"})  # as before pictures, when it has none
+    if message.images:
+        dumped["images"] = [
+            {"media_type": image.media_type, "base64_chars": len(image.data)}
+            for image in message.images
+        ]
+    return dumped
 
 
 def _request_content(request: ModelRequest) -> dict[str, str]:
     content = {
         "gen_ai.system_instructions": request.system,
-        "gen_ai.input.messages": as_json([m.model_dump() for m in request.messages]),
+        "gen_ai.input.messages": as_json([_message(m) for m in request.messages]),
     }
     # Tool definitions arrive with the tool work; record them whenever a request offers some.
     tools = getattr(request, "tools", None)

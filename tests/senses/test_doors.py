@@ -8,6 +8,7 @@ in file names; then Hypothesis over the bytes and names every door takes.
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import pytest
@@ -215,3 +216,19 @@ def test_a_multipart_form_gives_its_file_part() -> None:
     )
     assert uploaded_file("multipart/form-data; boundary=b", form) == png()
     assert uploaded_file("application/octet-stream", png()) == png()
+
+
+def test_a_trace_records_a_picture_by_its_type_and_size_never_its_bytes() -> None:
+    from observability.model_call import _request_content
+    from schemas.models import ChatMessage, ImagePart, ModelRequest, TaskType
+
+    data = base64.b64encode(png()).decode()
+    asked = ChatMessage(
+        role="user", content="Describe", images=[ImagePart(media_type="image/png", data=data)]
+    )
+    plain = ChatMessage(role="user", content="hello")
+    recorded = _request_content(
+        ModelRequest(task=TaskType.CAPTION, system="s", messages=[asked, plain])
+    )["gen_ai.input.messages"]
+    assert data not in recorded and '"base64_chars": ' in recorded
+    assert recorded.count('"images"') == 1  # a message without pictures reads as before
