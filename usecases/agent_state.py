@@ -9,9 +9,10 @@ refreshed every few seconds opens no connection of its own.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from temporalio.client import Client
+from temporalio.service import RPCError
 
 from activities.scheduling.heartbeats import Heartbeats
 from activities.scheduling.reminders import Reminders
@@ -21,10 +22,13 @@ from schemas.usage import UsageQuery
 from store.db import Database
 from store.queries.goals import list_goals
 from store.queries.usage_report import usage_report
+from usecases.errors import TemporalUnreachableError
 from usecases.inboxes import inbox_view
 
 EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 """Before any record: a conversation's cost is summed over all of its records."""
+HEALTH_WAIT_S = 3.0
+"""How long Temporal's health check may take before Temporal counts as away."""
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,16 @@ async def agent_state(
     handle: str,
     conversation_id: str | None,
 ) -> AgentState:
-    """Read ``handle``'s live state; ``conversation_id`` (if any) is the one to cost."""
+    """Read ``handle``'s live state; ``conversation_id`` (if any) is the one to cost.
+
+    Raises:
+        TemporalUnreachableError: Temporal does not answer (the inbox alone would only say
+            it is unreadable).
+    """
+    try:
+        await client.service_client.check_health(timeout=timedelta(seconds=HEALTH_WAIT_S))
+    except RPCError as err:
+        raise TemporalUnreachableError(f"Temporal does not answer ({err.message})") from None
     view = await inbox_view(client, handle)
     async with db.autocommit() as session:
         goals = await list_goals(session, agent=handle)

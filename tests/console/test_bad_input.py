@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from temporalio.client import Client
 
+from cli.console_app import app as console_app
 from cli.console_app.app import ConsoleApp
 from schemas.events import InboundEvent
 from schemas.text import MAX_MESSAGE_CHARS
+from temporal.devserver import DevServer, free_port
 from tests.console.helpers import SIZE, OfflineConsole, console, offline_session, send
 from tests.deliberation.helpers import new_agent, worker
 from tests.harness import Stack, until
@@ -110,3 +114,39 @@ def test_any_composer_text_is_sent_as_typed_or_refused_in_one_line(stack: Stack,
         [error] = done.errors
         assert error.startswith("[not sent: ") and "\n" not in error
         assert done.left == done.typed  # kept, to be fixed
+
+
+async def test_temporal_going_down_is_said_and_the_console_reconnects_losing_nothing_typed(
+    stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(console_app, "PANEL_IDLE_S", 0.5)  # the panel is what notices
+    server = DevServer(
+        port=free_port(), ui_port=None, db_file=tmp_path / "t.db", log_file=tmp_path / "t.log"
+    )
+    process = server.start(detached=False)
+    try:
+        address = f"127.0.0.1:{server.port}"
+        app = ConsoleApp(offline_session(stack, temporal_address=address))
+        async with app.run_test(size=SIZE) as pilot:
+            await until(lambda: app.panel.state is not None and not app.problems)
+            app.composer.load_text("a thought typed while Temporal is away")
+            process.terminate()
+            process.wait(20)
+            await until(lambda: "state" in app.problems)
+            warned = str(app.link.render())
+            await pilot.press("enter")  # refused after the submission's retries
+            await until(lambda: app.transcript.turns()[0].text, timeout=90)
+            [turn] = app.transcript.turns()
+            kept = app.composer.text
+            process = server.start(detached=False)
+            await until(lambda: not app.problems, timeout=90)
+            notices = [line.text for line in app.transcript.lines("notice")]
+            after = app.composer.text
+    finally:
+        process.terminate()
+        process.wait(20)
+
+    assert "the agent's state cannot be read (Temporal does not answer" in warned
+    assert turn.text.startswith("[not sent: ") and "back in the composer" in turn.text
+    assert kept == after == "a thought typed while Temporal is away"
+    assert notices[-1] == "[reconnected]"
