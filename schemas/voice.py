@@ -225,6 +225,38 @@ class HangUp(Wire):
     reason: str = Field(default="hang-up", max_length=200)
 
 
+class CallEventMessage(_Open):
+    """One server message of the transport (Vapi's ``message``): only its end is read."""
+
+    type: Annotated[str, StringConstraints(max_length=64)]
+    call: CallInfo | None = None
+    status: Annotated[str, StringConstraints(max_length=64)] | None = None
+    endedReason: Annotated[str, StringConstraints(max_length=200)] | None = None  # noqa: N815
+
+
+class CallEvent(_Open):
+    """What a transport posts to its server URL about a call (Vapi's shape)."""
+
+    message: CallEventMessage
+
+    def ends(self) -> str | None:
+        """Why the call ended, when this event says it has."""
+        message = self.message
+        if message.type == "end-of-call-report" or (
+            message.type == "status-update" and message.status == "ended"
+        ):
+            return message.endedReason or message.type
+        return None
+
+
+class CallEventAnswer(BaseModel):
+    """What the voice endpoint did with a transport's event."""
+
+    call_id: str | None = None
+    ended: bool = False
+    detail: str
+
+
 class CallRef(Wire):
     """A call a transport placed: its own identifier and what it reported."""
 

@@ -156,3 +156,39 @@ async def test_fragments_of_one_turn_are_answered_once(
     assert [r.text.splitlines()[-1] for r in rows if r.role == "person"] == [
         "I want to book a table"
     ]
+
+
+async def test_the_transports_end_of_call_ends_it(
+    line: Line, worker: Harness, client: Client
+) -> None:
+    agent = (await worker.create_agent()).handle
+    await known_person(worker.db, agent, "+15550001", "Grace")
+    call = unique("call")
+    assert (await say(line, turn(agent, call, "Bye now")))[0] == 200
+    await line.runtime.drain()
+    async with line.http() as http:
+        path = f"/voice/v1/agents/{agent}/events"
+        other = await http.post(
+            path, json={"message": {"type": "transcript", "call": {"id": call}}}
+        )
+        assert other.status_code == 200 and other.json()["ended"] is False
+        stranger = await http.post(
+            path, json={"message": {"type": "end-of-call-report", "call": {"id": "nope"}}}
+        )
+        assert stranger.status_code == 404
+        ended = await http.post(
+            path,
+            json={
+                "message": {
+                    "type": "end-of-call-report",
+                    "endedReason": "customer-ended-call",
+                    "call": {"id": call},
+                }
+            },
+        )
+        assert ended.status_code == 200 and ended.json()["ended"] is True
+    handle = client.get_workflow_handle(names.call_workflow_id(call), result_type=CallState)
+    state = await handle.result()
+    assert state.ended == "customer-ended-call"
+    status, detail = await say(line, turn(agent, call, "Hello again?"))
+    assert status == 409 and "has ended" in detail

@@ -16,8 +16,7 @@ import contextlib
 import json
 import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Coroutine
-from datetime import UTC, datetime
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Request
@@ -25,35 +24,16 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import WithJsonSchema
 
 from contract import names
-from schemas.deliberation import ScreenInput
-from schemas.events import ChannelRef, CompletionMarker, Outcome, Speaker
-from schemas.ids import ULID_PATTERN, new_ulid
+from schemas.ids import new_ulid
 from schemas.voice import (
     CALL_ID_PATTERN,
     MAX_CALL_BODY_BYTES,
     CallCompletionRequest,
-    CallConclusion,
-    CallDirection,
-    CallTurnSignal,
     ConclusionsTaken,
-    StartCallInput,
     chunk,
 )
-from store.queries.voice import attach_call_identity
-from usecases import submission
 from usecases.tokens import TokenPublic
 from usecases.voice import (
-    CallEndedError,
-    CallRefusedError,
-    call_channel,
-    call_state,
-    direction_cue,
-    open_call,
-    persona,
-    pipeline_prompt,
-    record_spoken,
-    run_background,
-    screen_caller,
     tell_call,
 )
 from webchannel.auth import integrator
@@ -61,17 +41,20 @@ from webchannel.body import parse, read_capped
 from webchannel.models import Problem, inline_schema
 from webchannel.routes import Handle, agent_for
 from webchannel.state import WebState, web_state
+from webchannel.voice.events import router as events_router
+from webchannel.voice.opening import open_session
 from webchannel.voice.runtime import VoiceRuntime, voice_runtime
 from webchannel.voice.session import CallSession
 from webchannel.voice.speech import Spoken, fast_request, speak
+from webchannel.voice.turns import follow_turn, refresh_prompt, screen
 
 router = APIRouter(prefix="/voice/v1", tags=["voice"])
+router.include_router(events_router)
 
 Token = Annotated[TokenPublic, Depends(integrator)]
 State = Annotated[WebState, Depends(web_state)]
 
 _CALL_ID = re.compile(CALL_ID_PATTERN)
-_ULID = re.compile(ULID_PATTERN)
 
 GREETING_CUE = "(The call has just connected. Greet {person}.)"
 """The turn the fast model answers when the call opens with nothing said yet."""
@@ -157,7 +140,7 @@ async def _turn(
     handle = await agent_for(state, token, handle if handle is not None else body.model or "")
     model = body.model or handle
     runtime = await voice_runtime(request, state)
-    session = await _session(runtime, state, token, handle, call_id, body)
+    session = await open_session(runtime, state, token, handle, call_id, body)
     said = body.last_user_text()
     settled = await session.settle(said, state.settings.voice.settle_ms / 1000)
     if settled is None:  # a later fragment of the same turn answers it
@@ -170,13 +153,13 @@ async def _turn(
     first_word = asyncio.Event()
     # The hard gates read the caller's words beside the fast model's call, and no word is said
     # before they pass: a veto is said instead, and the model's words are dropped unheard.
-    screening = asyncio.create_task(_screen(runtime, session, settled)) if settled else None
+    screening = asyncio.create_task(screen(runtime, session, settled)) if settled else None
     if settled:
         begin = _after(first_word, state.settings.voice.fast_timeout_s + 1)
         # The call's first words to reach the pipeline carry who dialled whom.
         first, session.cued = not session.cued, True
-        runtime.spawn(_background(runtime, state, session, settled, first, screening, done, begin))
-    await _refresh_prompt(runtime, state, session)
+        runtime.spawn(follow_turn(runtime, state, session, settled, first, screening, done, begin))
+    await refresh_prompt(runtime, state, session)
     turn = settled or GREETING_CUE.format(person=session.person)
     model_request = fast_request(session, body.messages, turn)
     spoken.woven = len(session.pending)
@@ -321,188 +304,3 @@ def _answer(
         )
 
     return whole()
-
-
-async def _session(
-    runtime: VoiceRuntime,
-    state: WebState,
-    token: TokenPublic,
-    handle: str,
-    call_id: str,
-    body: CallCompletionRequest,
-) -> CallSession:
-    """The call's cached session; on its first turn, the caller screened and the call opened."""
-    async with runtime.sessions.opening:
-        session = runtime.sessions.get(call_id)
-        if session is not None:
-            if session.agent != handle or session.tenant != token.tenant:
-                raise HTTPException(409, f"call {call_id} belongs to another agent or token")
-            return session
-        channel = call_channel(token.tenant, call_id)
-        db = runtime.deps.db
-        try:
-            running = await call_state(client=state.client, call_id=call_id)
-            if running is not None and (
-                running.call.agent != handle or running.call.tenant not in ("", token.tenant)
-            ):
-                raise HTTPException(409, f"call {call_id} belongs to another agent or token")
-            if running is not None and running.call.person_id is not None and running.call.number:
-                # The agent dialled a known person: they are that person on this call's channel.
-                start = running.call
-                await _attach(runtime, handle, running.call.person_id, channel, running.call.number)
-                person_name = start.person_name
-                number, direction = running.call.number, start.direction
-            else:
-                caller = await screen_caller(
-                    db=db,
-                    settings=state.settings,
-                    agent=handle,
-                    number=body.caller(),
-                    channel=channel,
-                )
-                person_name, number = caller.name, caller.number
-                direction = body.direction() or CallDirection.INBOUND
-                start = StartCallInput(
-                    call_id=call_id,
-                    agent=handle,
-                    direction=direction,
-                    tenant=token.tenant,
-                    person_id=caller.person_id,
-                    person_name=person_name,
-                    number=number,
-                    idle_timeout_s=state.settings.voice.idle_timeout_s,
-                )
-            opened = await open_call(client=state.client, settings=state.settings, start=start)
-        except CallRefusedError as err:
-            raise HTTPException(403, str(err)) from None
-        except CallEndedError as err:
-            raise HTTPException(409, str(err)) from None
-        agent = await persona(db=db, agent=handle)
-        name, seed = agent if agent is not None else (handle, "")
-        session = CallSession(
-            call_id=call_id,
-            agent=handle,
-            agent_name=name,
-            persona=seed,
-            tenant=token.tenant,
-            channel=channel,
-            direction=direction,
-            person=person_name or body.caller_name() or number,
-            speaker_id=number,
-            conversation_id=opened.conversation_id,
-            pending=list(opened.pending),
-            turns=opened.turns,
-            cued=opened.turns > 0,
-        )
-        runtime.sessions.put(session)
-        return session
-
-
-async def _attach(
-    runtime: VoiceRuntime, agent: str, person_id: str, channel: ChannelRef, number: str
-) -> None:
-    """The person the agent dialled, attached to the call's channel (see ``screen_caller``)."""
-    async with runtime.deps.db.session() as db_session:
-        await attach_call_identity(
-            db_session,
-            agent=agent,
-            person_id=person_id,
-            channel=channel,
-            speaker_id=number,
-            at=datetime.now(UTC),
-        )
-
-
-async def _screen(runtime: VoiceRuntime, session: CallSession, text: str) -> str | None:
-    """The hard gates on the caller's words: a cooldown in force, a blocking rule that fires."""
-    event = submission.build_event(
-        channel=session.channel, speaker=Speaker(speaker_id=session.speaker_id), text=text
-    )
-    data = ScreenInput(agent=session.agent, channel=session.channel, event=event, candidate=text)
-    for check in runtime.checks:
-        try:
-            reason = await check.check(data)
-        except Exception:
-            if check.fail_closed:
-                return "I can't talk just now."
-            continue
-        if reason:
-            return reason
-    return None
-
-
-async def _refresh_prompt(runtime: VoiceRuntime, state: WebState, session: CallSession) -> None:
-    """Refresh the cached system prompt from the newest background run, when it is stale."""
-    voice = state.settings.voice
-    stale = session.stale(max_age_s=voice.prompt_refresh_s, max_turns=voice.prompt_refresh_turns)
-    if not stale or session.newest_activation is None:
-        return
-    prompt = await pipeline_prompt(db=runtime.deps.db, activation_id=session.newest_activation)
-    if prompt:
-        session.system = prompt
-        session.system_at = time.monotonic()
-        session.system_turns = 0
-
-
-async def _background(
-    runtime: VoiceRuntime,
-    state: WebState,
-    session: CallSession,
-    text: str,
-    first: bool,
-    screening: asyncio.Task[str | None] | None,
-    spoken: asyncio.Future[Spoken],
-    begin: Coroutine[Any, Any, None],
-) -> None:
-    """The turn through the full pipeline; then the spoken words recorded after it.
-
-    Nothing runs for a turn the hard gates refused.
-    """
-    await begin
-    if screening is not None and await screening is not None:
-        session.cued = session.cued and not first
-        return
-    cue = ""
-    if first:
-        cue = f"[{direction_cue(session.direction, session.agent_name, session.person)}]\n"
-    marker: CompletionMarker | None = await run_background(
-        client=state.client,
-        settings=state.settings,
-        presence=state.presence,
-        agent=session.agent,
-        channel=session.channel,
-        speaker=Speaker(speaker_id=session.speaker_id),
-        text=cue + text,
-    )
-    said = await spoken
-    async with session.persisting:
-        conversation = (marker.conversation_id if marker else None) or session.conversation_id
-        if conversation is not None and said.text:
-            await record_spoken(
-                db=runtime.deps.db,
-                agent=session.agent,
-                agent_name=session.agent_name,
-                channel=session.channel,
-                conversation_id=conversation,
-                text=said.text,
-            )
-        if conversation is not None and session.conversation_id is None:
-            session.conversation_id = conversation
-        await tell_call(
-            client=state.client,
-            call_id=session.call_id,
-            signal=names.CALL_TURN,
-            message=CallTurnSignal(conversation_id=conversation),
-        )
-        if marker is None:
-            return
-        if marker.activation_id and _ULID.fullmatch(marker.activation_id):
-            session.newest_activation = marker.activation_id
-        if marker.outcome is Outcome.SPOKE and marker.text and not marker.degraded:
-            session.pending.append(marker.text)
-            await tell_call(
-                client=state.client,
-                call_id=session.call_id,
-                signal=names.CALL_CONCLUSION,
-                message=CallConclusion(activation_id=marker.activation_id, text=marker.text[:8000]),
-            )

@@ -56,9 +56,6 @@ class VoiceRuntime:
         await self.deps.aclose()
 
 
-_BUILDING = asyncio.Lock()
-
-
 async def voice_runtime(request: Request, state: WebState) -> VoiceRuntime:
     """The app's voice runtime, built once from the service's settings.
 
@@ -68,7 +65,10 @@ async def voice_runtime(request: Request, state: WebState) -> VoiceRuntime:
     runtime: VoiceRuntime | None = getattr(app.state, "voice", None)
     if runtime is not None:
         return runtime
-    async with _BUILDING:
+    building: asyncio.Lock | None = getattr(app.state, "voice_building", None)
+    if building is None:  # no await since the look: one lock per app
+        building = app.state.voice_building = asyncio.Lock()
+    async with building:
         runtime = getattr(app.state, "voice", None)
         if runtime is None:
             providers: dict[ProviderName, Provider] | None = getattr(
