@@ -73,6 +73,10 @@ async def test_a_call_is_answered_streamed_and_kept_as_one_conversation(
     assert person_turns[1].text == "What now"
     spoken = [row.text for row in rows if row.role == "agent" and row.text.startswith("Spoken")]
     assert spoken == ["Spoken: Hello there"]
+    # The first answer had only the seed persona; the second, the prompt the pipeline
+    # assembled for this call's conversation (cached until it is refreshed).
+    assert "Standing constraints" not in line.fast.requests[0].system
+    assert "Standing constraints" in line.fast.requests[-1].system
     # The background run's conclusion was woven into the second answer, fenced.
     assert words == "I looked into it."
     assert "BACKGROUND-SAID [Persyn Test picked up" in line.fast.requests[-1].system
@@ -192,3 +196,12 @@ async def test_the_transports_end_of_call_ends_it(
     assert state.ended == "customer-ended-call"
     status, detail = await say(line, turn(agent, call, "Hello again?"))
     assert status == 409 and "has ended" in detail
+
+
+async def test_a_call_that_opens_in_silence_is_greeted(line: Line, worker: Harness) -> None:
+    agent = (await worker.create_agent()).handle
+    await known_person(worker.db, agent, "+15550001", "Grace")
+    status, words = await say(line, turn(agent, unique("call")))  # the platform's prompt alone
+    await line.runtime.drain()
+    assert status == 200 and words == "Spoken: (The call has just connected. Greet Grace.)"
+    assert await dialog(worker, agent) == [], "nothing was said to the pipeline yet"
