@@ -54,9 +54,16 @@ class Line:
 
 @asynccontextmanager
 async def serving_calls(
-    settings: Settings, client: Client, *, fast_rules: list[ScriptRule] | None = None
+    settings: Settings,
+    client: Client,
+    *,
+    fast_rules: list[ScriptRule] | None = None,
+    token: tuple[TokenPublic, str] | None = None,
 ) -> AsyncIterator[Line]:
-    """``persyn serve`` in this loop, its fast model scripted by ``fast_rules``."""
+    """``persyn serve`` in this loop, its fast model scripted by ``fast_rules``.
+
+    ``token`` is one made before (a restarted service, the same transport); else a new one.
+    """
     fast = ScriptedProvider(Script(rules=fast_rules or []))
     app = create_app(settings, client=client)
     app.state.voice_providers = {ProviderName.SCRIPTED: fast}
@@ -65,9 +72,9 @@ async def serving_calls(
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     await until(lambda: server.started, timeout=20)
-    record, token = await create_token(settings=settings, name="voice")
+    record, secret = token or await create_token(settings=settings, name="voice")
     try:
-        yield Line(f"http://127.0.0.1:{port}", token, record, fast, app)
+        yield Line(f"http://127.0.0.1:{port}", secret, record, fast, app)
     finally:
         server.should_exit = True
         with contextlib.suppress(asyncio.CancelledError):

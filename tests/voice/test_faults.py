@@ -92,3 +92,28 @@ async def test_a_worker_gone_mid_call_loses_no_turn(
         "Spoken: first",
         "Spoken: second",
     ]
+
+
+async def test_a_restarted_web_process_picks_the_call_up_from_its_workflow(
+    client: Client, stack: Stack, tmp_path: Path
+) -> None:
+    async with running_worker(client, stack) as worker:
+        settings = stack.settings(home=tmp_path, task_queue=worker.task_queue)
+        agent = (await worker.create_agent()).handle
+        await known_person(worker.db, agent, "+15550001", "Grace")
+        call = unique("call")
+        async with serving_calls(settings, client, fast_rules=FAST) as line:
+            assert await say(line, turn(agent, call, "before")) == (200, "Spoken: before")
+            await line.runtime.drain()
+        token = (line.record, line.token)  # the transport keeps its key
+        async with serving_calls(settings, client, fast_rules=FAST, token=token) as again:
+            said = await say(again, turn(agent, call, "before", "Spoken: before", "after"))
+            assert said == (200, "Spoken: after")
+            await again.runtime.drain()
+            # Rebuilt from the call's workflow: the direction cue is not sent twice.
+            session = again.runtime.sessions.get(call)
+            assert session is not None and session.conversation_id is not None
+        rows = await dialog(worker, agent)
+    person = [r.text for r in rows if r.role == "person"]
+    assert len(person) == 2 and "picked up" in person[0] and person[1] == "after"
+    assert len({r.conversation_id for r in rows}) == 1
