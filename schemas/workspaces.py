@@ -8,11 +8,10 @@ it in the workspace's change log (docs/tools.md, Shared workspaces).
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import AfterValidator, Field, StringConstraints, WithJsonSchema
+from pydantic import AfterValidator, AwareDatetime, Field, StringConstraints, WithJsonSchema
 
 from schemas.events import Wire
 from schemas.ids import AgentHandle, check_handle
@@ -88,7 +87,7 @@ class WorkspacePublic(Wire):
     name: WorkspaceName
     volume: str = Field(description="The engine's volume holding the files.")
     created_by: str = Field(description="'operator', or the agent whose invitation made it.")
-    created_at: datetime
+    created_at: AwareDatetime
     members: list[Member] = Field(default_factory=list)
 
 
@@ -114,4 +113,4 @@ class WorkspaceChange(Wire):
     lines_removed: int = Field(ge=0)
     excerpt: str = Field(default="", description="The start of the lines it added, if text.")
     task_id: str | None = Field(default=None, description="The sandbox task that made it.")
-    at: datetime
+    at: AwareDatetime
