@@ -165,7 +165,7 @@ class ConsoleApp(App[None]):
                 prompt = ApprovalPrompt(action)
                 await self.transcript.mount(prompt)
                 self.transcript.scroll_end(animate=False)
-                prompt.focus()  # the operator answers with one key
+                self.set_focus(prompt)  # now, before it is drawn: one key answers it
                 self.prompts[action.approval_id] = prompt
 
     async def on_approval_prompt_decided(self, message: ApprovalPrompt.Decided) -> None:

@@ -162,6 +162,7 @@ async def test_an_operators_session_without_leaving_the_console(
             keys(socket, session, "-l", "Please ring the bell.")
             keys(socket, session, "Enter")
             await shows(socket, session, "asks for approval")
+            await shows(socket, session, "a Approve")  # the footer: the prompt has the keys
             keys(socket, session, "a")
             await shows(socket, session, "approved")
             await until(lambda: bell.runs)
