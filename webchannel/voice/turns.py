@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import time
 from collections.abc import Coroutine
@@ -22,17 +23,32 @@ from webchannel.voice.speech import Spoken
 
 _ULID = re.compile(ULID_PATTERN)
 
+SPOKEN_WAIT_S = 30.0
+"""How long a turn's run waits, once done, for its answer to finish being said."""
+
+log = logging.getLogger(__name__)
+
 
 async def screen(runtime: VoiceRuntime, session: CallSession, text: str) -> str | None:
-    """The hard gates on the caller's words: a cooldown in force, a blocking rule that fires."""
-    event = submission.build_event(
-        channel=session.channel, speaker=Speaker(speaker_id=session.speaker_id), text=text
-    )
-    data = ScreenInput(agent=session.agent, channel=session.channel, event=event, candidate=text)
+    """The hard gates on the caller's words: a cooldown in force, a blocking rule that fires.
+
+    A check that fails passes (fail soft, as in the decide screen) unless it fails closed.
+    """
+    try:
+        event = submission.build_event(
+            channel=session.channel, speaker=Speaker(speaker_id=session.speaker_id), text=text
+        )
+        data = ScreenInput(
+            agent=session.agent, channel=session.channel, event=event, candidate=text
+        )
+    except ValueError as err:  # words no event may carry: nothing to screen, nothing to run
+        log.warning("call %s: the turn cannot be screened: %s", session.call_id, err)
+        return None
     for check in runtime.checks:
         try:
             reason = await check.check(data)
         except Exception:
+            log.warning("guardrail check %s failed on a call turn", check.name, exc_info=True)
             if check.fail_closed:
                 return "I can't talk just now."
             continue
@@ -84,7 +100,11 @@ async def follow_turn(
         speaker=Speaker(speaker_id=session.speaker_id),
         text=cue + text,
     )
-    said = await spoken
+    try:
+        # Long since said by now, unless the answer was never read (the caller hung up first).
+        said = await asyncio.wait_for(asyncio.shield(spoken), SPOKEN_WAIT_S)
+    except TimeoutError:
+        said = Spoken()
     async with session.persisting:
         conversation = (marker.conversation_id if marker else None) or session.conversation_id
         if conversation is not None and said.text:
