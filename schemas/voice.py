@@ -190,8 +190,9 @@ class CallState(Wire):
     call: StartCallInput
     conversation_id: Ulid | None = None
     turns: int = 0
-    pending: list[str] = Field(
-        default_factory=list, description="Background conclusions not yet woven into speech."
+    pending: list[Ulid] = Field(
+        default_factory=list,
+        description="The background runs whose conclusions are not yet woven into speech.",
     )
     ended: str | None = Field(default=None, description="Why the call ended, once it has.")
 
@@ -207,10 +208,12 @@ class CallTurnSignal(Wire):
 
 
 class CallConclusion(Wire):
-    """What a background run concluded, queued for the next spoken answer."""
+    """A background run concluded: its reply (in its outbox row) waits for the next answer.
 
-    activation_id: Ulid | None = None
-    text: str = Field(max_length=8_000)
+    Only the run's ID travels, as everywhere in history: its text stays in PostgreSQL.
+    """
+
+    activation_id: Ulid
 
 
 class ConclusionsTaken(Wire):

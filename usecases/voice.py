@@ -198,6 +198,14 @@ async def record_spoken(
         return await queries.record_spoken(session, agent=agent, channel=channel, turn=turn)
 
 
+async def conclusions(*, db: Database, activation_ids: list[str]) -> list[str]:
+    """The replies of background runs (their outbox rows), in the order given."""
+    if not activation_ids:
+        return []
+    async with db.autocommit() as session:
+        return await queries.replies_of(session, activation_ids=activation_ids)
+
+
 async def pipeline_prompt(*, db: Database, activation_id: str) -> str | None:
     """The system prompt the pipeline assembled for one of the call's background runs."""
     async with db.autocommit() as session:

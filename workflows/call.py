@@ -81,8 +81,8 @@ class CallWorkflow:
     def conclusion(self, data: CallConclusion) -> None:
         """Queue what a background run concluded."""
         self._heard += 1
-        if data.text.strip():
-            self._state.pending = [*self._state.pending, data.text][-MAX_PENDING:]
+        if data.activation_id not in self._state.pending:
+            self._state.pending = [*self._state.pending, data.activation_id][-MAX_PENDING:]
 
     @workflow.signal(
         name=names.CONCLUSIONS_TAKEN,

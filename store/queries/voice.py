@@ -121,3 +121,15 @@ async def phone_of(session: AsyncSession, *, agent: str, person_id: str) -> str 
         if found:
             return str(found)
     return None
+
+
+_REPLIES = """
+    SELECT activation_id, text FROM outbox WHERE activation_id = ANY(:ids)
+"""
+
+
+async def replies_of(session: AsyncSession, *, activation_ids: list[str]) -> list[str]:
+    """What runs ``activation_ids`` transmitted, in their order (a run not found is left out)."""
+    rows = (await execute(session, _REPLIES, {"ids": list(activation_ids)})).all()
+    texts = {str(row.activation_id): str(row.text) for row in rows}
+    return [texts[activation] for activation in activation_ids if activation in texts]

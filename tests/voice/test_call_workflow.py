@@ -47,15 +47,17 @@ async def test_a_call_keeps_its_session_until_hang_up_and_replays(
         conversation = new_ulid()
         await handle.signal(names.CALL_TURN, CallTurnSignal(conversation_id=conversation))
         await handle.signal(names.CALL_TURN, CallTurnSignal(conversation_id=new_ulid()))
-        await handle.signal(names.CALL_CONCLUSION, CallConclusion(text="first"))
-        await handle.signal(names.CALL_CONCLUSION, CallConclusion(text="second"))
+        first, second = new_ulid(), new_ulid()
+        await handle.signal(names.CALL_CONCLUSION, CallConclusion(activation_id=first))
+        await handle.signal(names.CALL_CONCLUSION, CallConclusion(activation_id=first))
+        await handle.signal(names.CALL_CONCLUSION, CallConclusion(activation_id=second))
         await handle.signal(names.CONCLUSIONS_TAKEN, ConclusionsTaken(count=1))
         await handle.signal(names.HANG_UP, HangUp())
         ended = await handle.result()
         history = await handle.fetch_history()
     # The first turn names the conversation for good; what was woven in leaves the queue.
     assert ended.conversation_id == conversation
-    assert (ended.turns, ended.pending, ended.ended) == (2, ["second"], "hang-up")
+    assert (ended.turns, ended.pending, ended.ended) == (2, [second], "hang-up")
     record_new_histories(HISTORIES, {NAME: history})
     await replayer(client).replay_workflow(history)
 

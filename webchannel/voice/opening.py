@@ -18,6 +18,7 @@ from usecases.voice import (
     CallRefusedError,
     call_channel,
     call_state,
+    conclusions,
     open_call,
     persona,
     screen_caller,
@@ -94,7 +95,7 @@ async def open_session(
             person=person_name or body.caller_name() or number,
             speaker_id=number,
             conversation_id=opened.conversation_id,
-            pending=list(opened.pending),
+            pending=await conclusions(db=db, activation_ids=opened.pending),
             turns=opened.turns,
             cued=opened.turns > 0,
         )

@@ -128,11 +128,16 @@ async def follow_turn(
             return
         if marker.activation_id and _ULID.fullmatch(marker.activation_id):
             session.newest_activation = marker.activation_id
-        if marker.outcome is Outcome.SPOKE and marker.text and not marker.degraded:
+        if (
+            marker.outcome is Outcome.SPOKE
+            and marker.text
+            and not marker.degraded
+            and marker.activation_id
+        ):
             session.pending.append(marker.text)
             await tell_call(
                 client=state.client,
                 call_id=session.call_id,
                 signal=names.CALL_CONCLUSION,
-                message=CallConclusion(activation_id=marker.activation_id, text=marker.text[:8000]),
+                message=CallConclusion(activation_id=marker.activation_id),
             )
