@@ -13,6 +13,7 @@ from datetime import datetime
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.dialog import DialogTurn
+from schemas.ids import check_ulid
 from schemas.settings import Settings
 from store.queries.browse import agents_conversation, conversations_on
 from store.queries.dialog import conversation_turns
@@ -64,16 +65,16 @@ async def conversation_dialog(
     """The verbatim dialog of one of the agent's conversations, in the order it was said.
 
     Raises:
+        InvalidIdError: ``conversation_id`` is not a ULID.
         UnknownAgentError: no such agent.
         NoSuchConversationError: it is not one of the agent's conversations.
     """
+    wanted = check_ulid(conversation_id, what="conversation id")
 
     async def act(session: AsyncSession) -> list[DialogTurn]:
-        found = await agents_conversation(session, agent=agent, conversation_id=conversation_id)
+        found = await agents_conversation(session, agent=agent, conversation_id=wanted)
         if found is None:
-            raise NoSuchConversationError(
-                f"conversation {conversation_id[:40]!r} is not one of {agent}'s"
-            )
-        return await conversation_turns(session, conversation_id=conversation_id)
+            raise NoSuchConversationError(f"conversation {wanted} is not one of {agent}'s")
+        return await conversation_turns(session, conversation_id=wanted)
 
     return await in_agent(settings, agent, act)

@@ -7,7 +7,6 @@ fresh page, Ctrl+Q leaves. Commands typed in the composer: see ``identity.COMMAN
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 
 from rich.text import Text
@@ -67,7 +66,6 @@ class ConsoleApp(App[None]):
         self.listening = False
         """Whether unprompted messages are being listened for (the store answers)."""
         self.prompts: dict[str, ApprovalPrompt] = {}
-        self._turns: set[asyncio.Task[None]] = set()
 
     def compose(self) -> ComposeResult:
         """Title, transcript, link status, composer; the side panel; the keys."""
