@@ -138,12 +138,13 @@ def trace(
 ) -> None:
     """Print the trace of one activation: its spans as a tree, with timings."""
     given = check_ulid(activation_id.removeprefix(ACTIVATION_PREFIX), what="activation id")
-    from usecases.traces import activation_trace  # the store, only when a trace is read
+    from usecases.traces import activation_trace, trace_in_files  # the store, when read
 
     settings = get_settings()
     paths = _expand(file) if file else span_files(settings.span_file)
-    # `persyn send` prints the event's ID: the activation that handled it is in the store.
-    found = run(
+    # An activation's spans are read from the files alone; `persyn send` prints the event's
+    # ID, and the activation that handled it is looked up in the store only then.
+    found = trace_in_files(paths, given, bookkeeping=bookkeeping) or run(
         activation_trace(settings=settings, given=given, paths=paths, bookkeeping=bookkeeping)
     )
     if found is not None and found.activation_id != given:

@@ -25,6 +25,21 @@ class ActivationTrace:
     nodes: list[TraceNode]
 
 
+def trace_in_files(
+    files: list[Path], activation_id: str, *, bookkeeping: bool = False
+) -> ActivationTrace | None:
+    """The trace of activation ``activation_id`` in ``files``, or ``None`` with no span of it.
+
+    Reads files only: a command can show a trace without a store or an event loop.
+    """
+    spans = load_trace(files, trace_hex(activation_id))
+    return (
+        ActivationTrace(activation_id, trace_tree(spans, bookkeeping=bookkeeping))
+        if spans
+        else None
+    )
+
+
 async def activation_trace(
     *,
     settings: Settings,
@@ -37,17 +52,14 @@ async def activation_trace(
     ``None`` when no span of either is in the files (yet).
     """
     files = paths if paths is not None else span_files(settings.span_file)
-    spans = await asyncio.to_thread(load_trace, files, trace_hex(given))
-    activation = given
-    if not spans:
-        for handled in await _handled(settings, given):
-            spans = await asyncio.to_thread(load_trace, files, trace_hex(handled))
-            if spans:
-                activation = handled
-                break
-    if not spans:
-        return None
-    return ActivationTrace(activation, trace_tree(spans, bookkeeping=bookkeeping))
+    found = await asyncio.to_thread(trace_in_files, files, given, bookkeeping=bookkeeping)
+    if found is not None:
+        return found
+    for handled in await _handled(settings, given):
+        found = await asyncio.to_thread(trace_in_files, files, handled, bookkeeping=bookkeeping)
+        if found is not None:
+            return found
+    return None
 
 
 async def _handled(settings: Settings, event_id: str) -> list[str]:
