@@ -138,9 +138,12 @@ class AskedFor:
                 limit=MEMORIES_QUOTED,
             )
         answer = what_i_know(facts, [memory.summary for memory in memories])
+        # The answer is the whole reply: beside it, the recollection check replaced the tiny
+        # model's words with "I don't remember that", which its own answer then contradicted.
         return DoneForThem(
             note=f"They asked what you know about them. From your notes: {answer}",
             confirmation=answer,
+            answers=True,
         )
 
     async def _what_we_did(self, data: AdmitInput, person_id: str) -> DoneForThem:

@@ -148,7 +148,9 @@ class GenerationActivities:
         if calls or paused:
             assert data.agent is not None
             refs = await self._save_round(data, activation_id, response, calls)
-        text, draft = self._honest(request, response.text.strip()), None
+        # The platform's own answer quotes the record itself: only the model's words are checked.
+        text = response.text.strip()
+        text, draft = (text if answer is not None else self._honest(request, text)), None
         if not calls and not paused:  # the final answer of the turn
             text = self._confirmed(request, text, lines.confirmations)
         if data.draft and data.agent is not None:
