@@ -9,12 +9,14 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from sqlmodel import select
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule
 from store.queries.guardrails import set_cooldown
 from store.tables.guardrails import GuardrailCooldownRow
-from tests.harness import Stack, running_worker, unique
+from store.tables.ledger import UsageRow
+from tests.harness import Stack, running_worker, unique, until
 from tests.voice.calls import dialog, known_person, say, serving_calls, turn
 
 HOLDING = "Mm-hm, give me a moment."
@@ -117,3 +119,32 @@ async def test_a_restarted_web_process_picks_the_call_up_from_its_workflow(
     person = [r.text for r in rows if r.role == "person"]
     assert len(person) == 2 and "picked up" in person[0] and person[1] == "after"
     assert len({r.conversation_id for r in rows}) == 1
+
+
+async def test_a_spent_token_budget_is_said_and_nothing_runs(
+    client: Client, stack: Stack, tmp_path: Path
+) -> None:
+    async with running_worker(client, stack) as worker:
+        pacing = {"paced_services": ["agent", "web"], "budget_tokens": 1}
+        settings = stack.settings(home=tmp_path, task_queue=worker.task_queue, pacing=pacing)
+        async with serving_calls(settings, client, fast_rules=FAST) as line:
+            agent = (await worker.create_agent()).handle
+            await known_person(worker.db, agent, "+15550001", "Grace")
+            call = unique("call")
+            assert await say(line, turn(agent, call, "one")) == (200, "Spoken: one")
+            await line.runtime.drain()
+            key = f"web:{line.record.tenant}:call-{call}"
+
+            async def spent() -> bool:
+                async with worker.db.session() as session:
+                    rows = list(await session.exec(select(UsageRow).where(UsageRow.channel == key)))
+                # The fast model's call is metered to the agent and the call, as the runs' are.
+                voiced = any(r.stage == "voice" and r.agent == agent for r in rows)
+                return voiced and any(r.stage == "respond" for r in rows)
+
+            await until(spent, timeout=30)  # the ledger is written off the reply's path
+            status, words = await say(line, turn(agent, call, "one", "Spoken: one", "two"))
+            await line.runtime.drain()
+        assert status == 200 and words.startswith("token budget exhausted"), words
+        rows = await dialog(worker, agent)
+        assert [r.text for r in rows if r.role == "person"][-1].endswith("one")

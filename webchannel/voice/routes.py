@@ -25,6 +25,7 @@ from pydantic import WithJsonSchema
 
 from contract import names
 from schemas.ids import new_ulid
+from schemas.models import Attribution
 from schemas.voice import (
     CALL_ID_PATTERN,
     MAX_CALL_BODY_BYTES,
@@ -153,7 +154,12 @@ async def _turn(
     first_word = asyncio.Event()
     # The hard gates read the caller's words beside the fast model's call, and no word is said
     # before they pass: a veto is said instead, and the model's words are dropped unheard.
-    screening = asyncio.create_task(screen(runtime, session, settled)) if settled else None
+    # The turn's own ID: its fast call is metered under it, and the budget leaves that call out
+    # (as an activation's does), so the answer being written never refuses its own turn.
+    turn_id = new_ulid()
+    screening = (
+        asyncio.create_task(screen(runtime, session, settled, turn_id=turn_id)) if settled else None
+    )
     if settled:
         begin = _after(first_word, state.settings.voice.fast_timeout_s + 1)
         # The call's first words to reach the pipeline carry who dialled whom.
@@ -171,6 +177,13 @@ async def _turn(
             timeout_s=state.settings.voice.fast_timeout_s,
             holding=state.settings.voice.holding_phrase,
             spoken=spoken,
+            who=Attribution(
+                agent=session.agent,
+                channel=session.channel.key,
+                conversation=session.conversation_id,
+                activation=turn_id,
+                trigger="voice",
+            ),
         ),
         spoken,
     )

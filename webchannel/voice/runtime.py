@@ -14,6 +14,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 
+from activities.channels.pacing import PacingActivities
 from activities.deliberation.guardrails import GuardrailCheck
 from activities.gateway.base import Provider
 from activities.guardrails.wiring import build_guardrails
@@ -31,6 +32,8 @@ class VoiceRuntime:
 
     deps: Dependencies
     checks: list[GuardrailCheck]
+    pacing: PacingActivities
+    """The token budget of a paced channel, asked as an activation asks it."""
     sessions: CallSessions = field(default_factory=CallSessions)
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -76,7 +79,8 @@ async def voice_runtime(request: Request, state: WebState) -> VoiceRuntime:
             )
             deps = build_dependencies(state.settings, providers=providers)
             checks = build_guardrails(deps.db, state.settings.guardrails, deps.gateway).checks
-            runtime = VoiceRuntime(deps=deps, checks=checks)
+            pacing = PacingActivities(deps.db, state.settings.pacing)
+            runtime = VoiceRuntime(deps=deps, checks=checks, pacing=pacing)
             app.state.voice = runtime
     return runtime
 

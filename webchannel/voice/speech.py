@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 from activities.context.fencing import Provenance, fence
 from activities.gateway.gateway import ModelGateway
-from schemas.models import ChatMessage, ModelRequest, TaskType
+from contract import attribution
+from schemas.models import Attribution, ChatMessage, ModelRequest, TaskType
 from schemas.voice import CallMessage
 from usecases.voice import direction_cue
 from webchannel.voice.session import CallSession
@@ -80,6 +81,7 @@ async def speak(
     timeout_s: float,
     holding: str,
     spoken: Spoken,
+    who: Attribution | None = None,
 ) -> AsyncGenerator[str, None]:
     """The answer's pieces as the model writes them; a holding phrase in place of nothing.
 
@@ -92,9 +94,12 @@ async def speak(
         pieces.put_nowait(text)
 
     async def call() -> str:
+        # Metered to the agent, the call's channel and conversation, as its runs' calls are.
+        bound = attribution.use(who)
         try:
             return (await gateway.complete(request, on_delta=delta)).text
         finally:
+            attribution.reset(bound)
             pieces.put_nowait(None)
 
     task = asyncio.create_task(call())

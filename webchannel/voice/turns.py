@@ -11,6 +11,7 @@ from typing import Any
 
 from contract import names
 from schemas.deliberation import ScreenInput
+from schemas.delivery import AffordReplyInput
 from schemas.events import CompletionMarker, Outcome, Speaker
 from schemas.ids import ULID_PATTERN
 from schemas.voice import CallConclusion, CallTurnSignal
@@ -29,10 +30,14 @@ SPOKEN_WAIT_S = 30.0
 log = logging.getLogger(__name__)
 
 
-async def screen(runtime: VoiceRuntime, session: CallSession, text: str) -> str | None:
-    """The hard gates on the caller's words: a cooldown in force, a blocking rule that fires.
+async def screen(
+    runtime: VoiceRuntime, session: CallSession, text: str, *, turn_id: str
+) -> str | None:
+    """The hard gates on the caller's words: cooldown, blocking rules, a spent token budget.
 
-    A check that fails passes (fail soft, as in the decide screen) unless it fails closed.
+    The budget is asked only on a channel of a paced service (``PERSYN_PACING__PACED_SERVICES``;
+    calls are on ``web``). A check that fails passes (fail soft, as in the decide screen)
+    unless it fails closed.
     """
     try:
         event = submission.build_event(
@@ -54,7 +59,9 @@ async def screen(runtime: VoiceRuntime, session: CallSession, text: str) -> str 
             continue
         if reason:
             return reason
-    return None
+    asked = AffordReplyInput(agent=session.agent, channel=session.channel, activation_id=turn_id)
+    affordance = await runtime.pacing.afford_reply(asked)
+    return affordance.withheld
 
 
 async def refresh_prompt(runtime: VoiceRuntime, state: WebState, session: CallSession) -> None:
