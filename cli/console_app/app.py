@@ -2,7 +2,7 @@
 
 Keys: Enter sends, Ctrl+J starts a new line, F2 browses the directory, F3 opens the latest
 reply's trace (Tab to a reply and ``t`` opens its own), F4 switches agent, Ctrl+N starts a
-fresh page, Ctrl+Q leaves. Commands typed in the composer: see ``identity.COMMANDS``.
+new conversation, Ctrl+Q leaves. Commands typed in the composer: see ``identity.COMMANDS``.
 """
 
 from __future__ import annotations
@@ -306,11 +306,19 @@ class ConsoleApp(App[None]):
         """The trace screen for ``turn``'s activation (or its event, while it runs)."""
         self.push_screen(TraceScreen(self.session.settings, turn.activation_id or turn.event_id))
 
-    def action_new_page(self) -> None:
-        """A fresh page: the transcript is cleared; the conversation's cost starts again."""
+    @work(exclusive=True, group="new")
+    async def action_new_page(self) -> None:
+        """A new conversation: this one closes (and is remembered), the transcript is cleared."""
+        try:
+            closed = await self.session.new_conversation()
+        except Exception as err:  # Temporal is away: the old one closes when it goes idle
+            self.transcript.say(f"[could not close the conversation: {first_line(err)}]", "notice")
+            return
         self.transcript.clear()
-        self.session.conversation_id = None
-        self.transcript.say("[a fresh page: the agent keeps what it knows of you]", "notice")
+        said = "the last one closes and is remembered; " if closed else ""
+        self.transcript.say(
+            f"[a new conversation: {said}the agent keeps what it knows of you]", "notice"
+        )
         self.refresh_panel()
 
     def action_focus_composer(self) -> None:

@@ -41,7 +41,7 @@ class Command:
 COMMANDS = {
     "/rename": "/rename NAME  the name the agent sees for you (you stay the same person)",
     "/agent": "/agent HANDLE  talk with another agent",
-    "/new": "/new  a fresh page for a new conversation",
+    "/new": "/new  close this conversation and start a new one",
     "/trace": "/trace  the trace of the latest reply",
     "/people": "/people  the directory browser",
     "/help": "/help  these commands",

@@ -21,6 +21,7 @@ from schemas.settings import Settings
 from store.db import Database
 from usecases import agents
 from usecases.agent_state import AgentState, agent_state
+from usecases.closing import close_conversation
 from usecases.submission import build_event, connect_client
 from usecases.turns import TurnProgress, activation_ended, turn_progress
 
@@ -109,6 +110,18 @@ class ConsoleSession:
             client=await self.client(),
             handle=self.handle,
             conversation_id=self.conversation_id,
+        )
+
+    async def new_conversation(self) -> bool:
+        """Close this conversation (it is remembered as it closes); the next input opens one.
+
+        Whether there was one open to close.
+        """
+        closing, self.conversation_id = self.conversation_id, None
+        if closing is None:
+            return False
+        return await close_conversation(
+            await self.client(), closing, reason="the operator started a new conversation"
         )
 
     async def switch_to(self, handle: str) -> None:

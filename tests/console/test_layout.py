@@ -1,13 +1,14 @@
 """The console's layout and keys: a composer with lines, history and paste; switching agent and
-a fresh page, each a keystroke."""
+a new conversation, each a keystroke."""
 
 from __future__ import annotations
 
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowExecutionStatus
 from textual import events
 
 from activities.gateway.providers.scripted import ScriptRule
 from cli.console_app.agents_screen import AgentsScreen
+from contract.names import conversation_workflow_id
 from tests.console.helpers import SIZE, OfflineConsole, console, offline_session, send, settled
 from tests.deliberation.helpers import new_agent, worker
 from tests.harness import Stack, until
@@ -56,6 +57,7 @@ async def test_switching_agent_and_a_fresh_page_are_each_a_keystroke(
             await send(pilot, "hello")
             await settled(app)
             await pilot.press("ctrl+n")
+            await until(lambda: not app.transcript.turns())
             fresh = ([t.text for t in app.transcript.turns()], app.session.conversation_id)
             await pilot.press("f4")
             picker = app.screen
@@ -73,3 +75,32 @@ async def test_switching_agent_and_a_fresh_page_are_each_a_keystroke(
     assert fresh == ([], None)
     assert turn.outcome is not None and turn.text == "Noted."
     assert f"({second})" in title
+
+
+async def test_a_new_conversation_closes_the_open_one_and_the_next_message_opens_another(
+    client: Client, stack: Stack
+) -> None:
+    async with worker(client, stack, rules=[ScriptRule(task="respond", reply="Noted.")]) as h:
+        agent = await new_agent(h.db)
+        app = console(stack, h, agent)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(pilot, "hello")
+            await settled(app)
+            first = app.session.conversation_id
+            assert first is not None
+            await pilot.press("ctrl+n")
+            await until(lambda: not app.transcript.turns())
+            notice = [line.text for line in app.transcript.lines("notice")]
+            closing = h.client.get_workflow_handle(conversation_workflow_id(first))
+
+            async def closed() -> bool:
+                described = await closing.describe()
+                return described.status is WorkflowExecutionStatus.COMPLETED
+
+            await until(closed)
+            await send(pilot, "hello again")
+            await settled(app)
+            second = app.session.conversation_id
+
+    assert any("a new conversation: the last one closes" in text for text in notice)
+    assert second is not None and second != first
