@@ -11,11 +11,13 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.gateway.gateway import ModelGateway
 from activities.observations.dossier import Dossier, brief_on
+from schemas.events import ChannelRef
 from schemas.observations import Observation, ObservationProposal
 from schemas.settings import Settings
 from store.db import Database
 from store.queries import directory
 from store.queries.observations import active_observations, record_observation
+from store.queries.people import known_name
 from store.tables.columns import utcnow
 from usecases.directory import in_agent
 
@@ -95,3 +97,18 @@ async def brief(
     """
     person = await in_agent(settings, agent, lambda s: _subject(s, agent, who))
     return await brief_on(db, gateway, agent=agent, person_id=person)
+
+
+async def remembered_name(
+    *, settings: Settings, agent: str, channel: ChannelRef, speaker_id: str
+) -> str | None:
+    """The name ``agent`` knows this speaker by on ``channel`` (a rename kept), or ``None``.
+
+    A client that lets its person rename themselves restores the chosen name with this in
+    their next session, so they need not set it again.
+    """
+
+    async def act(session: AsyncSession) -> str | None:
+        return await known_name(session, agent=agent, channel=channel, speaker_id=speaker_id)
+
+    return await in_agent(settings, agent, act)

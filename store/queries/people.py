@@ -6,6 +6,7 @@ from datetime import datetime
 
 from sqlalchemy import func, text
 from sqlalchemy.dialects.postgresql import insert
+from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.events import ChannelRef, Speaker
@@ -204,3 +205,20 @@ async def _first_contact(
     if inserted.scalar_one_or_none() is None:
         return None, name
     return person_id, name
+
+
+async def known_name(
+    session: AsyncSession, *, agent: str, channel: ChannelRef, speaker_id: str
+) -> str | None:
+    """The name the agent knows the speaker ``speaker_id`` on ``channel`` by; ``None`` if new."""
+    found = await session.exec(
+        select(Person.display_name)
+        .join(Identity, Identity.person_id == Person.id)  # type: ignore[arg-type]
+        .where(
+            Identity.agent == agent,
+            Identity.service == channel.service,
+            Identity.channel == channel.channel,
+            Identity.speaker_id == speaker_id,
+        )
+    )
+    return found.first()

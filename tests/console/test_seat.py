@@ -18,6 +18,7 @@ from tests.deliberation.helpers import new_agent, worker
 from tests.harness import Stack, until
 from tests.observability.helpers import finished, traced_worker, tracing_overrides
 from usecases import contacts
+from usecases.people import remembered_name
 
 
 async def test_rename_changes_the_name_the_agent_sees_and_not_the_person(
@@ -37,11 +38,25 @@ async def test_rename_changes_the_name_the_agent_sees_and_not_the_person(
             after = await contacts.list_contacts(settings=app.session.settings, agent=handle)
             prompt = harness.provider.last(TaskType.RESPOND)
             you = [line.text for line in app.transcript.lines("you")]
+        # The next session (`persyn console` without --name) opens under the chosen name.
+        restored = await remembered_name(
+            settings=app.session.settings,
+            agent=handle,
+            channel=app.session.channel,
+            speaker_id="ada",
+        )
+        stranger = await remembered_name(
+            settings=app.session.settings,
+            agent=handle,
+            channel=app.session.channel,
+            speaker_id="someone-new",
+        )
 
     assert [c.name for c in before] == ["Ada"]
     assert [(c.person_id, c.name) for c in after] == [(before[0].person_id, "Ada Lovelace")]
     assert you == ["Ada> hello", "Ada Lovelace> it is me again"]
     assert app.session.speaker.speaker_id == "ada"
+    assert (restored, stranger) == ("Ada Lovelace", None)
     # The agent's record of the person: one person, now called by the new name.
     assert [m.content for m in prompt.messages][-1] == "it is me again"
 
