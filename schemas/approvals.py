@@ -97,6 +97,10 @@ class ApprovalSettings(BaseModel):
         default=True,
         description="Ask before a tool server's (MCP) tool runs, unless a rule says 'never'.",
     )
+    phone_calls: bool = Field(
+        default=True,
+        description="Ask before place_call rings anyone: a call interrupts a person's day.",
+    )
     tools: Annotated[dict[str, ToolRule], AfterValidator(_rules)] = Field(
         default_factory=dict,
         description="Tool name (or fnmatch pattern) -> 'always' or 'never', for every agent.",
@@ -151,6 +155,8 @@ class CallFacts(BaseModel):
     """The tool runs code in a sandbox that has a network."""
     new_contact: str | None = None
     """The call writes to a person the agent never wrote to: their name."""
+    rings: bool = False
+    """The tool places a phone call."""
 
 
 def needs_approval(settings: ApprovalSettings, *, agent: str, facts: CallFacts) -> str | None:
@@ -171,6 +177,8 @@ def needs_approval(settings: ApprovalSettings, *, agent: str, facts: CallFacts) 
         return f"{facts.tool} runs code in a sandbox with network access"
     if facts.mcp and settings.mcp:
         return f"{facts.tool} is a tool server's tool the operator has not allowed outright"
+    if facts.rings and settings.phone_calls:
+        return f"{facts.tool} rings a person's phone"
     return None
 
 

@@ -52,6 +52,10 @@ from store.tables.columns import utcnow
 log = logging.getLogger(__name__)
 
 
+PLACE_CALL = "place_call"
+"""``activities.voice.tools.PlaceCall``'s name, by value: voice's tools import this package."""
+
+
 def tool_facts(tool: str, *, sandbox_network: bool) -> CallFacts:
     """What is known of a call of ``tool`` before its arguments are read.
 
@@ -63,6 +67,7 @@ def tool_facts(tool: str, *, sandbox_network: bool) -> CallFacts:
         tool=tool,
         mcp=tool.startswith(MCP_PREFIX),
         sandbox_network=tool == RUN_CODE and sandbox_network,
+        rings=tool == PLACE_CALL,
     )
 
 

@@ -17,9 +17,11 @@ from pydantic import ValidationError
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule, ScriptToolCall
+from activities.tools.approvals import tool_facts
 from activities.tools.builtin.code import TOOL_NAME as RUN_CODE
 from activities.tools.builtin.code import RunCodeInput
 from activities.tools.registry import Tool, ToolRun
+from activities.voice.tools import PlaceCall
 from schemas.approvals import (
     ApprovalSettings,
     ApprovalStatus,
@@ -53,6 +55,17 @@ def test_by_default_only_the_risky_calls_wait() -> None:
     )
     assert reason == "message_contact writes to Carol, whom the agent never wrote to"
     assert DEFAULTS.timeout_for("ada") == 600
+
+
+def test_placing_a_phone_call_waits_by_default_and_a_rule_or_setting_lets_it_ring() -> None:
+    facts = tool_facts(PlaceCall.name, sandbox_network=False)
+    assert needs_approval(DEFAULTS, agent="ada", facts=facts) == "place_call rings a person's phone"
+    assert approval_when(DEFAULTS, agent="ada", facts=facts, writes_to_contacts=False) is (
+        ApprovalWhen.ALWAYS
+    )
+    allowed = ApprovalSettings(agents={"ada": {"tools": {"place_call": "never"}}})
+    assert needs_approval(allowed, agent="ada", facts=facts) is None
+    assert needs_approval(ApprovalSettings(phone_calls=False), agent="ada", facts=facts) is None
 
 
 def test_an_agents_rules_win_over_the_deployments_and_an_exact_name_over_a_pattern() -> None:

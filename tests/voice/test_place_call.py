@@ -61,8 +61,13 @@ async def test_place_call_dials_and_the_answered_call_is_outbound(
             "vapi_base_url": fake.base_url,
             "vapi_phone_number_id": "pn-1",
         }
+        # The operator lets this agent ring people without asking (calls wait by default).
+        allowed = {"tools": {"place_call": "never"}}
         async with running_worker(
-            client, stack, rules=[AFTER_TOOL, CALL_GRACE], settings_overrides={"voice": voice}
+            client,
+            stack,
+            rules=[AFTER_TOOL, CALL_GRACE],
+            settings_overrides={"voice": voice, "approvals": allowed},
         ) as worker:
             agent = (await worker.create_agent(name="Ada")).handle
             person = await known_person(worker.db, agent, "+15550001", "Grace")
