@@ -24,9 +24,11 @@ from temporalio.exceptions import ApplicationError
 from contract import names
 from contract.catalog import HANDLERS
 from schemas.ids import new_ulid
+from schemas.voice import CallDirection, StartCallInput
 from tests.harness import Harness
 from tests.integration.edge import Edge
 from tests.integration.test_temporal_cli import Run, event_json, running_agent, submit, temporal_cli
+from usecases.voice import call_state, open_call
 from workflows.handlers import INVALID_INPUT
 
 NAIVE = "2026-05-01T09:30:00"
@@ -213,8 +215,25 @@ async def test_every_signal_survives_garbage_naive_times_forged_ids_and_replays(
             {"reason": "x" * 301},
             {"reason": "forged", "firing_id": "not-an-id"},
         ],
+        # A call's session: ids that are not ids, a count out of range, an oversize reason.
+        names.CALL_TURN: [{"conversation_id": "not-an-id"}],
+        names.CALL_CONCLUSION: [{"activation_id": "not-an-id"}, {"activation_id": NAIVE}],
+        names.CONCLUSIONS_TAKEN: [{"count": -1}, {"count": "many"}, {"count": 10**9}],
+        names.HANG_UP: [{"reason": "x" * 201}],
     }
-    targets = {"AgentWorkflow": agent, "ConversationWorkflow": conversation}
+    call = StartCallInput(
+        call_id=f"hostile-{new_ulid()}",
+        agent=handle,
+        direction=CallDirection.INBOUND,
+        tenant="hostile",
+    )
+    on_queue = harness.deps.settings.model_copy(update={"task_queue": harness.task_queue})
+    await open_call(client=harness.client, settings=on_queue, start=call)
+    targets = {
+        "AgentWorkflow": agent,
+        "ConversationWorkflow": conversation,
+        "CallWorkflow": names.call_workflow_id(call.call_id),
+    }
     signals = [h for h in HANDLERS if h.kind == "signal"]
     assert {h.name for h in signals} == set(specific), "a signal this suite does not cover"
     for spec in signals:
@@ -233,6 +252,12 @@ async def test_every_signal_survives_garbage_naive_times_forged_ids_and_replays(
     )  # the replay changed nothing
     assert await task_failures(harness, agent) == 0
     assert await task_failures(harness, conversation) == 0
+    # The call's signals are internal: from a namespace client without Persyn's key even a
+    # valid turn or hang-up (``{}``) is dropped, so the call is as it started, and open.
+    assert await task_failures(harness, targets["CallWorkflow"]) == 0
+    state = await call_state(client=harness.client, call_id=call.call_id)
+    assert state is not None and state.ended is None
+    assert (state.turns, state.conversation_id, state.pending) == (0, None, [])
 
 
 async def test_payloads_from_zero_bytes_past_the_servers_limit(

@@ -297,6 +297,8 @@ async def test_the_openapi_document_lists_every_endpoint(web: Served) -> None:
         "/v1/agents/{handle}/media",
         "/v1/agents/{handle}/approvals",
         "/v1/agents/{handle}/approvals/{approval_id}",
+        "/voice/v1/agents/{handle}/chat/completions",
+        "/voice/v1/agents/{handle}/events",
     }
     post = document["paths"]["/v1/agents/{handle}/messages"]["post"]
     assert "requestBody" in post and {"202", "401", "413", "422"} <= set(post["responses"])

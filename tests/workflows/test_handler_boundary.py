@@ -33,9 +33,11 @@ from schemas.events import (
 )
 from schemas.ids import new_ulid
 from schemas.models import ModelRequest
+from schemas.voice import CallDirection, StartCallInput
 from temporal import inbox
 from tests.harness import Harness, Stack, event, running_worker, until
 from tests.memory.recall.records import add_channel, add_memory
+from usecases.voice import call_state, open_call
 from workers.build import WORKFLOWS
 
 WEB = ChannelRef(service="web", channel="support")
@@ -202,9 +204,18 @@ async def test_no_malformed_signal_can_stall_an_agent(harness: Harness) -> None:
     first = await harness.say(handle, "hello", channel=WEB)
     assert first.marker is not None and first.marker.conversation_id is not None
     conversation = first.marker.conversation_id
+    call = StartCallInput(
+        call_id=f"boundary-{new_ulid()}",
+        agent=handle,
+        direction=CallDirection.INBOUND,
+        tenant="boundary",
+    )
+    on_queue = harness.deps.settings.model_copy(update={"task_queue": harness.task_queue})
+    await open_call(client=harness.client, settings=on_queue, start=call)
     targets = {
         "AgentWorkflow": names.agent_workflow_id(handle),
         "ConversationWorkflow": names.conversation_workflow_id(conversation),
+        "CallWorkflow": names.call_workflow_id(call.call_id),
     }
     sent: list[str] = []
     for cls in WORKFLOWS:
@@ -215,9 +226,13 @@ async def test_no_malformed_signal_can_stall_an_agent(harness: Harness) -> None:
         assert definition.name in targets, f"add {definition.name} to this test"
         target = harness.client.get_workflow_handle(targets[definition.name])
         specific = near_misses(conversation, first.event_id)
-        for name in definition.signals:
+        # A call's hang-up goes last: ``{}`` is a valid one (its reason has a default), and
+        # nothing can be signalled to the call once it has ended.
+        for name in sorted(definition.signals, key=lambda n: n == names.HANG_UP):
             assert name is not None
             for args in [*MALFORMED, *([p] for p in specific.get(name, []))]:
+                if name == names.HANG_UP and args == [{}]:
+                    break
                 await target.signal(name, args=args)
             sent.append(name)
     assert {names.DELIVER, names.ACTIVATION_FINISHED, names.INBOUND} <= set(sent)
@@ -229,6 +244,17 @@ async def test_no_malformed_signal_can_stall_an_agent(harness: Harness) -> None:
     assert again.marker.conversation_id == conversation
     assert await task_failures(harness.client, targets["AgentWorkflow"]) == 0
     assert await task_failures(harness.client, targets["ConversationWorkflow"]) == 0
+    # The call's session took none of the garbage: still open, nothing queued, and one turn,
+    # from the one valid payload among them (``{}``: a turn that names no conversation).
+    assert await task_failures(harness.client, targets["CallWorkflow"]) == 0
+    state = await call_state(client=harness.client, call_id=call.call_id)
+    assert state is not None and state.ended is None
+    assert (state.turns, state.conversation_id, state.pending) == (1, None, [])
+    await harness.client.get_workflow_handle(targets["CallWorkflow"]).signal(
+        names.HANG_UP, args=[{}]
+    )
+    ended = await harness.client.get_workflow_handle(targets["CallWorkflow"]).result()
+    assert ended["ended"] == "hang-up"
     # The forged completion for the finished event changed nothing.
     kept = await marker_of(harness, handle, first.event_id)
     assert kept is not None and kept.text == "hello"
