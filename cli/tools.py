@@ -25,8 +25,8 @@ def list_tools(
     """Each tool: its source, when its calls wait for approval, and why it is not offered.
 
     Sources: built-in, provider, mcp:<server>, skill, sandbox. Approval, under the current
-    [approvals] settings for this agent: always, first contact (a message to someone the agent
-    never wrote to), with network (the sandbox has one), or never.
+    [approvals] settings for this agent: always, first contact (a message to someone who never
+    talked with the agent), with network (the sandbox has one), or never.
     """
     from pydantic import ValidationError
 

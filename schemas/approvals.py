@@ -81,7 +81,7 @@ class ApprovalSettings(BaseModel):
     )
     new_contacts: bool = Field(
         default=True,
-        description="Ask before message_contact writes to someone the agent never wrote to.",
+        description="Ask before message_contact writes to someone who never talked with the agent.",
     )
     tell_the_person: bool = Field(
         default=True,
@@ -154,7 +154,7 @@ class CallFacts(BaseModel):
     sandbox_network: bool = False
     """The tool runs code in a sandbox that has a network."""
     new_contact: str | None = None
-    """The call writes to a person the agent never wrote to: their name."""
+    """The call writes to a person who never talked with the agent: their name."""
     rings: bool = False
     """The tool places a phone call."""
 
@@ -172,7 +172,7 @@ def needs_approval(settings: ApprovalSettings, *, agent: str, facts: CallFacts) 
     if rule == "always":
         return f"{facts.tool} always needs approval"
     if facts.new_contact is not None and settings.new_contacts:
-        return f"{facts.tool} writes to {facts.new_contact}, whom the agent never wrote to"
+        return f"{facts.tool} writes to {facts.new_contact}, who never talked with the agent"
     if facts.sandbox_network and settings.sandbox_network:
         return f"{facts.tool} runs code in a sandbox with network access"
     if facts.mcp and settings.mcp:
@@ -187,7 +187,7 @@ class ApprovalWhen(StrEnum):
 
     ALWAYS = "always"
     FIRST_CONTACT = "first contact"
-    """Only a message to someone the agent never wrote to."""
+    """Only a message to someone who never talked with the agent."""
     WITH_NETWORK = "with network"
     """Every call, because the sandbox has a network."""
     NEVER = "never"

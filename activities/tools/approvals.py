@@ -1,8 +1,8 @@
 """Tool approvals on the worker's side: which stored calls must wait, and their records.
 
 :class:`ApprovalPolicy` finds out what :func:`schemas.approvals.needs_approval` needs to know
-about each call of a generation round (whether ``message_contact`` writes to someone the agent
-never wrote to, whether the sandbox has a network, whether a tool is a tool server's) and is
+about each call of a generation round (whether ``message_contact`` writes to someone who never
+talked with the agent, whether the sandbox has a network, whether a tool is a tool server's) and is
 asked inside ``generation.generate``, as the round is stored: a call that needs no approval
 costs no extra step. :class:`ApprovalActivities` records a pending approval (and tells the
 person on their channel that the agent waits, as an unprompted message) and, later, what was
@@ -134,7 +134,7 @@ class ApprovalPolicy:
         return facts
 
     async def _new_contact(self, agent: str, call: ToolCall) -> str | None:
-        """The name of the person the call writes to, if the agent never wrote to them.
+        """The name of the person the call writes to, if they never talked with the agent.
 
         A contact that matches nobody, or several people, is left to the tool, which refuses
         it without sending anything.
@@ -147,7 +147,7 @@ class ApprovalPolicy:
             if len(found) != 1:
                 return None
             [contact] = found
-            if await records.has_written_to(session, agent=agent, person_id=contact.person_id):
+            if await records.has_talked_with(session, agent=agent, person_id=contact.person_id):
                 return None
         return contact.name
 

@@ -92,13 +92,16 @@ async def record_decision(
     return row
 
 
-async def has_written_to(session: AsyncSession, *, agent: str, person_id: str) -> bool:
-    """Whether the agent ever said something in a conversation the person spoke in."""
+async def has_talked_with(session: AsyncSession, *, agent: str, person_id: str) -> bool:
+    """Whether the person ever said something to the agent (in any conversation).
+
+    Someone who wrote to the agent (the person asking it now included) is not a stranger to
+    write to; a contact the operator added, or one only named, is until they speak.
+    """
     found = await execute(
         session,
-        "SELECT EXISTS (SELECT 1 FROM dialog_turns a WHERE a.agent = :agent AND a.role = 'agent' "
-        "AND a.conversation_id IN (SELECT p.conversation_id FROM dialog_turns p "
-        "WHERE p.agent = :agent AND p.person_id = :person AND p.role = 'person'))",
+        "SELECT EXISTS (SELECT 1 FROM dialog_turns WHERE agent = :agent "
+        "AND person_id = :person AND role = 'person')",
         {"agent": agent, "person": person_id},
     )
     return bool(found.scalar())

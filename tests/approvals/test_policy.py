@@ -1,7 +1,7 @@
 """The approval policy: its defaults, explicit rules per tool and per agent, and its settings.
 
 The pure function first (no server), then the one default that needs the database: a message
-to someone the agent never wrote to waits, one to someone it wrote to does not.
+to someone who never talked with the agent waits, one to someone who did does not.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def test_by_default_only_the_risky_calls_wait() -> None:
     reason = needs_approval(
         DEFAULTS, agent="ada", facts=CallFacts(tool="message_contact", new_contact="Carol")
     )
-    assert reason == "message_contact writes to Carol, whom the agent never wrote to"
+    assert reason == "message_contact writes to Carol, who never talked with the agent"
     assert DEFAULTS.timeout_for("ada") == 600
 
 
@@ -193,8 +193,8 @@ async def test_a_message_to_someone_never_written_to_waits_and_to_a_known_one_do
     rules = [AFTER_TOOL, tell("ada"), tell("carol")]
     async with approvals_worker(client, stack, bell=Bell(), approvals={}, rules=rules) as harness:
         agent = (await harness.create_agent()).handle
-        await harness.say(agent, "Hi, I'm Ada.")  # the agent answers her: it wrote to Ada
-        # Carol is a contact (an identity on a channel), but the agent never wrote to her.
+        await harness.say(agent, "Hi, I'm Ada.")  # Ada talked with the agent
+        # Carol is a contact (an identity on a channel), but she never talked with the agent.
         async with harness.db.session() as session:
             await resolve_speaker(
                 session,
@@ -212,7 +212,7 @@ async def test_a_message_to_someone_never_written_to_waits_and_to_a_known_one_do
         said = saying(harness, agent, "Tell carol hello.")
         [asked] = await waiting(harness, agent)
         assert asked.tool == "message_contact"
-        assert asked.reason == "message_contact writes to Carol, whom the agent never wrote to"
+        assert asked.reason == "message_contact writes to Carol, who never talked with the agent"
         assert '"contact": "carol"' in asked.arguments
         await approvals.decide_approval(
             db=harness.db, client=client, approval_id=asked.approval_id, approve=False, by="Ann"
