@@ -13,13 +13,13 @@ from temporalio import activity
 from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy
 
+from activities.tools.builtin.contact import one_contact
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.registry import Tool, ToolError, ToolInput, ToolRun
 from activities.voice.transport import CallTransport, TransportError, transport_from
 from contract import names
 from schemas.text import InvalidTextError, clean_text
 from schemas.voice import CallDirection, StartCallInput
-from store.queries.contacts import find_contacts, known_contacts
 from store.queries.voice import phone_of
 
 
@@ -65,14 +65,7 @@ class PlaceCall(Tool):
         except InvalidTextError as err:
             raise ToolError(str(err)) from None
         async with self._deps.db.session() as session:
-            found = await find_contacts(session, agent=agent, who=args.contact)
-            if not found:
-                names_ = ", ".join(await known_contacts(session, agent=agent)) or "nobody yet"
-                raise ToolError(f"no contact matches {args.contact!r}; people you know: {names_}")
-            if len(found) > 1:
-                listed = ", ".join(f"{c.name} ({c.person_id})" for c in found)
-                raise ToolError(f"{args.contact!r} could be several people: {listed}; use an ID")
-            contact = found[0]
+            contact = await one_contact(session, agent=agent, who=args.contact)
             number = await phone_of(session, agent=agent, person_id=contact.person_id)
         if number is None:
             raise ToolError(f"you have no phone number for {contact.name}")

@@ -8,6 +8,7 @@ channel's adapter (docs/channels.md); ``persyn inbox`` lists it with its deliver
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
+from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.channels.starting import start_delivery
 from activities.tools.builtin.deps import ToolDeps
@@ -15,7 +16,13 @@ from activities.tools.registry import Tool, ToolError, ToolInput, ToolRun
 from schemas.events import ChannelRef
 from schemas.ids import new_ulid
 from schemas.text import InvalidTextError, clean_text
-from store.queries.contacts import find_contacts, known_contacts, last_channel, send_unprompted
+from store.queries.contacts import (
+    Contact,
+    find_contacts,
+    known_contacts,
+    last_channel,
+    send_unprompted,
+)
 
 
 class MessageContactInput(ToolInput):
@@ -47,6 +54,22 @@ def _channel(key: str) -> ChannelRef:
         raise ToolError(f"{key!r} is not a channel: write it as 'service:channel'") from None
 
 
+async def one_contact(session: AsyncSession, *, agent: str, who: str) -> Contact:
+    """The one person ``who`` names, for a tool that writes to or calls them.
+
+    Raises:
+        ToolError: Nobody matches (the line lists who the agent knows), or several do.
+    """
+    found = await find_contacts(session, agent=agent, who=who)
+    if not found:
+        names = ", ".join(await known_contacts(session, agent=agent)) or "nobody yet"
+        raise ToolError(f"no contact matches {who!r}; people you know: {names}")
+    if len(found) > 1:
+        listed = ", ".join(f"{c.name} ({c.person_id})" for c in found)
+        raise ToolError(f"{who!r} could be several people: {listed}; use an ID")
+    return found[0]
+
+
 class MessageContact(Tool):
     """Send a message to someone, unprompted."""
 
@@ -69,14 +92,7 @@ class MessageContact(Tool):
         except InvalidTextError as err:
             raise ToolError(str(err)) from None
         async with self._deps.db.session() as session:
-            found = await find_contacts(session, agent=agent, who=args.contact)
-            if not found:
-                names = ", ".join(await known_contacts(session, agent=agent)) or "nobody yet"
-                raise ToolError(f"no contact matches {args.contact!r}; people you know: {names}")
-            if len(found) > 1:
-                listed = ", ".join(f"{c.name} ({c.person_id})" for c in found)
-                raise ToolError(f"{args.contact!r} could be several people: {listed}; use an ID")
-            contact = found[0]
+            contact = await one_contact(session, agent=agent, who=args.contact)
             if args.channel:
                 channel: ChannelRef | None = _channel(args.channel)
             elif contact.preferred_channel:
