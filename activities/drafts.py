@@ -39,11 +39,15 @@ async def load_draft(db: Database, draft_id: str) -> str:
 async def with_candidate(db: Database | None, data: M) -> M:
     """``data`` with its ``candidate`` loaded from its ``draft_id``, when it has one.
 
+    A candidate already loaded (one step handing the text to the next within an activity) is
+    kept: the draft is read once per step, not once per check.
+
     Raises:
         ApplicationError: The draft is missing, or there is no database to load it from.
     """
     draft_id = getattr(data, "draft_id", None)
-    if draft_id is None:
+    loaded: object = getattr(data, "candidate", None)
+    if draft_id is None or loaded:
         return data
     if db is None:
         raise ApplicationError(

@@ -1,12 +1,12 @@
-"""Where the time before the model call goes, read from the three workflows' histories.
+"""Where the time before the model call goes, read from the workflows' histories.
 
-A message reaches the model through three workflow tasks in three workflows: the agent's inbox
-(speaker resolution, a signal to the conversation), the conversation (the turn written through,
-the activation started) and the activation (context assembled, the model activity scheduled and
-dispatched eagerly). Each history event carries the server's time, and the benchmark's clock is
-the same machine's, so the path splits into the server's hops (a signal or a child start until
-the next task reaches the worker) and the worker's tasks (from a task's start to its
-completion, local activities included).
+A message reaches the model through two workflow tasks in two workflows: the agent's inbox
+(admission in one local activity: speaker, turn, window, budget, prompt; then the activation
+started as its child) and the activation (the model activity scheduled and dispatched eagerly).
+Each history event carries the server's time, and the benchmark's clock is the same machine's,
+so the path splits into the server's hops (the update or the child start until the next task
+reaches the worker) and the worker's tasks (from a task's start to its completion, local
+activities included).
 """
 
 from __future__ import annotations
@@ -23,11 +23,9 @@ from contract import names
 
 SEGMENTS = (
     "submit -> agent task starts",
-    "agent task (speaker resolved, signal sent)",
-    "signal -> conversation task starts",
-    "conversation task (turn written, child started)",
+    "agent task (admitted, activation started)",
     "child start -> activation task starts",
-    "activation task (context assembled)",
+    "activation task (model activity scheduled)",
     "model activity scheduled -> model request",
 )
 """The pre-model path's parts, in order; they add up to the pre-model latency."""
@@ -79,8 +77,8 @@ def _update_id(event: HistoryEvent) -> str:
     return event.workflow_execution_update_accepted_event_attributes.accepted_request.meta.update_id
 
 
-def _agent_part(agent: _History, update_id: str) -> tuple[float, float] | None:
-    """When the agent's task that took the update started, and when its signal went out."""
+def _agent_part(agent: _History, update_id: str, activation_id: str) -> tuple[float, float] | None:
+    """When the agent's task that took the update started, and when it started the activation."""
     accepted = next(
         (
             e
@@ -93,41 +91,36 @@ def _agent_part(agent: _History, update_id: str) -> tuple[float, float] | None:
     if accepted is None:
         return None
     started = agent.task_started_before(accepted.event_id)
-    signal = next(
+    child_id = names.activation_workflow_id(activation_id)
+    child = next(
         (
             e
             for e in agent.events
             if e.event_id > accepted.event_id
-            and e.event_type == EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED
+            and e.event_type == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED
+            and e.start_child_workflow_execution_initiated_event_attributes.workflow_id == child_id
         ),
         None,
     )
-    if started is None or signal is None:
-        return None  # the first message opened the conversation: not the steady path
-    attributes = signal.signal_external_workflow_execution_initiated_event_attributes
+    if started is None or child is None:
+        return None
+    attributes = child.start_child_workflow_execution_initiated_event_attributes
     _, completed = agent.task_of(attributes.workflow_task_completed_event_id)
     return _at(started), _at(completed)
 
 
 async def breakdown(client: Client, handle: str, marks: Sequence[Mark]) -> dict[str, list[float]]:
-    """Milliseconds per segment of :data:`SEGMENTS` for each message whose path was found."""
+    """Milliseconds per segment of :data:`SEGMENTS` for each message whose path was found.
+
+    The path is admission's: the agent admits the event and starts the activation in one task.
+    """
     agent = await _events(client, names.agent_workflow_id(handle))
-    conversations: dict[str, _History] = {}
     parts: dict[str, list[float]] = {segment: [] for segment in SEGMENTS}
     for mark in marks:
-        agent_part = _agent_part(agent, mark.update_id)
-        activation = await _events(client, names.activation_workflow_id(mark.activation_id))
-        started = activation.events[0].workflow_execution_started_event_attributes
-        parent = started.parent_workflow_execution
-        if agent_part is None or not parent.run_id:
+        agent_part = _agent_part(agent, mark.update_id, mark.activation_id)
+        if agent_part is None:
             continue
-        if parent.run_id not in conversations:
-            conversations[parent.run_id] = await _events(client, parent.workflow_id, parent.run_id)
-        conversation = conversations[parent.run_id]
-        child = conversation.by_id[started.parent_initiated_event_id]
-        conv_started, conv_completed = conversation.task_of(
-            child.start_child_workflow_execution_initiated_event_attributes.workflow_task_completed_event_id
-        )
+        activation = await _events(client, names.activation_workflow_id(mark.activation_id))
         scheduled = next(
             e
             for e in activation.events
@@ -139,8 +132,6 @@ async def breakdown(client: Client, handle: str, marks: Sequence[Mark]) -> dict[
         points = (
             mark.sent,
             *agent_part,
-            _at(conv_started),
-            _at(conv_completed),
             _at(act_started),
             _at(act_completed),
             mark.model_request,

@@ -198,6 +198,23 @@ class Transmission(Wire):
     duplicate: bool = False
 
 
+class SendReplyInput(Wire):
+    """Input of the send step: transmit the reply, then record how the event ended, at once."""
+
+    transmit: TransmitInput
+    trigger: str
+    marker: CompletionMarker = Field(
+        description="The completion marker to record; its text is the transmitted turn's."
+    )
+
+
+class SentReply(Wire):
+    """The recorded reply turn and the marker recorded with it."""
+
+    turn: DialogTurn
+    marker: CompletionMarker
+
+
 class RecordOutcomeInput(Wire):
     """Input of the record step: persist the completion marker and the activation's outcome."""
 

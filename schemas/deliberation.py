@@ -315,6 +315,24 @@ class Screening(Wire):
     )
 
 
+class ReviewInput(Wire):
+    """Input of the review step: the deliberation plan, then the screen, in one step."""
+
+    plan: DeliberationPlanInput
+    screen: ScreenInput
+
+
+class Review(Wire):
+    """The plan, and the screening unless inline critics must revise the draft first."""
+
+    plan: DeliberationPlan
+    screening: Screening | None = Field(
+        default=None,
+        description="None: the plan runs critics inline, so the revised draft is screened "
+        "after them.",
+    )
+
+
 class JudgeInput(Wire):
     """Input of the engagement judgment (a fast model call)."""
 

@@ -37,6 +37,7 @@ from activities.deliberation.judge import JudgeActivities
 from activities.deliberation.parked_source import ParkedSource
 from activities.deliberation.parking import DeliberationActivities
 from activities.deliberation.refine import RefineActivities
+from activities.deliberation.review import ReviewActivities
 from activities.emotion.activities import EmotionActivities
 from activities.emotion.source import EmotionSource
 from activities.gateway.base import Provider
@@ -276,6 +277,8 @@ def activities(
         deps.settings.deliberation,
         critique_runs=deps.gateway.runs(TaskType.CRITIQUE),
     )
+    # The plan and the screen of one reply asked in one step (workflows/pipeline/review.py).
+    review = ReviewActivities(deps.db, deliberation, decide)
     critique = CritiqueActivities(deps.db, deps.gateway, deps.settings.deliberation)
     refine = RefineActivities(deps.db, deps.gateway)
     judge = JudgeActivities(deps.db, deps.gateway)
@@ -373,11 +376,13 @@ def activities(
         emotion.classify,
         emotion.weigh_request,
         deliberation.plan,
+        review.review,
         deliberation.park,
         deliberation.settle,
         critique.critique,
         refine.refine,
         channels.transmit,
+        channels.send_reply,
         pacing.afford_reply,
         delivery.pace,
         delivery.deliver,

@@ -43,7 +43,9 @@ from workflows.pipeline.deliberate import (
 from workflows.pipeline.deliberate import in_run as deliberate_in_run
 from workflows.pipeline.emotion import take_stock
 from workflows.pipeline.respond import respond
-from workflows.pipeline.transmit import record, transmit
+from workflows.pipeline.review import PATCH as REPLY_STEPS_PATCH
+from workflows.pipeline.review import review
+from workflows.pipeline.transmit import record, send, transmit
 from workflows.steps import one_line
 
 STEP_FAILED = "StepFailed"
@@ -151,15 +153,25 @@ class ActivationWorkflow:
             prompt = await assemble(data)
         self._step(data, "Generating a reply")
         draft = await respond(data, prompt, self._approvals)
+        # Fewer local activities after the model: plan and screen in one, send and record in one.
+        joined = data.admitted and workflow.patched(REPLY_STEPS_PATCH)
+        reviewed = await review(data, draft) if joined else None
         self._step(data, "Deliberating")
-        deliberated = await deliberate(data, prompt, draft)
+        deliberated = await deliberate(
+            data, prompt, draft, reviewed.plan if reviewed is not None else None
+        )
         final, self._turn = deliberated.draft, deliberated.turn
         self._step(data, "Deciding whether to speak")
-        self._turn.verdict = verdict = await decide(data, final)
+        screening = reviewed.screening if reviewed is not None else None
+        self._turn.verdict = verdict = await decide(data, final, screening)
         decision = Decision(speak=verdict.speak, reason=verdict.reason)
         self._step(data, "Transmitting" if decision.speak else "Staying silent")
-        reply: DialogTurn | None = await transmit(data, final) if decision.speak else None
-        marker = await record(data, final, decision, reply)
+        reply: DialogTurn | None = None
+        if decision.speak and joined:
+            reply, marker = await send(data, final)
+        else:
+            reply = await transmit(data, final) if decision.speak else None
+            marker = await record(data, final, decision, reply)
         await self._finish(data, marker, reply)
         owed = await after_transmit(data, prompt, draft, self._turn, transmitted=reply is not None)
         if owed is not None and deliberate_in_run(data):

@@ -8,12 +8,12 @@ from temporalio.client import Client
 from activities.channels.adapters.pull import answered_in_place
 from activities.channels.starting import start_delivery
 from activities.drafts import load_draft
-from schemas.activation import Transmission, TransmitInput
+from schemas.activation import SendReplyInput, SentReply, Transmission, TransmitInput
 from schemas.delivery import DeliverySettings
 from schemas.dialog import DialogTurn, Role
 from store.db import Database
 from store.queries.dialog import record_turn
-from store.queries.runtime import add_outbox
+from store.queries.runtime import add_outbox, record_outcome
 
 
 class ChannelActivities:
@@ -71,3 +71,18 @@ class ChannelActivities:
                 conversation_id=data.conversation_id,
             )
         return Transmission(turn=turn, duplicate=not inserted)
+
+    @activity.defn(name="channels.send_reply")
+    async def send_reply(self, data: SendReplyInput) -> SentReply:
+        """Transmit the reply and record how its event ended, in one step.
+
+        Both halves are idempotent (the turn and the outbox row by the turn's ID, the outcome
+        by the activation's), so an attempt run again sends and records nothing twice.
+        """
+        sent = await self.transmit(data.transmit)
+        marker = data.marker.model_copy(update={"text": sent.turn.text})
+        async with self._db.autocommit() as session:
+            await record_outcome(
+                session, agent=data.transmit.agent, trigger=data.trigger, marker=marker
+            )
+        return SentReply(turn=sent.turn, marker=marker)

@@ -134,4 +134,4 @@ async def test_spans_are_flushed_on_shutdown(stack: Stack, tmp_path: Path) -> No
         tracing.shutdown()  # what the worker process does last; no explicit flush before it
 
     names = {span.name for span in load_trace(span_files(span_file), trace_hex(activation))}
-    assert {"turn:message", "model:respond", "RunActivity:channels.transmit"} <= names
+    assert {"turn:message", "model:respond", "RunActivity:channels.send_reply"} <= names

@@ -23,6 +23,7 @@ from temporalio.worker import (
     ActivityInboundInterceptor,
     ExecuteActivityInput,
     Interceptor,
+    SignalExternalWorkflowInput,
     StartActivityInput,
     StartLocalActivityInput,
     WorkflowInboundInterceptor,
@@ -90,10 +91,14 @@ class Gates(temporal_client.Interceptor, Interceptor):
         workflow_type: str,
         before_local_activity: str | None = None,
         before_activity: str | None = None,
+        before_signal: str | None = None,
     ) -> TaskFailure:
-        """Fail the first workflow task of each such workflow that schedules that activity."""
+        """Fail the first workflow task of each such workflow that schedules that activity (or
+        sends that signal to another workflow)."""
         name = before_local_activity or before_activity
-        assert name is not None, "name the activity the task fails before"
+        if before_signal is not None:
+            name = f"signal:{before_signal}"
+        assert name is not None, "name the activity or signal the task fails before"
         failure = TaskFailure(workflow_type, name)
         self.failures.append(failure)
         return failure
@@ -156,6 +161,10 @@ class _FailingOutbound(WorkflowOutboundInterceptor):
     def start_activity(self, input: StartActivityInput) -> workflow.ActivityHandle[Any]:
         self._fail_before(input.activity)
         return super().start_activity(input)
+
+    async def signal_external_workflow(self, input: SignalExternalWorkflowInput) -> None:
+        self._fail_before(f"signal:{input.signal}")
+        await super().signal_external_workflow(input)
 
 
 @asynccontextmanager

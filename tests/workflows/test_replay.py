@@ -41,12 +41,15 @@ async def _run_scenario(harness: Harness) -> dict[str, WorkflowHistory]:
     closed = await conversation.result()  # closes after ~1 s idle
     assert closed.reason == "idle"
     client: Client = harness.client
+    activation = await client.get_workflow_handle(
+        names.activation_workflow_id(first.marker.activation_id)
+    ).fetch_history()
     return {
         "agent": await client.get_workflow_handle(names.agent_workflow_id(handle)).fetch_history(),
         "conversation": await conversation.fetch_history(),
-        "activation": await client.get_workflow_handle(
-            names.activation_workflow_id(first.marker.activation_id)
-        ).fetch_history(),
+        "activation": activation,
+        # Kept under its own name: the first recorded after ``reply-steps-joined``.
+        "activation_reply_steps": activation,
     }
 
 
@@ -64,7 +67,12 @@ ADMISSION_ERA = ["agent_admission", "conversation_admission", "activation_admiss
 ``turn_taken`` and deliberated on by a ``DeliberationWorkflow`` the activation started."""
 
 
-@pytest.mark.parametrize("name", RECORDED + ADMISSION_ERA)
+REPLY_STEPS = ["activation_reply_steps"]
+"""Recorded after ``reply-steps-joined``: the plan and the screen in one local activity, the
+reply sent and recorded in another."""
+
+
+@pytest.mark.parametrize("name", RECORDED + ADMISSION_ERA + REPLY_STEPS)
 async def test_recorded_histories_replay(name: str, client: Client) -> None:
     path = HISTORIES / f"{name}.json"
     assert path.exists(), f"record it with PERSYN_RECORD_HISTORIES=1 ({path.name})"

@@ -39,10 +39,11 @@ async def harness(client: Client, stack: Stack, gates: Gates) -> AsyncIterator[H
 async def test_a_transmit_run_again_by_a_retried_workflow_task_records_one_reply(
     harness: Harness, gates: Gates
 ) -> None:
-    # The task that ran the transmit fails before the next step: nothing it did reaches the
-    # history, so the retried task transmits again.
+    # The task that transmitted and recorded the reply (one local activity) fails before its
+    # next command, the agent's release: nothing it did reaches the history, so the retried
+    # task transmits again.
     failure = gates.fail_task(
-        workflow_type=names.ACTIVATION_WORKFLOW, before_local_activity="store.record_outcome"
+        workflow_type=names.ACTIVATION_WORKFLOW, before_signal=names.ACTIVATION_FINISHED
     )
     agent = await harness.create_agent()
 

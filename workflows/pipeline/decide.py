@@ -34,21 +34,15 @@ GUARDRAIL_VETO_PATCH = "guardrail-veto-attribute"
 """Runs recorded before guardrails never tagged an activation a guardrail held."""
 
 
-async def decide(data: ActivationInput, draft: Draft) -> Verdict:
-    """Whether to transmit ``draft``, why, and what the verdict rests on."""
-    screening = await workflow.execute_local_activity_method(
-        DecideActivities.screen,
-        ScreenInput(
-            agent=data.agent,
-            channel=data.channel,
-            event=data.event,
-            candidate=draft.text,
-            draft_id=draft.draft_id,
-            degraded=draft.degraded,
-            person_id=data.person_id,
-        ),
-        **summarized_local(MESSAGE_PATH_DATABASE, "screen the reply (rules, guardrails)"),
-    )
+async def decide(
+    data: ActivationInput, draft: Draft, screening: Screening | None = None
+) -> Verdict:
+    """Whether to transmit ``draft``, why, and what the verdict rests on.
+
+    A ``screening`` the review step made is used as is; without one, this step screens.
+    """
+    if screening is None:
+        screening = await _screen(data, draft)
     if screening.guardrail is not None and workflow.patched(GUARDRAIL_VETO_PATCH):
         # Findable in the Web UI: PersynGuardrails = 'secrets-in-reply' lists held replies.
         workflow.upsert_search_attributes([names.GUARDRAILS.value_set([screening.guardrail])])
@@ -57,6 +51,27 @@ async def decide(data: ActivationInput, draft: Draft) -> Verdict:
         if declined is not None:
             return declined
     return screening.verdict or await _judge(data, draft)
+
+
+def screen_input(data: ActivationInput, draft: Draft) -> ScreenInput:
+    """What the screen reads of this activation and its draft."""
+    return ScreenInput(
+        agent=data.agent,
+        channel=data.channel,
+        event=data.event,
+        candidate=draft.text,
+        draft_id=draft.draft_id,
+        degraded=draft.degraded,
+        person_id=data.person_id,
+    )
+
+
+async def _screen(data: ActivationInput, draft: Draft) -> Screening:
+    return await workflow.execute_local_activity_method(
+        DecideActivities.screen,
+        screen_input(data, draft),
+        **summarized_local(MESSAGE_PATH_DATABASE, "screen the reply (rules, guardrails)"),
+    )
 
 
 async def _weigh(data: ActivationInput, mood: MoodNote) -> Verdict | None:

@@ -50,28 +50,32 @@ def draw(lenses: list[Lens]) -> Lens | None:
     return workflow.random().choice(lenses) if lenses else None
 
 
-async def deliberate(data: ActivationInput, prompt: PromptRef, draft: Draft) -> DeliberatedTurn:
+async def deliberate(
+    data: ActivationInput, prompt: PromptRef, draft: Draft, plan: DeliberationPlan | None = None
+) -> DeliberatedTurn:
     """The draft to decide on, and what this step learned.
 
     The draft is the refined one when deliberation runs inline, else the candidate; the turn
-    state holds the plan, the lenses and what the inline critics concluded.
+    state holds the plan, the lenses and what the inline critics concluded. A ``plan`` the
+    review step made is used as is; without one, this step asks for it.
     """
     turn = TurnState()
-    try:
-        plan: DeliberationPlan = await workflow.execute_local_activity_method(
-            DeliberationActivities.plan,
-            DeliberationPlanInput(
-                agent=data.agent,
-                channel=data.channel,
-                candidate=draft.text,
-                draft_id=draft.draft_id,
-                degraded=draft.degraded,
-            ),
-            **summarized_local(MESSAGE_PATH_DATABASE, "plan deliberation"),
-        )
-    except ActivityError as err:
-        workflow.logger.warning("no deliberation plan; the reply goes out as is: %s", err)
-        return DeliberatedTurn(draft=draft, turn=turn)
+    if plan is None:
+        try:
+            plan = await workflow.execute_local_activity_method(
+                DeliberationActivities.plan,
+                DeliberationPlanInput(
+                    agent=data.agent,
+                    channel=data.channel,
+                    candidate=draft.text,
+                    draft_id=draft.draft_id,
+                    degraded=draft.degraded,
+                ),
+                **summarized_local(MESSAGE_PATH_DATABASE, "plan deliberation"),
+            )
+        except ActivityError as err:
+            workflow.logger.warning("no deliberation plan; the reply goes out as is: %s", err)
+            return DeliberatedTurn(draft=draft, turn=turn)
     turn.plan = plan
     if plan.mode is DeliberationMode.OFF or not plan.substantive:
         return DeliberatedTurn(draft=draft, turn=turn)

@@ -1,4 +1,8 @@
-"""Steps: transmit the reply, then record the outcome and its completion marker."""
+"""Steps: transmit the reply, then record the outcome and its completion marker.
+
+Runs since the ``reply-steps-joined`` patch do both in one local activity when the reply is
+spoken (:func:`send`); a silent outcome is only recorded (:func:`record`).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,8 @@ from schemas.activation import (
     Decision,
     Draft,
     RecordOutcomeInput,
+    SendReplyInput,
+    SentReply,
     Transmission,
     TransmitInput,
 )
@@ -34,37 +40,60 @@ DEGRADED_REASON = (
 )
 
 
+def _transmission(data: ActivationInput, draft: Draft) -> TransmitInput:
+    return TransmitInput(
+        activation_id=data.activation_id,
+        event_id=data.event.event_id,
+        agent=data.agent,
+        agent_name=data.agent_name,
+        conversation_id=data.conversation_id,
+        channel=data.channel,
+        turn_id=task_stable_id(STABLE_REPLY_ID_PATCH),
+        text=draft.text,
+        draft_id=draft.draft_id,
+        at=workflow.now(),
+    )
+
+
 async def transmit(data: ActivationInput, draft: Draft) -> DialogTurn:
     """Send ``draft`` on the originating channel; returns the recorded reply turn."""
     transmission: Transmission = await workflow.execute_local_activity_method(
         ChannelActivities.transmit,
-        TransmitInput(
-            activation_id=data.activation_id,
-            event_id=data.event.event_id,
-            agent=data.agent,
-            agent_name=data.agent_name,
-            conversation_id=data.conversation_id,
-            channel=data.channel,
-            turn_id=task_stable_id(STABLE_REPLY_ID_PATCH),
-            text=draft.text,
-            draft_id=draft.draft_id,
-            at=workflow.now(),
-        ),
+        _transmission(data, draft),
         **summarized_local(MESSAGE_PATH_DATABASE, "transmit the reply"),
     )
     return transmission.turn
 
 
-async def record(
-    data: ActivationInput, draft: Draft, decision: Decision, reply: DialogTurn | None
+async def send(data: ActivationInput, draft: Draft) -> tuple[DialogTurn, CompletionMarker]:
+    """Send ``draft`` and record the spoken outcome in one step; the turn and its marker."""
+    sent: SentReply = await workflow.execute_local_activity_method(
+        ChannelActivities.send_reply,
+        SendReplyInput(
+            transmit=_transmission(data, draft),
+            trigger=data.event.trigger.value,
+            marker=outcome_marker(data, draft, spoke=True),
+        ),
+        **summarized_local(MESSAGE_PATH_DATABASE, "transmit the reply and record it"),
+    )
+    return sent.turn, sent.marker
+
+
+def outcome_marker(
+    data: ActivationInput,
+    draft: Draft,
+    *,
+    spoke: bool,
+    silence: str | None = None,
+    reply: DialogTurn | None = None,
 ) -> CompletionMarker:
-    """Persist the outcome and its completion marker; returns the marker."""
-    outcome = Outcome.SILENT if reply is None else Outcome.SPOKE
+    """The completion marker of this outcome; a spoken one carries ``reply``'s text, if given."""
+    outcome = Outcome.SPOKE if spoke else Outcome.SILENT
     # A fallback reply is not a success: say so wherever the outcome shows.
-    if reply is not None and draft.degraded and workflow.patched(DEGRADED_OUTCOME_PATCH):
+    if spoke and draft.degraded and workflow.patched(DEGRADED_OUTCOME_PATCH):
         outcome = Outcome.DEGRADED
-    reasons = {Outcome.SILENT: decision.reason, Outcome.DEGRADED: DEGRADED_REASON}
-    marker = completion_marker(
+    reasons = {Outcome.SILENT: silence, Outcome.DEGRADED: DEGRADED_REASON}
+    return completion_marker(
         event_id=data.event.event_id,
         outcome=outcome,
         at=workflow.now(),
@@ -73,6 +102,15 @@ async def record(
         text=reply.text if reply is not None else None,
         reason=reasons.get(outcome),
         degraded=draft.degraded,
+    )
+
+
+async def record(
+    data: ActivationInput, draft: Draft, decision: Decision, reply: DialogTurn | None
+) -> CompletionMarker:
+    """Persist the outcome and its completion marker; returns the marker."""
+    marker = outcome_marker(
+        data, draft, spoke=reply is not None, silence=decision.reason, reply=reply
     )
     await workflow.execute_local_activity_method(
         StoreActivities.record_outcome,
