@@ -49,6 +49,12 @@ class ActivationInput(Wire):
         description="The person's turn as admission wrote it: the activation hands it to its "
         "conversation with the exchange's end (runs before told the conversation separately).",
     )
+    shape: int = Field(
+        default=0,
+        ge=0,
+        description="The patches its agent started it with (workflows/pipeline/shape.py): a "
+        "run of shape N takes every patch folded at N or before without writing a marker.",
+    )
 
 
 class ActivationResult(Wire):

@@ -29,7 +29,7 @@ from schemas.events import CompletionMarker, Outcome
 from schemas.turn import TurnState
 from workflows import handlers
 from workflows.lock import release, tell_conversation
-from workflows.pipeline import metrics
+from workflows.pipeline import metrics, shape
 from workflows.pipeline.afford import afford
 from workflows.pipeline.approval import ApprovalGate
 from workflows.pipeline.context import assemble
@@ -154,7 +154,7 @@ class ActivationWorkflow:
         self._step(data, "Generating a reply")
         draft = await respond(data, prompt, self._approvals)
         # Fewer local activities after the model: plan and screen in one, send and record in one.
-        joined = data.admitted and workflow.patched(REPLY_STEPS_PATCH)
+        joined = data.admitted and shape.patched(data, REPLY_STEPS_PATCH)
         reviewed = await review(data, draft) if joined else None
         self._step(data, "Deliberating")
         deliberated = await deliberate(

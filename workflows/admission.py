@@ -40,6 +40,7 @@ from schemas.markers import failed_marker
 from workflows.activation import ActivationWorkflow
 from workflows.lock import tell_conversation
 from workflows.pipeline import termination
+from workflows.pipeline.shape import SHAPE
 from workflows.steps import Progress, bounded, one_line
 
 with workflow.unsafe.imports_passed_through():
@@ -96,6 +97,8 @@ def activation_input(
         prompt=admitted.prompt,
         withheld=admitted.withheld,
         person_turn=admitted.turn if with_turn else None,
+        # Its patches named in its input, not asked as markers (workflows/pipeline/shape.py).
+        shape=SHAPE,
     )
 
 

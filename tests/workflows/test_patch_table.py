@@ -79,7 +79,8 @@ def _calls() -> tuple[dict[str, str], dict[str, set[str]]]:
             kind = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             if kind not in PATCHED | DEPRECATED:
                 continue
-            arg = node.args[0]
+            # An activation's steps ask ``shape.patched(data, PATCH)``: the patch comes second.
+            arg = node.args[1] if len(node.args) == 2 else node.args[0]
             patch: str | None = None
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 patch = arg.value
@@ -124,4 +125,5 @@ def test_the_table_reads_the_patches() -> None:
     # The parser itself: a table it could not read would let every check above pass.
     _, asked = _calls()
     assert {"history-limit-250", "reply-draft-by-reference", "graph-extraction"} <= set(asked)
+    assert {"reply-steps-joined", "emotion"} <= set(asked)  # asked through the run's shape
     assert len(_table()) >= 20

@@ -50,6 +50,8 @@ async def _run_scenario(harness: Harness) -> dict[str, WorkflowHistory]:
         "activation": activation,
         # Kept under its own name: the first recorded after ``reply-steps-joined``.
         "activation_reply_steps": activation,
+        # The first started with its patches named in its input (workflows/pipeline/shape.py).
+        "activation_shape1": activation,
     }
 
 
@@ -67,9 +69,10 @@ ADMISSION_ERA = ["agent_admission", "conversation_admission", "activation_admiss
 ``turn_taken`` and deliberated on by a ``DeliberationWorkflow`` the activation started."""
 
 
-REPLY_STEPS = ["activation_reply_steps"]
+REPLY_STEPS = ["activation_reply_steps", "activation_shape1"]
 """Recorded after ``reply-steps-joined``: the plan and the screen in one local activity, the
-reply sent and recorded in another."""
+reply sent and recorded in another; the first asking each patch (shape 0), the second started
+at shape 1, asking none of the patches folded into it."""
 
 
 @pytest.mark.parametrize("name", RECORDED + ADMISSION_ERA + REPLY_STEPS)

@@ -15,6 +15,7 @@ from contract.policies import MESSAGE_PATH_DATABASE, summarized_local
 from schemas.activation import ActivationInput
 from schemas.autonomy import SELF_SERVICE
 from schemas.delivery import Affordance, AffordReplyInput
+from workflows.pipeline import shape
 
 with workflow.unsafe.imports_passed_through():
     from activities.channels.pacing import PacingActivities
@@ -25,7 +26,7 @@ PATCH = "afford-reply-before-generating"
 
 async def afford(data: ActivationInput) -> str | None:
     """Why no reply may be generated on ``data``'s channel, or ``None`` to go on."""
-    if data.channel.service == SELF_SERVICE or not workflow.patched(PATCH):
+    if data.channel.service == SELF_SERVICE or not shape.patched(data, PATCH):
         return None
     affordance: Affordance = await workflow.execute_local_activity_method(
         PacingActivities.afford_reply,

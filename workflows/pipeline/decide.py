@@ -21,6 +21,7 @@ from contract.policies import JUDGE_CALL, MESSAGE_PATH_DATABASE, summarized, sum
 from schemas.activation import ActivationInput, Draft
 from schemas.deliberation import JudgeInput, Screening, ScreenInput, Verdict, fallback_verdict
 from schemas.emotion import MoodNote, WeighRequestInput
+from workflows.pipeline import shape
 
 with workflow.unsafe.imports_passed_through():
     from activities.deliberation.decide import DecideActivities
@@ -43,10 +44,10 @@ async def decide(
     """
     if screening is None:
         screening = await _screen(data, draft)
-    if screening.guardrail is not None and workflow.patched(GUARDRAIL_VETO_PATCH):
+    if screening.guardrail is not None and shape.patched(data, GUARDRAIL_VETO_PATCH):
         # Findable in the Web UI: PersynGuardrails = 'secrets-in-reply' lists held replies.
         workflow.upsert_search_attributes([names.GUARDRAILS.value_set([screening.guardrail])])
-    if screening.mood is not None and workflow.patched(EMOTION_PATCH):
+    if screening.mood is not None and shape.patched(data, EMOTION_PATCH):
         declined = await _weigh(data, screening.mood)
         if declined is not None:
             return declined

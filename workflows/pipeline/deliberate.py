@@ -40,6 +40,7 @@ from workflows.deliberation import (
     critique_and_refine,
     deliberate_and_park,
 )
+from workflows.pipeline import shape
 
 with workflow.unsafe.imports_passed_through():
     from activities.deliberation.parking import DeliberationActivities
@@ -164,7 +165,7 @@ def in_run(data: ActivationInput) -> bool:
     An activation of the conversation's path returns to a conversation that waits for it, so
     its deliberation runs as a workflow of its own instead.
     """
-    return data.admitted and workflow.patched(DEFERRED_IN_RUN_PATCH)
+    return data.admitted and shape.patched(data, DEFERRED_IN_RUN_PATCH)
 
 
 async def deferred(owed: DeliberationInput) -> DeliberationResult:

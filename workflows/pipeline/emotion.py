@@ -15,6 +15,7 @@ from contract.policies import CRITIC_CALL, summarized
 from schemas.activation import ActivationInput
 from schemas.dialog import DialogTurn
 from schemas.emotion import ClassifyEmotionInput
+from workflows.pipeline import shape
 from workflows.pipeline.decide import EMOTION_PATCH
 
 with workflow.unsafe.imports_passed_through():
@@ -23,7 +24,7 @@ with workflow.unsafe.imports_passed_through():
 
 async def take_stock(data: ActivationInput, reply: DialogTurn | None) -> None:
     """Classify and record the agent's emotional state at the end of this exchange."""
-    if not workflow.patched(EMOTION_PATCH):
+    if not shape.patched(data, EMOTION_PATCH):
         return
     try:
         await workflow.execute_activity_method(

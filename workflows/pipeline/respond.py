@@ -42,6 +42,7 @@ from schemas.tools import (
     ToolGeneration,
     ToolOutcome,
 )
+from workflows.pipeline import shape
 from workflows.pipeline.approval import PATCH as APPROVAL_PATCH
 from workflows.pipeline.approval import ApprovalGate
 
@@ -80,7 +81,7 @@ def _may_self_assess(data: ActivationInput) -> bool:
     """A heartbeat assesses itself only on the agent's own reflection channel."""
     if data.channel.key == impulse_channel(Trigger.HEARTBEAT).key:
         return True
-    workflow.deprecate_patch(PATCH_OWN_CHANNEL)
+    shape.deprecate_patch(data, PATCH_OWN_CHANNEL)
     return False
 
 
@@ -99,7 +100,7 @@ async def _tool_loop(
         trigger=event.trigger,
     )
     # Once per activation, before its first generation, where the patch was first recorded.
-    workflow.deprecate_patch(PATCH_DRAFTS)
+    shape.deprecate_patch(data, PATCH_DRAFTS)
     round_, bound = 0, None
     while True:
         allow = bound is None or round_ < bound

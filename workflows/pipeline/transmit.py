@@ -9,7 +9,7 @@ from __future__ import annotations
 from temporalio import workflow
 
 from contract.policies import MESSAGE_PATH_DATABASE, summarized_local
-from contract.run_ids import task_stable_id
+from contract.run_ids import run_start_id, task_stable_id
 from schemas.activation import (
     ActivationInput,
     Decision,
@@ -23,6 +23,7 @@ from schemas.activation import (
 from schemas.dialog import DialogTurn
 from schemas.events import CompletionMarker, Outcome
 from schemas.markers import completion_marker
+from workflows.pipeline import shape
 
 with workflow.unsafe.imports_passed_through():
     from activities.channels.transmit import ChannelActivities
@@ -48,7 +49,11 @@ def _transmission(data: ActivationInput, draft: Draft) -> TransmitInput:
         agent_name=data.agent_name,
         conversation_id=data.conversation_id,
         channel=data.channel,
-        turn_id=task_stable_id(STABLE_REPLY_ID_PATCH),
+        turn_id=(
+            run_start_id()
+            if shape.folded(data, STABLE_REPLY_ID_PATCH)
+            else task_stable_id(STABLE_REPLY_ID_PATCH)
+        ),
         text=draft.text,
         draft_id=draft.draft_id,
         at=workflow.now(),
@@ -90,7 +95,7 @@ def outcome_marker(
     """The completion marker of this outcome; a spoken one carries ``reply``'s text, if given."""
     outcome = Outcome.SPOKE if spoke else Outcome.SILENT
     # A fallback reply is not a success: say so wherever the outcome shows.
-    if spoke and draft.degraded and workflow.patched(DEGRADED_OUTCOME_PATCH):
+    if spoke and draft.degraded and shape.patched(data, DEGRADED_OUTCOME_PATCH):
         outcome = Outcome.DEGRADED
     reasons = {Outcome.SILENT: silence, Outcome.DEGRADED: DEGRADED_REASON}
     return completion_marker(
