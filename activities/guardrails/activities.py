@@ -20,7 +20,7 @@ from activities.gateway.gateway import ModelGateway
 from activities.guardrails.classify import model_hostility
 from activities.guardrails.history import Turn, needs
 from activities.guardrails.loading import load_history, stored_turns
-from activities.guardrails.patterns import Match, evaluate_all
+from activities.guardrails.patterns import Match, evaluate_all, once_within
 from activities.guardrails.webhook import post_firing
 from schemas.guardrails import (
     CoolDownInput,
@@ -154,6 +154,8 @@ class GuardrailActivities:
             on_error=lambda rule: log.exception("guardrail rule %s failed; skipped", rule),
         )
         for rule, match in outcome.matches:
+            if await self._reported(rule, data):
+                continue
             async with self._db.autocommit() as session:
                 row = await queries.record_firing(
                     session,
@@ -170,6 +172,31 @@ class GuardrailActivities:
                 )
             firings.append(to_firing(row, rule))
         return GuardrailEvaluation(firings=firings, failed=outcome.failed)
+
+    async def _reported(self, rule: GuardrailRule, data: GuardrailInput) -> bool:
+        """Whether ``rule`` already reported what this exchange shows (the same burst)."""
+        standing = once_within(rule)
+        if standing is None:
+            return False
+        window, per = standing
+        if per == "person" and data.person_id is None:
+            return False
+        async with self._db.autocommit() as session:
+            reported = await queries.fired_recently(
+                session,
+                agent=data.agent,
+                rule_id=rule.id,
+                person_id=data.person_id if per == "person" else None,
+                channel_key=data.channel.key,
+                since=data.at - window,
+                until=data.at,
+                # This exchange's own firing, stored by an attempt before a crash, is recorded
+                # again (once) so its actions still run.
+                other_than=data.activation_id,
+            )
+        if reported:
+            log.info("guardrail %s: already reported within %s; not again", rule.id, window)
+        return reported
 
     @activity.defn(name="guardrails.notify")
     async def notify(self, data: NotifySupervisorInput) -> NotifySupervisorResult:

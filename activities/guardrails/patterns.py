@@ -166,6 +166,19 @@ _EVALUATORS: dict[str, Callable[[Any, History], Match | None]] = {
 }
 
 
+def once_within(rule: GuardrailRule) -> tuple[timedelta, str] | None:
+    """How long a firing of ``rule`` stands for what follows it, and over which scope.
+
+    A burst is one event however many messages it holds: once reported, the messages after it
+    within the rule's window are the same burst, not a new one for the supervisor. Every other
+    pattern reports each exchange it shows in.
+    """
+    pattern = rule.pattern
+    if isinstance(pattern, BurstPattern):
+        return timedelta(seconds=pattern.window_seconds), pattern.per
+    return None
+
+
 def evaluate(rule: GuardrailRule, history: History) -> Match | None:
     """Whether ``rule``'s pattern shows in ``history`` (raises what its evaluator raises)."""
     return _EVALUATORS[rule.pattern.kind](rule.pattern, history)

@@ -201,6 +201,42 @@ async def active_cooldown(
     return None
 
 
+async def fired_recently(
+    session: AsyncSession,
+    *,
+    agent: str,
+    rule_id: str,
+    person_id: str | None,
+    channel_key: str | None,
+    since: datetime,
+    until: datetime,
+    other_than: str | None,
+) -> bool:
+    """Whether ``rule_id`` fired between ``since`` and ``until`` in another exchange.
+
+    Scoped to the person, or to the channel when ``person_id`` is None; the exchange of
+    activation ``other_than`` does not count.
+    """
+    scope = (
+        GuardrailFiringRow.person_id == person_id
+        if person_id is not None
+        else GuardrailFiringRow.channel_key == channel_key
+    )
+    statement = select(
+        select(GuardrailFiringRow.id)
+        .where(
+            GuardrailFiringRow.agent == agent,
+            GuardrailFiringRow.rule_id == rule_id,
+            col(GuardrailFiringRow.fired_at) >= since,
+            col(GuardrailFiringRow.fired_at) <= until,
+            scope,
+            col(GuardrailFiringRow.activation_id).is_distinct_from(other_than),
+        )
+        .exists()
+    )
+    return bool((await session.exec(statement)).one())
+
+
 async def blocking_firings(
     session: AsyncSession, *, activation_id: str
 ) -> Sequence[GuardrailFiringRow]:
