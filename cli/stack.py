@@ -53,6 +53,7 @@ def inbox_lines(views: list[InboxView]) -> list[str]:
             continue
         waited = _seconds(view.oldest_waiting_seconds)
         lines.append(f"  {view.agent}: {view.queued} queued, oldest waiting {waited}")
+        lines += _call_lines(view)
         flight = view.in_flight
         if flight is None:
             continue
@@ -65,6 +66,22 @@ def inbox_lines(views: list[InboxView]) -> list[str]:
             lines.append(f"    last error: {flight.last_error}")
         lines += [f"    {detail}" for detail in view.run_details]
     return lines
+
+
+def _call_lines(view: InboxView) -> list[str]:
+    """The live call holding the agent's lock, in words, and how long it has held it."""
+    if view.call is None:
+        return []
+    said = view.call.describe()
+    if view.call.since is None:
+        line = f"    {said[:1].upper()}{said[1:]}: takes the lock when the event in flight ends"
+    else:
+        line = (
+            f"    {said[:1].upper()}{said[1:]} for {_seconds(view.call_seconds)}: "
+            "other channels wait for it"
+        )
+    waiting = f"    {view.calls_waiting} more call(s) waiting for the lock"
+    return [line, *([waiting] if view.calls_waiting else [])]
 
 
 def _inboxes(agent: str | None) -> list[InboxView] | None:

@@ -78,7 +78,9 @@ from schemas.pickup import PullOutboxInput, PullOutboxResult
 from schemas.residue import ResidueInput, ResidueResult
 from schemas.sandbox_task import SandboxReport, SandboxTaskInput
 from schemas.voice import (
+    CallBegan,
     CallConclusion,
+    CallEnded,
     CallState,
     CallStateQuery,
     CallTurnSignal,
@@ -370,6 +372,25 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         None,
         "persyn",
         "Sent by a conversation when it closes.",
+    ),
+    HandlerSpec(
+        names.AGENT_WORKFLOW,
+        "signal",
+        names.CALL_BEGAN,
+        CallBegan,
+        None,
+        "persyn",
+        "Sent by a live call's workflow as it starts: the call takes the agent's lock once the "
+        "event in flight ends, and only its channel's events are dispatched until it ends.",
+    ),
+    HandlerSpec(
+        names.AGENT_WORKFLOW,
+        "signal",
+        names.CALL_ENDED,
+        CallEnded,
+        None,
+        "persyn",
+        "Sent by a live call's workflow as it ends: the call gives the agent's lock back.",
     ),
     HandlerSpec(
         names.CONVERSATION_WORKFLOW,

@@ -10,6 +10,7 @@ from schemas.events import CompletionMarker, InboundEvent, Name, Wire
 from schemas.ids import AgentHandle, Ulid
 from schemas.runs import HISTORY_LIMIT
 from schemas.text import PersonaText
+from schemas.voice import CallBegan
 
 
 class DeliberationMode(StrEnum):
@@ -72,6 +73,32 @@ class InFlight(Wire):
     )
 
 
+class CallHold(Wire):
+    """A live call that holds, or waits for, its agent's lock (docs/channels.md, Live voice)."""
+
+    call: CallBegan
+    asked_at: AwareDatetime = Field(description="When the call asked for the lock.")
+    since: AwareDatetime | None = Field(
+        default=None,
+        description="When the call took the lock (the event in flight then had ended); "
+        "``None`` while it waits.",
+    )
+    heard_at: AwareDatetime = Field(
+        description="The last sign of the call in the inbox: its start, or one of its turns "
+        "taken or ended. The hold lapses ``idle_timeout_s`` and the grace past it."
+    )
+    channel_key: str | None = Field(
+        default=None,
+        description="The call's channel once known (a placed call's tenant is named by its "
+        "first turn).",
+    )
+
+    def describe(self) -> str:
+        """The hold in words, as ``persyn status`` and the Web UI say it."""
+        who = self.call.person_name or self.call.number or "someone"
+        return f"on a call with {who} (call {self.call.call_id})"
+
+
 class AgentState(Wire):
     """Everything ``AgentWorkflow`` holds; carried whole through continue-as-new."""
 
@@ -100,6 +127,11 @@ class AgentState(Wire):
         default_factory=dict,
         description="When each queued or in-flight event was taken, by event ID (for the age "
         "of the oldest waiting event).",
+    )
+    calls: list[CallHold] = Field(
+        default_factory=list,
+        description="Live calls that asked for the lock, in the order they asked: the first "
+        "holds it once its ``since`` is set; only its channel's events are dispatched then.",
     )
 
 
@@ -161,4 +193,12 @@ class AgentStatus(Wire):
         default=None,
         description="When the oldest event still waiting for its marker (queued or in flight) "
         "was taken; its age is how long the inbox has been held.",
+    )
+    call: CallHold | None = Field(
+        default=None,
+        description="The live call that holds the lock, or waits to take it once the event in "
+        "flight ends (``since`` unset); events on other channels wait until it ends.",
+    )
+    calls_waiting: int = Field(
+        default=0, ge=0, description="Further calls waiting for the lock after that one."
     )

@@ -22,7 +22,7 @@ from pydantic import (
     WithJsonSchema,
 )
 
-from schemas.events import Wire
+from schemas.events import ChannelRef, Wire
 from schemas.ids import AgentHandle, Ulid
 from schemas.text import unstorable
 
@@ -42,6 +42,33 @@ CALL_ID_PATTERN = r"^[A-Za-z0-9_.:@+~-]{1,128}$"
 
 CallId = Annotated[str, StringConstraints(pattern=CALL_ID_PATTERN)]
 PhoneNumber = Annotated[str, StringConstraints(pattern=r"^\+?[0-9]{3,20}$")]
+
+
+CALL_SERVICE = "web"
+"""Calls arrive through the web service (``persyn serve``)."""
+
+CALL_PREFIX = "call-"
+"""A call's channel within its tenant's namespace: ``call-<call id>``."""
+
+MAX_TENANT_CHARS = 64
+
+
+def call_channel(tenant: str, call_id: str) -> ChannelRef:
+    """The channel of call ``call_id`` in ``tenant``'s namespace on the web service."""
+    return ChannelRef(service=CALL_SERVICE, channel=f"{tenant}:{CALL_PREFIX}{call_id}")
+
+
+def on_call_channel(channel: ChannelRef, *, call_id: str, tenant: str) -> bool:
+    """Whether ``channel`` is the channel of call ``call_id``.
+
+    ``tenant`` is empty for a call the agent placed, until the transport's first turn names
+    it: then any tenant's channel of that call ID is the call's.
+    """
+    if channel.service != CALL_SERVICE:
+        return False
+    if tenant:
+        return channel.channel == f"{tenant}:{CALL_PREFIX}{call_id}"
+    return channel.channel.endswith(f":{CALL_PREFIX}{call_id}")
 
 
 class CallDirection(StrEnum):
@@ -177,7 +204,7 @@ class StartCallInput(Wire):
     call_id: CallId
     agent: AgentHandle
     direction: CallDirection
-    tenant: str = Field(max_length=64)
+    tenant: str = Field(max_length=MAX_TENANT_CHARS)
     person_id: Ulid | None = None
     person_name: str | None = Field(default=None, max_length=200)
     number: PhoneNumber | None = None
@@ -226,6 +253,39 @@ class HangUp(Wire):
     """The call ended (the transport said so, or an operator)."""
 
     reason: str = Field(default="hang-up", max_length=200)
+
+
+class CallBegan(Wire):
+    """Internal: a call started and asks for its agent's lock (sent by its ``CallWorkflow``).
+
+    The agent gives it the lock once the event in flight, if any, has ended, and keeps it
+    until ``CallEnded``, or until the call has been silent for ``idle_timeout_s`` and
+    :data:`HOLD_GRACE_S` more (a call whose workflow could not say it ended).
+    """
+
+    call_id: CallId
+    tenant: str = Field(
+        max_length=MAX_TENANT_CHARS,
+        description="The web tenant whose channel the call is on; empty for a call the agent "
+        "placed, until the transport's first turn names it.",
+    )
+    person_name: str | None = Field(default=None, max_length=200)
+    number: PhoneNumber | None = None
+    idle_timeout_s: float = Field(gt=0, le=86_400)
+
+
+class CallEnded(Wire):
+    """Internal: the call ended and releases its agent's lock (sent by its ``CallWorkflow``)."""
+
+    call_id: CallId
+    reason: str = Field(max_length=200)
+
+
+HOLD_GRACE_S = 120.0
+"""How long past a call's idle time, counted from the last sign of the call in its agent's
+inbox, the agent keeps the call's hold without hearing that it ended. The call's own idle timer
+can start up to ``webchannel.voice.turns.SPOKEN_WAIT_S`` (30 s) after its last turn's run
+ended; past the grace the call's workflow is gone (terminated, failed) or its end was lost."""
 
 
 class CallEventMessage(_Open):

@@ -19,7 +19,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
 from contract import names
-from schemas.agents import AgentStatus, InFlightStatus
+from schemas.agents import AgentStatus, CallHold, InFlightStatus
 
 
 class InboxView(BaseModel):
@@ -35,6 +35,11 @@ class InboxView(BaseModel):
     step_seconds: float | None = None
     run_details: list[str] = []
     """What the in-flight event's conversation and activation runs say they are doing."""
+    call: CallHold | None = None
+    """The live call holding the lock (or about to take it): other channels wait for it."""
+    call_seconds: float | None = None
+    """How long the call has held the lock."""
+    calls_waiting: int = 0
 
 
 def _age(since: datetime | None, now: datetime) -> float | None:
@@ -92,6 +97,9 @@ async def inbox_view(client: Client, agent: str, *, now: datetime | None = None)
         in_flight_seconds=_age(flight.received_at if flight else None, now),
         step_seconds=_age(flight.step_since if flight else None, now),
         run_details=runs,
+        call=status.call,
+        call_seconds=_age(status.call.since if status.call else None, now),
+        calls_waiting=status.calls_waiting,
     )
 
 

@@ -27,15 +27,11 @@ from schemas.settings import Settings
 from schemas.voice import CallDirection, CallState, CallStateQuery, StartCallInput
 from store.db import Database
 from store.queries import voice as queries
+from temporal import inbox
 from usecases import submission
 from usecases.presence import WorkerPresence
 
 log = logging.getLogger(__name__)
-
-SERVICE = "web"
-"""Calls arrive through the web service (``persyn serve``)."""
-
-CALL_PREFIX = "call-"
 
 
 class CallRefusedError(Exception):
@@ -53,11 +49,6 @@ class Caller:
     number: str
     person_id: str | None
     name: str | None
-
-
-def call_channel(tenant: str, call_id: str) -> ChannelRef:
-    """The channel of call ``call_id`` in ``tenant``'s namespace on the web service."""
-    return ChannelRef(service=SERVICE, channel=f"{tenant}:{CALL_PREFIX}{call_id}")
 
 
 async def screen_caller(
@@ -102,9 +93,13 @@ async def screen_caller(
 async def open_call(*, client: Client, settings: Settings, start: StartCallInput) -> CallState:
     """The call's session: started with ``start`` if new, else the one running.
 
+    The agent's inbox is started first when it is not running (an agent whose first contact is
+    this call): the call's workflow asks it for the lock as it starts.
+
     Raises:
         CallEndedError: The call has already ended (its ID is never reused).
     """
+    await inbox.start_agent(client, handle=start.agent, task_queue=settings.task_queue)
     workflow_id = names.call_workflow_id(start.call_id)
     try:
         handle = await client.start_workflow(

@@ -13,16 +13,20 @@ activation ID the agent chose, and the lock is held until that activation signal
 ``activation_finished`` (any other completion is dropped). Conversations report
 ``conversation_closed``; an event caught by a closing conversation is sent to a fresh one.
 Duplicate event IDs get the same receipt and one reply; an ID reused for a different event is
-refused. Every handler validates its own input (``workflows.handlers``), so no input can fail a
-workflow task. The workflow continues as new, carrying its whole state, when Temporal suggests
-it and every handler has finished.
+refused. A live call holds the lock for its whole length (``call_began`` to ``call_ended``,
+internal signals from its ``CallWorkflow``; ``workflows.call_hold``): once the event in flight
+ends, only the call's own events are dispatched, one after another, and every other event
+waits in the queue until the call ends or its hold lapses. Every handler validates its own
+input (``workflows.handlers``), so no input can fail a workflow task. The workflow continues
+as new, carrying its whole state (a call's hold included), when Temporal suggests it and every
+handler has finished.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Sequence
-from datetime import timedelta
+from collections.abc import Callable, Coroutine, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from temporalio import workflow
@@ -67,9 +71,10 @@ from schemas.peers import AGENT_SERVICE, PeerMessageInput, peer_event
 from schemas.pickup import PullOutboxInput, PullOutboxRequest, PullOutboxResult
 from schemas.records import AgentLookupInput, AgentProfile, ResolveSpeakerInput
 from schemas.runs import HISTORY_LIMIT
-from workflows import admission, handlers, inbox_metrics, run_length
+from schemas.voice import CallBegan, CallEnded
+from workflows import admission, call_hold, handlers, inbox_metrics, run_length
 from workflows.conversation import ConversationWorkflow
-from workflows.inbox_views import client_refusal, id_conflict, in_flight_status
+from workflows.inbox_views import client_refusal, id_conflict, in_flight_status, inbox_details
 from workflows.steps import Progress, StepFailedError, bounded
 
 with workflow.unsafe.imports_passed_through():
@@ -148,7 +153,7 @@ class AgentWorkflow:
     # Every handler takes its payloads raw and validates them itself (workflows/handlers.py):
     # nothing a client sends can fail a workflow task. Public: submit, deliver, marker, status.
     # Internal (Persyn's own workflows and activities): impulse, activation_finished,
-    # conversation_closed.
+    # conversation_closed, call_began, call_ended.
 
     @workflow.update(
         name=names.SUBMIT,
@@ -326,6 +331,35 @@ class AgentWorkflow:
             self._state.queue.insert(0, flight.event)
             self._state.in_flight = None
 
+    @workflow.signal(
+        name=names.CALL_BEGAN,
+        description="Internal: a live call asks for the agent's lock, for its whole length.",
+    )
+    @handlers.guarded_signal(CallBegan)
+    def call_began(self, data: CallBegan) -> None:
+        """Internal: a call started; it takes the lock once the event in flight has ended."""
+        if not workflow.patched(call_hold.PATCH):
+            return
+        free = self._current is None
+        if call_hold.ask(self._state, data, now=workflow.now(), free=free):
+            workflow.logger.info("call %s asked for the lock", data.call_id)
+            self._show()
+
+    @workflow.signal(
+        name=names.CALL_ENDED,
+        description="Internal: a live call ended and gives the agent's lock back.",
+    )
+    @handlers.guarded_signal(CallEnded)
+    def call_ended(self, data: CallEnded) -> None:
+        """Internal: a call ended; the events that waited for it are dispatched in order."""
+        ended = call_hold.end(self._state, data.call_id)
+        if ended is None:
+            return  # never held, or its hold lapsed already
+        workflow.logger.info("call %s gave the lock back: %s", data.call_id, data.reason)
+        if self._current is None:
+            call_hold.take(self._state, now=workflow.now())  # the next call waiting, if any
+        self._show()
+
     @workflow.query(
         name=names.MARKER,
         description="How an event ended (its completion marker), or whether it is still pending.",
@@ -346,6 +380,7 @@ class AgentWorkflow:
         """Queue length, the event in the critical section and open conversations."""
         flight = self._state.in_flight
         received = self._state.received.values()
+        calls = self._state.calls
         return AgentStatus(
             handle=self._state.handle,
             queued=len(self._state.queue),
@@ -355,6 +390,8 @@ class AgentWorkflow:
             starting_conversations=len(self._starting),
             in_flight=in_flight_status(self._state, self._current, self._progress),
             oldest_waiting_since=min(received) if received else None,
+            call=calls[0] if calls else None,
+            calls_waiting=max(len(calls) - 1, 0),
         )
 
     # -- helpers ------------------------------------------------------------------------------
@@ -411,6 +448,7 @@ class AgentWorkflow:
         self._state.digests[event.event_id] = event_digest(event)
         self._state.received[event.event_id] = workflow.now()
         self._state.queue.append(event)
+        call_hold.heard(self._state, event.channel, now=workflow.now())
         self._publish_waiting()
 
     def _receipt(self, event_id: str) -> Receipt:
@@ -562,6 +600,10 @@ class AgentWorkflow:
         finally:
             self._dispatching = None
             self._current = None
+            # A call's turn that ended is a sign of the call; a call that asked meanwhile
+            # takes the lock now that the inbox is free.
+            call_hold.heard(self._state, event.channel, now=workflow.now())
+            call_hold.take(self._state, now=workflow.now())
             self._publish_waiting()
 
     def _report(self, progress: Progress | None) -> None:
@@ -805,23 +847,65 @@ class AgentWorkflow:
                 non_retryable=True,
             )
         self._history_limit = run_length.history_limit(data)
+        # Without a call's hold (every run recorded before it) the waits below have no timeout
+        # and the next event is the first queued, as before.
         while True:
-            # Continue-as-new cannot carry the start's summary (SDK 1.35): the details name the run.
-            workflow.set_current_details(
-                f"inbox and lock of agent {data.handle}: "
-                f"{len(self._state.queue)} queued, {self._state.handled} handled, "
-                f"{len(self._state.open)} open conversations"
-            )
-            await workflow.wait_condition(
-                lambda: bool(self._state.queue) or self._time_to_continue(data)
-            )
-            if self._state.queue:
-                await self._process(self._state.queue.pop(0))
+            self._settle_calls()
+            self._show()
+            if not await self._wait_for(lambda: self._ready() or self._time_to_continue(data)):
+                continue  # a held call's deadline came or moved: settled at the top
+            index = call_hold.next_index(self._state)
+            if index is not None:
+                await self._process(self._state.queue.pop(index))
                 self._expire_markers()
                 continue
-            await workflow.wait_condition(
-                lambda: workflow.all_handlers_finished() or bool(self._state.queue)
-            )
-            if not self._state.queue:
+            if self._lapse_due():
+                continue
+            if not await self._wait_for(lambda: workflow.all_handlers_finished() or self._ready()):
+                continue
+            if not self._ready():
                 self._state.since_continued = 0
                 workflow.continue_as_new(data.model_copy(update={"state": self._state}))
+
+    async def _wait_for(self, condition: Callable[[], bool]) -> bool:
+        """Wait for ``condition``; ``False`` when a held call's deadline came or moved first.
+
+        Without a call's hold there is no deadline: the wait has no timeout, as before holds.
+        """
+        armed = self._hold_deadline()
+        try:
+            await workflow.wait_condition(
+                lambda: condition() or self._hold_deadline() != armed,
+                timeout=call_hold.wait_limit(self._state, now=workflow.now()),
+                timeout_summary="a silent call's hold lapses",
+            )
+        except TimeoutError:
+            return False
+        return self._hold_deadline() == armed
+
+    def _hold_deadline(self) -> datetime | None:
+        hold = call_hold.holder(self._state)
+        return None if hold is None else call_hold.deadline(hold)
+
+    def _ready(self) -> bool:
+        """Whether an event may be dispatched now, or a silent call's hold is due to lapse."""
+        return call_hold.next_index(self._state) is not None or self._lapse_due()
+
+    def _lapse_due(self) -> bool:
+        hold = call_hold.holder(self._state)
+        return hold is not None and call_hold.deadline(hold) <= workflow.now()
+
+    def _settle_calls(self) -> None:
+        """Between events: end a silent call's hold, and let a waiting call take the lock."""
+        lapsed = call_hold.settle(self._state, now=workflow.now())
+        if lapsed is not None:
+            workflow.logger.warning(
+                "call %s lost the lock: nothing of it reached the inbox since %s",
+                lapsed.call.call_id,
+                lapsed.heard_at.isoformat(),
+            )
+
+    def _show(self) -> None:
+        """The run's current details (the Web UI's, and ``persyn status``'s through it)."""
+        # Continue-as-new cannot carry the start's summary (SDK 1.35): the details name the run.
+        workflow.set_current_details(inbox_details(self._state))

@@ -1,7 +1,8 @@
 """What the agent's inbox tells clients, as pure functions of its state (workflow-side).
 
-Why a client's event is refused, and what the ``status`` query says the event in flight is
-doing. Kept apart from ``workflows/agent.py``, which holds the inbox's handlers and its loop.
+Why a client's event is refused, what the ``status`` query says the event in flight is
+doing, and what the run's current details say of the inbox. Kept apart from
+``workflows/agent.py``, which holds the inbox's handlers and its loop.
 """
 
 from __future__ import annotations
@@ -75,3 +76,18 @@ def in_flight_status(
         step_since=progress.started_at,
         last_error=progress.last_error,
     )
+
+
+def inbox_details(state: AgentState) -> str:
+    """The inbox in one line, for the run's current details (the Web UI shows them)."""
+    details = (
+        f"inbox and lock of agent {state.handle}: "
+        f"{len(state.queue)} queued, {state.handled} handled, "
+        f"{len(state.open)} open conversations"
+    )
+    if not state.calls:
+        return details
+    first = state.calls[0]
+    if first.since is None:
+        return f"{details}; {first.describe()} waits for the lock"
+    return f"{details}; {first.describe()} since {first.since:%H:%M:%S} UTC"

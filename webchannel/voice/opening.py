@@ -10,13 +10,12 @@ from datetime import UTC, datetime
 from fastapi import HTTPException
 
 from schemas.events import ChannelRef
-from schemas.voice import CallCompletionRequest, CallDirection, StartCallInput
+from schemas.voice import CallCompletionRequest, CallDirection, StartCallInput, call_channel
 from store.queries.voice import attach_call_identity
 from usecases.tokens import TokenPublic
 from usecases.voice import (
     CallEndedError,
     CallRefusedError,
-    call_channel,
     call_state,
     conclusions,
     open_call,
