@@ -29,6 +29,7 @@ from store.queries.deliberation import (
     park_conclusion,
     record_decision,
 )
+from store.queries.runtime import prompt_extra
 
 
 class DeliberationActivities:
@@ -88,11 +89,14 @@ class DeliberationActivities:
             await record_decision(session, settle=data)
         if not data.transmitted:
             return Settled()
-        prompt = await stored_prompt(self._db, data.prompt_id)
-        woven = prompt.extra.get(SOURCE)
+        # The prompt's extra first: its text is read only when conclusions were woven into it.
+        async with self._db.autocommit() as session:
+            extra = await prompt_extra(session, prompt_id=data.prompt_id)
+        woven = (extra or {}).get(SOURCE)
         ids = woven.get("ids") if isinstance(woven, dict) else None
         if not isinstance(ids, list) or not ids:
             return Settled()
+        prompt = await stored_prompt(self._db, data.prompt_id)
         async with self._db.autocommit() as session:
             rows = await conclusions_by_id(session, ids=[str(i) for i in ids])
             shown_text = instructions(prompt.system, prompt.messages)

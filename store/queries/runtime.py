@@ -56,6 +56,14 @@ async def load_prompt(session: AsyncSession, *, prompt_id: str) -> PromptRow | N
     return await session.get(PromptRow, prompt_id)
 
 
+async def prompt_extra(session: AsyncSession, *, prompt_id: str) -> dict[str, object] | None:
+    """What a stored prompt's sources left beside it (``extra``), without its text."""
+    row = (
+        await session.exec(select(PromptRow.extra).where(PromptRow.id == prompt_id))
+    ).one_or_none()
+    return dict(row) if row is not None else None
+
+
 _RECORD_OUTCOME = text(
     """
     WITH activation AS (
