@@ -10,18 +10,21 @@ activation's.
 
 from __future__ import annotations
 
+import asyncio
+
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.asked_for import AskedFor
 from activities.channels.pacing import PacingActivities
 from activities.context.assembler import ContextAssembler, UnknownAgentError
-from activities.senses.perception import Senses
+from activities.senses.perception import Perceived, Senses
 from activities.store import StoreActivities
 from schemas.activation import AssembleContextInput, DoneForThem
 from schemas.admission import Admission, AdmitInput, Admitted
+from schemas.agents import AgentPublic
 from schemas.autonomy import SELF_SERVICE
-from schemas.delivery import AffordReplyInput
+from schemas.delivery import Affordance, AffordReplyInput
 from schemas.dialog import DialogTurn, Role
 from schemas.events import person_text
 from schemas.records import CloseConversationInput, ResolveSpeakerInput
@@ -63,6 +66,35 @@ class AdmissionActivities:
         speaker = ResolveSpeakerInput(
             agent=data.agent, channel=event.channel, speaker=event.speaker, seen_at=data.at
         )
+        # Reads that need no turn run beside the turn's write instead of after it.
+        ahead = asyncio.ensure_future(self._ahead(data))
+        try:
+            return await self._admitted(data, perceived, speaker, ahead)
+        finally:
+            # Done by then unless a step before it failed: then its outcome is not wanted.
+            ahead.cancel()
+            if ahead.done() and not ahead.cancelled():
+                ahead.exception()  # retrieved, so a failed read is not reported twice
+
+    async def _ahead(self, data: AdmitInput) -> tuple[Affordance, AgentPublic | None]:
+        """The channel's budget and the agent, read while the turn is written."""
+        if data.event.channel.service == SELF_SERVICE:  # the agent's own are never paced
+            return Affordance(), await self._assembler.agent(data.agent)
+        budget = AffordReplyInput(
+            agent=data.agent, channel=data.event.channel, activation_id=data.activation_id
+        )
+        return await asyncio.gather(
+            self._pacing.afford_reply(budget), self._assembler.agent(data.agent)
+        )
+
+    async def _admitted(
+        self,
+        data: AdmitInput,
+        perceived: Perceived | None,
+        speaker: ResolveSpeakerInput,
+        ahead: asyncio.Future[tuple[Affordance, AgentPublic | None]],
+    ) -> Admitted:
+        event = data.event
         person = await self._store.resolve_speaker(speaker)
         person_id, person_name = person.person_id, person.person_name
         turn = DialogTurn(
@@ -101,19 +133,18 @@ class AdmissionActivities:
         done = await self._asked_for.carry_out(data, person_id) if self._asked_for else []
         if perceived is not None and self._senses is not None:
             done += self._senses.floor(perceived)
-        if event.channel.service == SELF_SERVICE:  # the agent's own channels are never paced
-            return await self._assembled(data, admitted, done, window.opening_ids)
-        affordance = await self._pacing.afford_reply(
-            AffordReplyInput(
-                agent=data.agent, channel=event.channel, activation_id=data.activation_id
-            )
-        )
+        affordance, agent = await ahead
         if affordance.withheld is not None:
             return admitted.model_copy(update={"withheld": affordance.withheld})
-        return await self._assembled(data, admitted, done, window.opening_ids)
+        return await self._assembled(data, admitted, done, window.opening_ids, agent)
 
     async def _assembled(
-        self, data: AdmitInput, admitted: Admitted, done: list[DoneForThem], opening: list[str]
+        self,
+        data: AdmitInput,
+        admitted: Admitted,
+        done: list[DoneForThem],
+        opening: list[str],
+        agent: AgentPublic | None,
     ) -> Admitted:
         """The admission with its prompt; without, saying why, if assembly failed here."""
         assert admitted.person_id is not None
@@ -131,7 +162,7 @@ class AdmissionActivities:
             opening_turn_ids=opening,
         )
         try:
-            prompt = await self._assembler.assemble(request)
+            prompt = await self._assembler.assemble(request, agent)
         except UnknownAgentError as err:
             raise ApplicationError(str(err), type="UnknownAgent", non_retryable=True) from err
         except Exception as err:

@@ -51,12 +51,13 @@ class ContextAssembler:
         """The sources, in registration order."""
         return list(self._sources)
 
-    async def _agent(self, handle: str) -> AgentPublic:
+    async def agent(self, handle: str) -> AgentPublic | None:
+        """The agent a prompt is assembled for (``None`` if there is no such agent).
+
+        Admission reads it beside the turn's write and hands it to :meth:`assemble`.
+        """
         async with self._db.autocommit() as session:
-            agent = await get_agent(session, handle=handle)
-        if agent is None:
-            raise UnknownAgentError(f"no agent {handle!r}")
-        return agent
+            return await get_agent(session, handle=handle)
 
     async def _fetch(
         self, request: ContextRequest, *, omit: Sequence[str] = ()
@@ -82,9 +83,13 @@ class ContextAssembler:
                 blocks.append(result)
         return blocks
 
-    async def assemble(self, data: AssembleContextInput) -> PromptRef:
-        """Assemble, fit and store the prompt for ``data``."""
-        agent = await self._agent(data.agent)
+    async def assemble(
+        self, data: AssembleContextInput, agent: AgentPublic | None = None
+    ) -> PromptRef:
+        """Assemble, fit and store the prompt for ``data`` (for ``agent``, when already read)."""
+        agent = agent or await self.agent(data.agent)
+        if agent is None:
+            raise UnknownAgentError(f"no agent {data.agent!r}")
         binding = self._registry.binding(data.task)
         budget = int(binding.context_window * (1 - SAFETY_MARGIN)) - binding.max_output_tokens
         request = ContextRequest(input=data, agent=agent, binding=binding, budget_tokens=budget)
