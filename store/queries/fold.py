@@ -57,6 +57,7 @@ PERSON_REFERENCES: tuple[PersonRef, ...] = (
     PersonRef("graph_nodes", "person_id"),
     PersonRef("observations", "person_id"),
     PersonRef("notes", "scope_id"),
+    PersonRef("dial_intents", "person_id"),
     # Observation and knowledge-graph rows are added below by their areas, one line each.
 )
 """Every (table, column) that references a person; a fold moves them all."""

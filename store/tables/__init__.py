@@ -47,6 +47,7 @@ from store.tables.telegram import (  # noqa: F401  (registers them)
     TelegramOffsetRow,
     TelegramSentRow,
 )
+from store.tables.voice import DialIntentRow  # noqa: F401  (registers it)
 from store.tables.web_tokens import WebEventRow, WebTokenRow  # noqa: F401  (registers them)
 from store.tables.workspaces import (  # noqa: F401  (registers them)
     WorkspaceChangeRow,
