@@ -24,7 +24,7 @@ from temporalio.exceptions import ApplicationError
 from contract import names
 from contract.catalog import HANDLERS
 from schemas.ids import new_ulid
-from schemas.voice import CallDirection, StartCallInput
+from schemas.voice import CallDirection, HangUp, StartCallInput
 from tests.harness import Harness
 from tests.integration.edge import Edge
 from tests.integration.test_temporal_cli import Run, event_json, running_agent, submit, temporal_cli
@@ -220,6 +220,13 @@ async def test_every_signal_survives_garbage_naive_times_forged_ids_and_replays(
         names.CALL_CONCLUSION: [{"activation_id": "not-an-id"}, {"activation_id": NAIVE}],
         names.CONCLUSIONS_TAKEN: [{"count": -1}, {"count": "many"}, {"count": 10**9}],
         names.HANG_UP: [{"reason": "x" * 201}],
+        # The call's hold: no idle time, an ID no call has; an end naming no call (all internal:
+        # unsigned from the CLI, dropped before they are read).
+        names.CALL_BEGAN: [
+            {"call_id": "c-1", "tenant": "t", "idle_timeout_s": 0},
+            {"call_id": "c-1", "tenant": "t", "idle_timeout_s": 60},
+        ],
+        names.CALL_ENDED: [{"call_id": "x" * 129, "reason": "forged"}],
     }
     call = StartCallInput(
         call_id=f"hostile-{new_ulid()}",
@@ -245,6 +252,22 @@ async def test_every_signal_survives_garbage_naive_times_forged_ids_and_replays(
         assert (await signal(stack, target, spec.name, "{}", "{}")).returncode == 0
         assert (await signal(stack, target, spec.name, "{}", meta="encoding=x/y")).returncode == 0
 
+    # The call's signals are internal: from a namespace client without Persyn's key even a
+    # valid turn or hang-up (``{}``) is dropped, so the call is as it started, and open, and
+    # still holds the agent's lock (an unsigned call_ended gave nothing back, and an unsigned
+    # call_began for another call took nothing).
+    assert await task_failures(harness, targets["CallWorkflow"]) == 0
+    state = await call_state(client=harness.client, call_id=call.call_id)
+    assert state is not None and state.ended is None
+    assert (state.turns, state.conversation_id, state.pending) == (0, None, [])
+    status = (await query(stack, agent, names.STATUS)).json()["queryResult"][0]
+    assert status["call"]["call"]["call_id"] == call.call_id and status["calls_waiting"] == 0
+    # Signed by Persyn's own client, the hang-up ends the call and gives the lock back.
+    await harness.client.get_workflow_handle(targets["CallWorkflow"]).signal(
+        names.HANG_UP, HangUp()
+    )
+    await harness.client.get_workflow_handle(targets["CallWorkflow"]).result()
+
     await answers_normally(stack, handle, baseline=baseline)
     marker = await query(stack, agent, names.MARKER, json.dumps({"event_id": first["event_id"]}))
     assert (
@@ -252,12 +275,6 @@ async def test_every_signal_survives_garbage_naive_times_forged_ids_and_replays(
     )  # the replay changed nothing
     assert await task_failures(harness, agent) == 0
     assert await task_failures(harness, conversation) == 0
-    # The call's signals are internal: from a namespace client without Persyn's key even a
-    # valid turn or hang-up (``{}``) is dropped, so the call is as it started, and open.
-    assert await task_failures(harness, targets["CallWorkflow"]) == 0
-    state = await call_state(client=harness.client, call_id=call.call_id)
-    assert state is not None and state.ended is None
-    assert (state.turns, state.conversation_id, state.pending) == (0, None, [])
 
 
 async def test_payloads_from_zero_bytes_past_the_servers_limit(

@@ -16,7 +16,7 @@ from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule
 from contract import names
-from schemas.voice import CallState
+from schemas.voice import CallState, HangUp
 from store.tables import Conversation
 from tests.harness import Harness, Stack, running_worker, unique, until
 from tests.voice.calls import Line, dialog, known_person, say, serving_calls, turn
@@ -87,6 +87,8 @@ async def test_a_call_is_answered_streamed_and_kept_as_one_conversation(
     )
     assert state.conversation_id in conversations and state.turns == 2
 
+    # The call holds the agent's lock until it ends: the next call's turns run after it.
+    await client.get_workflow_handle(names.call_workflow_id(call)).signal(names.HANG_UP, HangUp())
     other = unique("call")
     assert (await say(line, turn(agent, other, "Again")))[0] == 200
     await line.runtime.drain()

@@ -192,6 +192,12 @@ def near_misses(conversation_id: str, event_id: str) -> dict[str, list[Any]]:
             }
         ],
         names.INBOUND: [{"event": inbound, "person_id": new_ulid(), "person_name": "M"}],
+        # A hold with no idle time, or an ID no call has; an end with no reason.
+        names.CALL_BEGAN: [
+            {"call_id": "c-1", "tenant": "t", "idle_timeout_s": 0},
+            {"call_id": "not/an/id", "tenant": "t", "idle_timeout_s": 60},
+        ],
+        names.CALL_ENDED: [{"call_id": "c-1"}, {"call_id": "", "reason": "forged"}],
     }
 
 
@@ -236,25 +242,31 @@ async def test_no_malformed_signal_can_stall_an_agent(harness: Harness) -> None:
                 await target.signal(name, args=args)
             sent.append(name)
     assert {names.DELIVER, names.ACTIVATION_FINISHED, names.INBOUND} <= set(sent)
+    assert {names.CALL_BEGAN, names.CALL_ENDED} <= set(sent)
+
+    # The call's session took none of the garbage: still open, nothing queued, and one turn,
+    # from the one valid payload among them (``{}``: a turn that names no conversation).
+    # It still holds the agent's lock: no garbage took it or gave it back.
+    state = await call_state(client=harness.client, call_id=call.call_id)
+    assert state is not None and state.ended is None
+    assert (state.turns, state.conversation_id, state.pending) == (1, None, [])
+    held = (await status(harness, handle)).call
+    assert held is not None and held.call.call_id == call.call_id and held.since is not None
+    await harness.client.get_workflow_handle(targets["CallWorkflow"]).signal(
+        names.HANG_UP, args=[{}]
+    )
+    ended = await harness.client.get_workflow_handle(targets["CallWorkflow"]).result()
+    assert ended["ended"] == "hang-up"
 
     # Signals are handled in order, so once the next message is answered all were seen.
     again = await asyncio.wait_for(harness.say(handle, "still with me?", channel=WEB), 60)
     assert again.marker is not None and again.marker.outcome is Outcome.SPOKE
     assert again.marker.text == "still with me?"
     assert again.marker.conversation_id == conversation
+    assert (await status(harness, handle)).call is None
     assert await task_failures(harness.client, targets["AgentWorkflow"]) == 0
     assert await task_failures(harness.client, targets["ConversationWorkflow"]) == 0
-    # The call's session took none of the garbage: still open, nothing queued, and one turn,
-    # from the one valid payload among them (``{}``: a turn that names no conversation).
     assert await task_failures(harness.client, targets["CallWorkflow"]) == 0
-    state = await call_state(client=harness.client, call_id=call.call_id)
-    assert state is not None and state.ended is None
-    assert (state.turns, state.conversation_id, state.pending) == (1, None, [])
-    await harness.client.get_workflow_handle(targets["CallWorkflow"]).signal(
-        names.HANG_UP, args=[{}]
-    )
-    ended = await harness.client.get_workflow_handle(targets["CallWorkflow"]).result()
-    assert ended["ended"] == "hang-up"
     # The forged completion for the finished event changed nothing.
     kept = await marker_of(harness, handle, first.event_id)
     assert kept is not None and kept.text == "hello"
