@@ -1,23 +1,29 @@
 """``place_call``: the agent phones someone it knows through the voice transport (§4.6).
 
-The transport dials; the call's workflow (``call/{call id}``) is started at once, marked
-outbound with the person, so when they answer and the transport's first turn arrives the web
-channel's voice endpoint tells the agent that it called them. Offered only when a transport
-is configured (``PERSYN_VOICE__VAPI_*``).
+The transport dials once per tool call (``activities/voice/dialing.py``: a retried attempt
+finds the call the first one placed); the call's workflow (``call/{call id}``) is started at
+once, marked outbound with the person, so when they answer and the transport's first turn
+arrives the web channel's voice endpoint tells the agent that it called them. Offered only
+when a transport is configured (``PERSYN_VOICE__VAPI_*``).
 """
 
 from __future__ import annotations
 
+import contextlib
+
 from pydantic import BaseModel, Field
 from temporalio import activity
 from temporalio.client import Client
-from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from activities.tools.builtin.contact import one_contact
 from activities.tools.builtin.deps import ToolDeps
 from activities.tools.registry import Tool, ToolError, ToolInput, ToolRun
+from activities.voice.dialing import DialIntent, Dialled, dial_once
 from activities.voice.transport import CallTransport, TransportError, transport_from
 from contract import names
+from schemas.ids import new_ulid
 from schemas.text import InvalidTextError, clean_text
 from schemas.voice import CallDirection, StartCallInput
 from store.queries.voice import phone_of
@@ -50,7 +56,8 @@ class PlaceCall(Tool):
     )
     input_model = PlaceCallInput
     output_model = CallPlaced
-    timeout_seconds = 30.0
+    # A dial and a lookup of the transport's calls, each up to DIAL_TIMEOUT_S, fit in one run.
+    timeout_seconds = 45.0
 
     def __init__(self, deps: ToolDeps, transport: CallTransport, client: Client) -> None:
         self._deps = deps
@@ -58,7 +65,7 @@ class PlaceCall(Tool):
         self._client = client
 
     async def run(self, call: ToolRun, args: PlaceCallInput) -> CallPlaced:
-        """Find the person's number, dial, and open the call's session marked outbound."""
+        """Find the person's number, dial once, and open the call's session marked outbound."""
         agent = call.context.agent
         try:
             opening = clean_text(args.first_message, what="first_message", max_chars=500)
@@ -69,33 +76,49 @@ class PlaceCall(Tool):
             number = await phone_of(session, agent=agent, person_id=contact.person_id)
         if number is None:
             raise ToolError(f"you have no phone number for {contact.name}")
+        intent = DialIntent(
+            # The stored call's ID is the same in every attempt: the key of the one dial.
+            key=call.call_id or new_ulid(),
+            agent=agent,
+            person_id=contact.person_id,
+            number=number,
+            first_message=opening,
+        )
         try:
-            placed = await self._transport.dial(number, agent, opening)
+            dialled = await dial_once(self._deps.db, self._transport, intent)
         except TransportError as err:
             raise ToolError(str(err)) from None
+        await self._open_session(agent, dialled, contact.name)
+        placed = dialled.call
+        return CallPlaced(call_id=placed.call_id, contact=contact.name, status=placed.status)
+
+    async def _open_session(self, agent: str, dialled: Dialled, name: str) -> None:
+        """Start the call's workflow marked outbound (a retry joins the one already started)."""
         start = StartCallInput(
-            call_id=placed.call_id,
+            call_id=dialled.call.call_id,
             agent=agent,
             direction=CallDirection.OUTBOUND,
             tenant="",  # the web tenant is the token the transport's first turn carries
-            person_id=contact.person_id,
-            person_name=contact.name,
-            number=number,
+            person_id=dialled.person_id,
+            person_name=name,
+            number=dialled.number,
             idle_timeout_s=self._deps.settings.voice.idle_timeout_s,
         )
-        await self._client.start_workflow(
-            names.CALL_WORKFLOW,
-            start,
-            id=names.call_workflow_id(placed.call_id),
-            # The calling activity's queue, as deliveries do: the worker that serves this agent.
-            task_queue=(
-                activity.info().task_queue
-                if activity.in_activity()
-                else self._deps.settings.task_queue
-            ),
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        )
-        return CallPlaced(call_id=placed.call_id, contact=contact.name, status=placed.status)
+        # The session of a call answered, spoken and ended before this retry came stays ended.
+        with contextlib.suppress(WorkflowAlreadyStartedError):
+            await self._client.start_workflow(
+                names.CALL_WORKFLOW,
+                start,
+                id=names.call_workflow_id(dialled.call.call_id),
+                # The calling activity's queue, as deliveries do: the worker serving this agent.
+                task_queue=(
+                    activity.info().task_queue
+                    if activity.in_activity()
+                    else self._deps.settings.task_queue
+                ),
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            )
 
 
 def voice_tools(deps: ToolDeps) -> list[Tool]:
