@@ -176,12 +176,27 @@ async def test_a_call_that_goes_idle_gives_the_lock_back(worker: Harness, client
     assert (await status(client, agent)).call is None
 
 
+async def test_a_cancelled_call_gives_the_lock_back(worker: Harness, client: Client) -> None:
+    agent = (await worker.create_agent()).handle
+    assert (await worker.say(agent, "hello", channel=TYPED)).marker is not None
+    start = _call(agent)
+    await _start_call(client, worker.task_queue, start)
+    await until(lambda: held_by(client, agent, start.call_id))
+    waiting = asyncio.create_task(worker.say(agent, "are you off the phone?", channel=TYPED))
+    await until(lambda: _queued(client, agent, 1))
+    await client.get_workflow_handle(names.call_workflow_id(start.call_id)).cancel()
+    receipt = await asyncio.wait_for(waiting, 60)
+    assert receipt.marker is not None
+    assert receipt.marker.text == "BACKGROUND-SAID are you off the phone?"
+    assert (await status(client, agent)).call is None
+
+
 async def test_the_hold_and_the_messages_waiting_for_it_survive_continue_as_new(
     worker: Harness, client: Client
 ) -> None:
-    # Every wait here is an update's or a history's: a query that reaches a run during its
-    # first workflow task can leave a history that does not replay (see the report in
-    # docs/channels.md, "Live voice").
+    # Every wait here is an update's or a history's, never a query's: a query that reaches an
+    # agent's run while its first workflow task runs the agent's lookup (a local activity) can
+    # leave the run's first patch marker in a later task, and that history does not replay.
     agent = (await worker.create_agent()).handle
     await client.start_workflow(
         names.AGENT_WORKFLOW,
