@@ -909,3 +909,5 @@ class AgentWorkflow:
         """The run's current details (the Web UI's, and ``persyn status``'s through it)."""
         # Continue-as-new cannot carry the start's summary (SDK 1.35): the details name the run.
         workflow.set_current_details(inbox_details(self._state))
+        hold = call_hold.holder(self._state)
+        inbox_metrics.on_call(self._state.handle, hold.since if hold is not None else None)

@@ -27,3 +27,18 @@ def oldest_waiting(agent: str, since: datetime | None) -> None:
         "Unix time the agent's oldest event still waiting for its marker was taken; 0 if none.",
         "s",
     ).set(int(since.timestamp()) if since is not None else 0, {"agent": agent})
+
+
+ON_CALL = "persyn_inbox_on_call_since_timestamp_seconds"
+"""Gauge per agent: Unix time a live call took the agent's lock; 0 when no call holds it. The
+events that wait meanwhile wait by design (docs/channels.md, "Live voice"), so the inbox-held
+alert leaves such an agent out."""
+
+
+def on_call(agent: str, since: datetime | None) -> None:
+    """Publish since when a live call has held ``agent``'s lock (``None``: no call holds it)."""
+    workflow.metric_meter().create_gauge(
+        ON_CALL,
+        "Unix time a live call took the agent's lock; 0 if no call holds it.",
+        "s",
+    ).set(int(since.timestamp()) if since is not None else 0, {"agent": agent})
