@@ -7,10 +7,13 @@ full-text queries travel as bound text parameters, written by the functions belo
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
+from enum import Enum
 from typing import Any
 
-from sqlalchemy import CursorResult, text
+from sqlalchemy import CursorResult, Executable, Table, text
+from sqlalchemy.dialects.postgresql import insert
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 
@@ -34,6 +37,38 @@ async def execute(
 async def rowcount(session: AsyncSession, sql: str, params: Mapping[str, Any] | None = None) -> int:
     """Run one write statement like :func:`execute` and return how many rows it touched."""
     return int((await execute(session, sql, params)).rowcount or 0)
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_once(table: Table, key: tuple[str, ...], returning: str | None) -> Executable:
+    statement = insert(table).on_conflict_do_nothing(index_elements=list(key))
+    return statement.returning(table.c[returning]) if returning is not None else statement
+
+
+async def insert_once(
+    session: AsyncSession,
+    table: Table,
+    values: Mapping[str, Any],
+    *,
+    key: Sequence[str],
+    returning: str | None = None,
+) -> Any:
+    """``INSERT ... ON CONFLICT (key) DO NOTHING`` of one row, inside the session's transaction.
+
+    A row written on every message goes through here, not through an ORM insert: one statement
+    built once per table and bound to ``values`` costs a fraction of the ORM's bulk-insert
+    machinery, which rebuilds and re-keys the statement from the values on every call.
+
+    Returns:
+        The ``returning`` column of the row written, or ``None`` when the key existed (or
+        nothing was asked back).
+    """
+    row = {
+        name: value.value if isinstance(value, Enum) else value for name, value in values.items()
+    }
+    connection = await session.connection()
+    result = await connection.execute(_insert_once(table, tuple(key), returning), row)
+    return result.scalar_one_or_none() if returning is not None else None
 
 
 def vector_literal(vector: Sequence[float]) -> str:

@@ -11,6 +11,7 @@ from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.deliberation import Objection, SettleInput
+from store.sql import insert_once
 from store.tables.deliberation import ParkedConclusionRow, SpeakDecisionRow
 
 
@@ -103,24 +104,25 @@ async def consume_conclusions(
 async def record_decision(session: AsyncSession, *, settle: SettleInput) -> None:
     """Record why the activation spoke or stayed silent (idempotent per activation)."""
     verdict = settle.verdict
-    await session.exec(
-        insert(SpeakDecisionRow)
-        .values(
-            activation_id=settle.activation_id,
-            agent=settle.agent,
-            event_id=settle.event_id,
-            channel_key=settle.channel_key,
-            speak=verdict.speak if verdict is not None else settle.transmitted,
-            reason=verdict.reason if verdict is not None else "not recorded",
-            basis=verdict.basis.value if verdict is not None else "unknown",
-            transmitted=settle.transmitted,
-            mode=settle.mode.value if settle.mode is not None else None,
-            lenses=[lens.value for lens in settle.lenses],
-            objections=settle.objections,
-            refined=settle.refined,
-            decided_at=settle.at,
-        )
-        .on_conflict_do_nothing(index_elements=["activation_id"])
+    await insert_once(
+        session,
+        SpeakDecisionRow.__table__,  # type: ignore[attr-defined]
+        {
+            "activation_id": settle.activation_id,
+            "agent": settle.agent,
+            "event_id": settle.event_id,
+            "channel_key": settle.channel_key,
+            "speak": verdict.speak if verdict is not None else settle.transmitted,
+            "reason": verdict.reason if verdict is not None else "not recorded",
+            "basis": verdict.basis.value if verdict is not None else "unknown",
+            "transmitted": settle.transmitted,
+            "mode": settle.mode.value if settle.mode is not None else None,
+            "lenses": [lens.value for lens in settle.lenses],
+            "objections": settle.objections,
+            "refined": settle.refined,
+            "decided_at": settle.at,
+        },
+        key=["activation_id"],
     )
     await session.commit()
 

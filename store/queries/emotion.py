@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, delete, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.emotion import EmotionReadingPublic
 from schemas.memory import Emotion
+from store.sql import insert_once
 from store.tables.emotion import EmotionReadingRow
 
 
@@ -30,23 +30,23 @@ def to_public(row: EmotionReadingRow) -> EmotionReadingPublic:
 
 async def insert_reading(session: AsyncSession, *, reading: EmotionReadingPublic) -> bool:
     """Store ``reading`` unless its activation has one already; True if it was stored."""
-    statement = (
-        insert(EmotionReadingRow)
-        .values(
-            id=reading.id,
-            agent=reading.agent,
-            conversation_id=reading.conversation_id,
-            channel_key=reading.channel_key,
-            activation_id=reading.activation_id,
-            at=reading.at,
-            top=reading.top.value,
-            probability=reading.probability,
-            distribution={k.value: v for k, v in reading.distribution.items()},
-        )
-        .on_conflict_do_nothing(index_elements=["activation_id"])
-        .returning(col(EmotionReadingRow.id))
+    stored = await insert_once(
+        session,
+        EmotionReadingRow.__table__,  # type: ignore[attr-defined]
+        {
+            "id": reading.id,
+            "agent": reading.agent,
+            "conversation_id": reading.conversation_id,
+            "channel_key": reading.channel_key,
+            "activation_id": reading.activation_id,
+            "at": reading.at,
+            "top": reading.top.value,
+            "probability": reading.probability,
+            "distribution": {k.value: v for k, v in reading.distribution.items()},
+        },
+        key=["activation_id"],
+        returning="id",
     )
-    stored = (await session.exec(statement)).scalar_one_or_none()
     await session.commit()
     return stored is not None
 

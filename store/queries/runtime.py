@@ -8,12 +8,12 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import text
-from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.events import CompletionMarker, Outcome
 from schemas.models import ChatMessage
+from store.sql import insert_once
 from store.tables import MarkerRow, PromptRow
 from store.tables.runtime import ActivationRow
 
@@ -34,19 +34,20 @@ async def save_prompt(
     extra: Mapping[str, Any] | None = None,
 ) -> None:
     """Store an assembled prompt (idempotent: a retried assembly keeps the first)."""
-    await session.exec(
-        insert(PromptRow)
-        .values(
-            id=prompt_id,
-            activation_id=activation_id,
-            task=task,
-            system=system,
-            messages=[m.model_dump() for m in messages],
-            extra=dict(extra or {}),
-            token_estimate=token_estimate,
-            created_at=created_at,
-        )
-        .on_conflict_do_nothing(index_elements=["id"])
+    await insert_once(
+        session,
+        PromptRow.__table__,  # type: ignore[attr-defined]
+        {
+            "id": prompt_id,
+            "activation_id": activation_id,
+            "task": task,
+            "system": system,
+            "messages": [m.model_dump() for m in messages],
+            "extra": dict(extra or {}),
+            "token_estimate": token_estimate,
+            "created_at": created_at,
+        },
+        key=["id"],
     )
     await session.commit()
 
