@@ -43,6 +43,7 @@ from bench.plain_pipeline import make_event
 from bench.premodel_path import SEGMENTS, Mark, breakdown
 from schemas.events import Outcome
 from store.db import Database
+from systemtests.soak.script import soak_script
 from temporal import inbox
 from temporal.inbox import update_id
 
@@ -60,6 +61,7 @@ class Variant:
     worker_cpu: list[float] = field(default_factory=list)
     server_cpu: list[float] = field(default_factory=list)
     throughput: list[float] = field(default_factory=list)
+    failures: list[float] = field(default_factory=list)
     segments: dict[str, list[float]] = field(default_factory=dict)
 
 
@@ -156,8 +158,20 @@ async def concurrent(
     return agents * each / (time.perf_counter() - started)
 
 
+def failed_attempts(log: Path) -> int:
+    """Activity attempts the worker completed as failed, from its log."""
+    if not log.exists():
+        return 0
+    return log.read_text(errors="replace").count("Completing activity as failed")
+
+
 async def one_turn(
-    stack: BenchStack, db: Database, variant: Variant, messages: int, text: str = TEXT
+    stack: BenchStack,
+    db: Database,
+    variant: Variant,
+    messages: int,
+    text: str = TEXT,
+    script: Path | None = None,
 ) -> None:
     """Start the variant's worker, warm it, then measure latency, CPU and throughput."""
     queue = f"cost-{uuid.uuid4().hex[:6]}"
@@ -165,7 +179,9 @@ async def one_turn(
     env = {
         "PERSYN_WORKFLOW_SANDBOX": str(variant.sandboxed).lower(),
         "PYTHONPATH": str(variant.tree),
+        **({"PERSYN_SCRIPTED_SCRIPT": str(script)} if script is not None else {}),
     }
+    log = stack.home / "logs" / f"worker-{queue}.log"
     cwd = Path.cwd()
     os.chdir(variant.tree)  # the worker imports its packages from its own tree
     try:
@@ -175,9 +191,11 @@ async def one_turn(
             handle = await new_agent(db)
             await sequential(stack, db, queue, handle, 20, None, text)  # imports, pools, caches
             worker_before, server_before = _cpu_ms(worker), _cpu_ms(server)
+            failed_before = failed_attempts(log)
             await sequential(stack, db, queue, handle, messages, variant, text)
             variant.worker_cpu.append((_cpu_ms(worker) - worker_before) / messages)
             variant.server_cpu.append((_cpu_ms(server) - server_before) / messages)
+            variant.failures.append((failed_attempts(log) - failed_before) / messages)
             variant.throughput.append(await concurrent(stack, db, queue, 20, 10, text))
     finally:
         os.chdir(cwd)
@@ -204,6 +222,14 @@ async def main() -> None:
     parser.add_argument("--messages", type=int, default=100)
     parser.add_argument("--turns", type=int, default=2)
     parser.add_argument(
+        "--model",
+        choices=("formed", "echo"),
+        default="formed",
+        help="formed: the scripted model answers every background task well-formed (the "
+        "soak's script, no delay); echo: it echoes every request, so each structured background "
+        "task (the emotion reading, consolidation) fails and is retried",
+    )
+    parser.add_argument(
         "--substantive",
         action="store_true",
         help="send messages whose replies are critiqued (deferred deliberation on each one)",
@@ -217,9 +243,14 @@ async def main() -> None:
     text = SUBSTANTIVE if args.substantive else TEXT
     async with bench_stack(tuned=True) as stack:
         db = Database(stack.dsn)
+        script = (
+            soak_script(stack.home / "bench-script.json", respond_delay_ms=0)
+            if args.model == "formed"
+            else None
+        )
         for _ in range(args.turns):
             for variant in variants:
-                await one_turn(stack, db, variant, args.messages, text)
+                await one_turn(stack, db, variant, args.messages, text, script)
         floor = await floor_latency(stack, 50, sandboxed=True)
         shape = await shape_latency(stack, 100, local_activities=True, sandboxed=True)
         # The design's own limit: the agent starting the activation itself, every step a no-op.
@@ -247,6 +278,9 @@ async def main() -> None:
         "| 20 agents x 10 messages at once | "
         + " | ".join(_spread(v.throughput, "/s", 1) for v in variants)
         + " |",
+        "| activity attempts failed per message | "
+        + " | ".join(_spread(v.failures, "", 2) for v in variants)
+        + " |",
     ]
     rows += [
         f"| pre-model, {segment} (p50) | "
@@ -267,11 +301,12 @@ async def main() -> None:
         for v in variants
     )
     body = f"""
-Zero-latency scripted model; each variant's worker is a separate process started from its own
-tree, sandbox on unless the variant says otherwise; {args.messages} sequential messages to one
-agent after 20 warm-up messages, then 20 agents x 10 messages, each "{text.format(i="N")}",
-in {args.turns} alternating turns per variant on one tuned dev server (SQLite WAL). Latencies
-pool every turn; CPU and throughput list each turn. Variants: {described}.
+Zero-latency scripted model ({args.model}); each variant's worker is a separate process
+started from its own tree, sandbox on unless the variant says otherwise; {args.messages}
+sequential messages to one agent after 20 warm-up messages, then 20 agents x 10 messages,
+each "{text.format(i="N")}", in {args.turns} alternating turns per variant on one tuned dev
+server (SQLite WAL). Latencies pool every turn; CPU and throughput list each turn. Variants:
+{described}.
 
 {chr(10).join(rows)}
 

@@ -14,8 +14,11 @@ RATING_SYSTEM = "rating how much one of your own memories matters"
 CLASSIFY_SYSTEM = "classifying one of your own memories"
 
 
-def soak_script(path: Path) -> Path:
-    """The scripted model: acknowledge each message; rate memories of keepsakes important."""
+def soak_script(path: Path, *, respond_delay_ms: int = 150) -> Path:
+    """The scripted model: acknowledge each message; rate memories of keepsakes important.
+
+    Every background task it is asked gets a well-formed answer, so none fails and retries.
+    """
     important = {"summary": f"I was trusted with a {IMPORTANT_WORD} to remember."}
     ordinary = {"summary": "I had a short, ordinary exchange."}
     rating = {
@@ -34,7 +37,7 @@ def soak_script(path: Path) -> Path:
     # The per-exchange emotion reading: a settled, content agent (its trajectory is stored).
     mood = {e.value: 0.0 for e in Emotion} | {"engaged": 0.6, "neutral": 0.4}
     rules = [
-        {"task": "respond", "delay_ms": 150, "reply": "ack: {last}"},
+        {"task": "respond", "delay_ms": respond_delay_ms, "reply": "ack: {last}"},
         {"task": "emotion", "reply": json.dumps({"emotions": mood})},
         {
             "task": "summarize",
