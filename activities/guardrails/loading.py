@@ -8,10 +8,10 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.guardrails.history import History, Needs, ToolResult, Turn
 from store.queries import guardrails as queries
-from store.tables import DialogTurnRow
+from store.queries.guardrails import TurnFacts
 
 
-def _turn(row: DialogTurnRow) -> Turn:
+def _turn(row: TurnFacts) -> Turn:
     return Turn(
         id=row.id,
         role=row.role,

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Protocol
 
-from sqlalchemy import func, update
+from sqlalchemy import Executable, func, update
+from sqlalchemy import select as select_columns
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -16,83 +18,112 @@ from store.tables.autonomy import ToolCallRow
 from store.tables.guardrails import GuardrailCooldownRow, GuardrailFiringRow
 
 
+class TurnFacts(Protocol):
+    """What a rule reads of a stored turn: never its vectors or its text-search columns."""
+
+    id: str
+    role: str
+    text: str
+    at: datetime
+    person_id: str | None
+    conversation_id: str
+
+
+_FACTS = (
+    col(DialogTurnRow.id),
+    col(DialogTurnRow.role),
+    col(DialogTurnRow.text),
+    col(DialogTurnRow.at),
+    col(DialogTurnRow.person_id),
+    col(DialogTurnRow.conversation_id),
+)
+"""The columns of :class:`TurnFacts`: a whole row would parse each turn's embedding too."""
+
+
+async def _facts(session: AsyncSession, statement: Executable) -> list[TurnFacts]:
+    """The rows of ``statement``, a select of :data:`_FACTS`, on the session's connection."""
+    connection = await session.connection()
+    rows: list[TurnFacts] = list((await connection.execute(statement)).all())
+    return rows
+
+
 async def person_turns_in_conversation(
     session: AsyncSession, *, conversation_id: str, limit: int, through: str | None = None
-) -> Sequence[DialogTurnRow]:
+) -> Sequence[TurnFacts]:
     """The latest ``limit`` turns people said in one conversation, oldest first.
 
     ``through`` ends the stretch at that turn, so an exchange evaluated late is not judged
     by what was said after it.
     """
-    statement = select(DialogTurnRow).where(
-        DialogTurnRow.conversation_id == conversation_id, DialogTurnRow.role == "person"
+    statement = select_columns(*_FACTS).where(
+        col(DialogTurnRow.conversation_id) == conversation_id, col(DialogTurnRow.role) == "person"
     )
     if through is not None:
-        mark = select(DialogTurnRow.seq).where(DialogTurnRow.id == through).scalar_subquery()
+        mark = select(DialogTurnRow.seq).where(col(DialogTurnRow.id) == through).scalar_subquery()
         statement = statement.where(
             col(DialogTurnRow.seq) <= func.coalesce(mark, col(DialogTurnRow.seq))
         )
-    rows = await session.exec(statement.order_by(col(DialogTurnRow.seq).desc()).limit(limit))
-    return list(reversed(rows.all()))
+    statement = statement.order_by(col(DialogTurnRow.seq).desc()).limit(limit)
+    return list(reversed(await _facts(session, statement)))
 
 
 async def agent_replies_before(
     session: AsyncSession, *, conversation_id: str, limit: int, before: str | None = None
-) -> Sequence[DialogTurnRow]:
+) -> Sequence[TurnFacts]:
     """The agent's latest ``limit`` replies in one conversation, oldest first.
 
     ``before`` (a turn ID) leaves out that turn and every later one; a turn not stored yet
     (a candidate reply) leaves nothing out.
     """
-    statement = select(DialogTurnRow).where(
-        DialogTurnRow.conversation_id == conversation_id, DialogTurnRow.role == "agent"
+    statement = select_columns(*_FACTS).where(
+        col(DialogTurnRow.conversation_id) == conversation_id, col(DialogTurnRow.role) == "agent"
     )
     if before is not None:
-        mark = select(DialogTurnRow.seq).where(DialogTurnRow.id == before).scalar_subquery()
+        mark = select(DialogTurnRow.seq).where(col(DialogTurnRow.id) == before).scalar_subquery()
         statement = statement.where(
             col(DialogTurnRow.seq) < func.coalesce(mark, col(DialogTurnRow.seq) + 1)
         )
-    rows = await session.exec(statement.order_by(col(DialogTurnRow.seq).desc()).limit(limit))
-    return list(reversed(rows.all()))
+    statement = statement.order_by(col(DialogTurnRow.seq).desc()).limit(limit)
+    return list(reversed(await _facts(session, statement)))
 
 
 async def person_turns_since(
     session: AsyncSession, *, agent: str, person_id: str, since: datetime, until: datetime
-) -> Sequence[DialogTurnRow]:
+) -> Sequence[TurnFacts]:
     """What one person said to the agent in a window, on every channel, oldest first."""
-    rows = await session.exec(
-        select(DialogTurnRow)
+    return await _facts(
+        session,
+        select_columns(*_FACTS)
         .where(
-            DialogTurnRow.agent == agent,
-            DialogTurnRow.person_id == person_id,
-            DialogTurnRow.role == "person",
+            col(DialogTurnRow.agent) == agent,
+            col(DialogTurnRow.person_id) == person_id,
+            col(DialogTurnRow.role) == "person",
             col(DialogTurnRow.at) >= since,
             col(DialogTurnRow.at) <= until,
         )
         .order_by(col(DialogTurnRow.at))
-        .limit(5000)
+        .limit(5000),
     )
-    return rows.all()
 
 
 async def channel_turns_since(
     session: AsyncSession, *, agent: str, channel_key: str, since: datetime, until: datetime
-) -> Sequence[DialogTurnRow]:
+) -> Sequence[TurnFacts]:
     """What anyone said on one channel in a window, oldest first."""
-    rows = await session.exec(
-        select(DialogTurnRow)
+    return await _facts(
+        session,
+        select_columns(*_FACTS)
         .join(Channel, col(Channel.id) == DialogTurnRow.channel_id)
         .where(
-            DialogTurnRow.agent == agent,
-            Channel.key == channel_key,
-            DialogTurnRow.role == "person",
+            col(DialogTurnRow.agent) == agent,
+            col(Channel.key) == channel_key,
+            col(DialogTurnRow.role) == "person",
             col(DialogTurnRow.at) >= since,
             col(DialogTurnRow.at) <= until,
         )
         .order_by(col(DialogTurnRow.at))
-        .limit(5000)
+        .limit(5000),
     )
-    return rows.all()
 
 
 async def tool_results(session: AsyncSession, *, activation_id: str) -> Sequence[ToolCallRow]:
@@ -105,10 +136,9 @@ async def tool_results(session: AsyncSession, *, activation_id: str) -> Sequence
     return rows.all()
 
 
-async def turns_by_id(session: AsyncSession, *, turn_ids: Sequence[str]) -> Sequence[DialogTurnRow]:
+async def turns_by_id(session: AsyncSession, *, turn_ids: Sequence[str]) -> Sequence[TurnFacts]:
     """The stored dialog turns among ``turn_ids`` (any order; unknown IDs are skipped)."""
-    result = await session.exec(select(DialogTurnRow).where(col(DialogTurnRow.id).in_(turn_ids)))
-    return result.all()
+    return await _facts(session, select_columns(*_FACTS).where(col(DialogTurnRow.id).in_(turn_ids)))
 
 
 async def person_of_speaker(
