@@ -17,6 +17,9 @@ life of a patch").
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 from temporalio import workflow
 
 from schemas.activation import ActivationInput
@@ -24,17 +27,19 @@ from schemas.activation import ActivationInput
 SHAPE = 1
 """The shape the agent starts activations with today."""
 
-FOLDED: dict[str, int] = {
-    "afford-reply-before-generating": 1,
-    "reply-draft-by-reference": 1,
-    "self-assessment-own-channel-only": 1,
-    "guardrail-veto-attribute": 1,
-    "emotion": 1,
-    "degraded-outcome": 1,
-    "reply-turn-id-from-run-start": 1,
-    "deferred-deliberation-in-run": 1,
-    "reply-steps-joined": 1,
-}
+FOLDED: Mapping[str, int] = MappingProxyType(
+    {
+        "afford-reply-before-generating": 1,
+        "reply-draft-by-reference": 1,
+        "self-assessment-own-channel-only": 1,
+        "guardrail-veto-attribute": 1,
+        "emotion": 1,
+        "degraded-outcome": 1,
+        "reply-turn-id-from-run-start": 1,
+        "deferred-deliberation-in-run": 1,
+        "reply-steps-joined": 1,
+    }
+)
 """Each folded patch, with the first shape that takes its branch without asking."""
 
 
