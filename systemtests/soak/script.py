@@ -12,6 +12,7 @@ from systemtests.soak.load import IMPORTANT_WORD
 SUMMARY_SYSTEM = "forming an autobiographical memory"
 RATING_SYSTEM = "rating how much one of your own memories matters"
 CLASSIFY_SYSTEM = "classifying one of your own memories"
+GRAPH_SYSTEM = "list the entities it names and the"
 
 
 def soak_script(path: Path, *, respond_delay_ms: int = 150) -> Path:
@@ -58,6 +59,12 @@ def soak_script(path: Path, *, respond_delay_ms: int = 150) -> Path:
             "reply": json.dumps({**rating, "importance": 1}),
         },
         {"task": "classify", "system_match": CLASSIFY_SYSTEM, "reply": json.dumps(classification)},
+        # The knowledge graph's extraction: nothing named in an acknowledgement.
+        {
+            "task": "observe",
+            "system_match": GRAPH_SYSTEM,
+            "reply": json.dumps({"entities": [], "relations": []}),
+        },
     ]
     path.write_text(json.dumps({"rules": rules}), encoding="utf-8")
     return path
