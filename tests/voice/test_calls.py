@@ -99,6 +99,25 @@ async def test_a_call_is_answered_streamed_and_kept_as_one_conversation(
         assert len(list(opened)) == 2
 
 
+async def test_a_turn_asked_without_streaming_gets_one_chat_completion(
+    line: Line, worker: Harness
+) -> None:
+    agent = (await worker.create_agent()).handle
+    await known_person(worker.db, agent, "+15550001", "Grace")
+    body = {**turn(agent, unique("call"), "Hello there", stream=False), "model": "gpt-4o"}
+    async with line.http() as http:
+        answer = await http.post(f"/voice/v1/agents/{agent}/chat/completions", json=body)
+    await line.runtime.drain()
+    assert answer.status_code == 200, answer.text
+    completion = answer.json()
+    assert completion["object"] == "chat.completion" and completion["model"] == "gpt-4o"
+    assert completion["choices"][0]["message"] == {
+        "role": "assistant",
+        "content": "Spoken: Hello there",
+    }
+    assert completion["choices"][0]["finish_reason"] == "stop"
+
+
 async def test_an_unknown_caller_is_refused(line: Line, worker: Harness) -> None:
     agent = (await worker.create_agent()).handle
     status, detail = await say(line, turn(agent, unique("call"), "Hi", number="+19990000"))

@@ -145,7 +145,9 @@ async def _turn(
     said = body.last_user_text()
     settled = await session.settle(said, state.settings.voice.settle_ms / 1000)
     if settled is None:  # a later fragment of the same turn answers it
-        return _answer(body, iter_pieces([]), completion_id=f"chatcmpl-{new_ulid()}", model=model)
+        return await _answer(
+            body, iter_pieces([]), completion_id=f"chatcmpl-{new_ulid()}", model=model
+        )
     spoken = Spoken()
     done: asyncio.Future[Spoken] = asyncio.get_running_loop().create_future()
     # The background run starts once the first word is out (or the answer is over), so its
@@ -190,7 +192,7 @@ async def _turn(
     session.turns += 1
     session.system_turns += 1
     own_ms = (time.perf_counter() - entered) * 1000
-    return _answer(
+    return await _answer(
         body,
         _told(pieces, spoken, done, first_word, runtime, state, session),
         completion_id=f"chatcmpl-{new_ulid()}",
@@ -260,7 +262,7 @@ async def _told(
             done.set_result(spoken)
 
 
-def _answer(
+async def _answer(
     body: CallCompletionRequest,
     pieces: AsyncIterator[str],
     *,
@@ -316,4 +318,4 @@ def _answer(
             headers=headers,
         )
 
-    return whole()
+    return await whole()
