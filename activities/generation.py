@@ -232,10 +232,10 @@ class GenerationActivities:
 
     async def _with_tools(self, request: ModelRequest, data: RespondInput) -> ModelRequest:
         assert self._tools is not None
-        extension: list[ChatMessage] = []
-        if data.round > 0:  # the extension holds the rounds before this one: the first has none
-            async with self._db.autocommit() as session:
-                extension = await load_extension(session, prompt_id=data.prompt.prompt_id)
+        # Read even on the first round: a heartbeat's self-assessment is extended onto the prompt
+        # before the first call.
+        async with self._db.autocommit() as session:
+            extension = await load_extension(session, prompt_id=data.prompt.prompt_id)
         provider = self._gateway.binding(request).provider
         final = data.tools == "final"
         return request.model_copy(
