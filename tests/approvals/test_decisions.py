@@ -15,7 +15,7 @@ from schemas.events import Outcome
 from store.tables import OutboxRow
 from tests.approvals.conftest import BELL, Bell, approvals_worker, saying, waiting
 from tests.autonomy.conftest import tool_calls
-from tests.harness import Stack
+from tests.harness import Stack, until
 from usecases import approvals
 
 
@@ -40,8 +40,14 @@ async def test_an_approved_call_runs_once_and_the_model_reads_its_result(
             "they decide, or in 10 min at most.)"
         )
         activation = client.get_workflow_handle(names.activation_workflow_id(asked.activation_id))
-        described = await activation.describe()
-        assert described.typed_search_attributes.get(names.APPROVALS) == [asked.approval_id]
+
+        async def shown() -> bool:
+            # The row is written inside the task that then tags the run: the tag lands when
+            # that task completes, a moment after the row.
+            described = await activation.describe()
+            return described.typed_search_attributes.get(names.APPROVALS) == [asked.approval_id]
+
+        await until(shown, timeout=30)
 
         decision = await approvals.decide_approval(
             db=harness.db,

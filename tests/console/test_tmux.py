@@ -12,10 +12,12 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import pytest
+from sqlmodel import select
 from temporalio.client import Client
 
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
 from schemas.models import ProviderName
+from store.tables.agents import Person
 from tests.approvals.conftest import AFTER_TOOL, ASK_BELL, RING, Bell
 from tests.deliberation.helpers import INLINE, claim_rules, new_agent, worker
 from tests.harness import (
@@ -144,6 +146,15 @@ async def story_worker(client: Client, stack: Stack, bell: Bell) -> AsyncIterato
     await close_dependencies(deps)
 
 
+async def named(harness: Harness, agent: str, name: str) -> bool:
+    """Whether the agent knows someone by ``name``."""
+    async with harness.db.session() as session:
+        found = await session.exec(
+            select(Person.id).where(Person.agent == agent, Person.display_name == name)
+        )
+        return found.first() is not None
+
+
 async def test_an_operators_session_without_leaving_the_console(
     client: Client, stack: Stack
 ) -> None:
@@ -175,6 +186,9 @@ async def test_an_operators_session_without_leaving_the_console(
             keys(socket, session, "Enter")
             await shows(socket, session, "Grace Hopper> it is me again")
             await until(lambda: not {"is thinking", "is revising"} & _words(socket, session))
+            # The directory lists people as the store names them: the new name is written when
+            # the message is admitted, which a loaded machine may not have done yet.
+            await until(lambda: named(harness, handle, "Grace Hopper"))
 
             keys(socket, session, "F2")
             await shows(socket, session, "Enter opens Grace Hopper")  # the cursor is on her
