@@ -109,8 +109,11 @@ class Settings(BaseSettings):
         "first use. Default: home/keys/internal.key.",
     )
     task_queue: str = "persyn"
+    # Longer than `persyn up` waits for Temporal to open its port plus the worker to serve:
+    # a worker that gave up first would fail a start that was only slow (a loaded machine
+    # restarting Temporal on its persisted history took over 30 s).
     worker_startup_wait_seconds: float = Field(
-        default=30.0,
+        default=120.0,
         ge=0,
         allow_inf_nan=False,
         description="How long a starting worker waits for PostgreSQL and Temporal to answer.",
