@@ -65,14 +65,14 @@ from schemas.events import (
     SubmitEventInput,
     event_digest,
 )
-from schemas.ids import is_ulid, ulid_from_parts
+from schemas.ids import is_ulid, ulid_from_parts, ulid_time
 from schemas.markers import failed_marker
 from schemas.peers import AGENT_SERVICE, PeerMessageInput, peer_event
 from schemas.pickup import PullOutboxInput, PullOutboxRequest, PullOutboxResult
 from schemas.records import AgentLookupInput, AgentProfile, ResolveSpeakerInput
 from schemas.runs import HISTORY_LIMIT
 from schemas.voice import CallBegan, CallEnded
-from workflows import admission, call_hold, handlers, inbox_metrics, run_length
+from workflows import admission, call_hold, handlers, inbox_metrics, run_length, up_front
 from workflows.conversation import ConversationWorkflow
 from workflows.inbox_views import client_refusal, id_conflict, in_flight_status, inbox_details
 from workflows.steps import Progress, StepFailedError, bounded
@@ -121,6 +121,22 @@ PATCH_CLOSED_WHILE_ROUTING = "closed-while-routing"
 PATCH_FAILED_AFTER_RELEASE = "failed-after-release"
 """An activation that fails after releasing the lock no longer tells its conversation the
 exchange failed: it already told it how the exchange ended."""
+PATCH_UP_FRONT = "agent-patches-up-front"
+"""The run asks every patch below before its first local activity (``workflows/up_front.py``)."""
+ASKED_UP_FRONT = (
+    PATCH_CLIENT_TRIGGER,
+    PATCH_REFUSED,
+    PATCH_COMPLETION_CHECK,
+    PATCH_ACTIVATION_ID,
+    PATCH_UNKNOWN_COMPLETES,
+    PATCH_PEER_CHANNEL,
+    PATCH_CLOSED_WHILE_ROUTING,
+    PATCH_FAILED_AFTER_RELEASE,
+    call_hold.PATCH,
+    admission.PATCH,
+    admission.PATCH_TURN_IN_EXCHANGE,
+)
+"""Every patch an agent's run asks, wherever it asks it (and ``run_length.asked``'s)."""
 
 
 @workflow.defn(name=names.AGENT_WORKFLOW)
@@ -131,6 +147,8 @@ class AgentWorkflow:
     def __init__(self, data: AgentWorkflowInput) -> None:
         self._state = data.state or AgentState(handle=data.handle)
         self._profile: AgentProfile | None = None
+        # Set by the run: whether it asked its patches up front (``workflows/up_front.py``).
+        self._up_front = False
         # Conversation starts still running; each drops out when done (asyncio keeps only a
         # weak reference to a task, so one must be held until then).
         self._starting: set[asyncio.Task[None]] = set()
@@ -507,8 +525,19 @@ class AgentWorkflow:
         limit = data.continue_as_new_after
         return limit is not None and self._state.since_continued >= limit
 
-    def _new_id(self) -> str:
-        return ulid_from_parts(workflow.now(), workflow.random().getrandbits(80))
+    def _new_id(self, event: InboundEvent | None = None) -> str:
+        """A fresh ULID; for an event, stamped with the event's own time.
+
+        A run that asked its patches up front stamps an event's IDs with the event ID's time,
+        which its history fixes. ``workflow.now()`` is the time of whichever task the worker
+        runs the code in, and a query during a local activity can move that code, and even
+        the update handler that queued the event, to another task live than on replay
+        (``workflows/up_front.py``): a child named from it would not match its history.
+        """
+        at = workflow.now()
+        if event is not None and self._up_front:
+            at = ulid_time(event.event_id)
+        return ulid_from_parts(at, workflow.random().getrandbits(80))
 
     # -- the critical section -----------------------------------------------------------------
 
@@ -679,7 +708,7 @@ class AgentWorkflow:
     async def _admit(self, event: InboundEvent) -> None:
         """Admit the event (one step), then start its activation and wait for its marker."""
         assert self._profile is not None
-        key, activation_id = event.channel.key, self._new_id()
+        key, activation_id = event.channel.key, self._new_id(event)
         # The agent names the activation, so it can tell its completion from any other.
         self._dispatching = (event.event_id, activation_id)
         while True:
@@ -689,7 +718,7 @@ class AgentWorkflow:
             request = AdmitInput(
                 agent=self._state.handle,
                 event=event,
-                conversation_id=self._new_id() if current is None else current.conversation_id,
+                conversation_id=self._new_id(event) if current is None else current.conversation_id,
                 opening=current is None,
                 activation_id=activation_id,
                 at=workflow.now(),
@@ -825,6 +854,7 @@ class AgentWorkflow:
     @workflow.run
     async def run(self, data: AgentWorkflowInput) -> None:
         """Serve the inbox forever."""
+        self._up_front = up_front.ask(PATCH_UP_FRONT, (*ASKED_UP_FRONT, *run_length.asked(data)))
         attribution.bind(agent=data.handle)
         workflow.upsert_search_attributes([names.AGENT.value_set(data.handle)])
         profile: AgentProfile = await workflow.execute_local_activity_method(

@@ -48,7 +48,7 @@ from schemas.guardrails import EndConversationRequest
 from schemas.ids import ulid_from_parts
 from schemas.markers import failed_marker
 from schemas.records import CloseConversationInput, OpenConversationInput, RecordTurnInput
-from workflows import conversation_hooks, guardrail_hooks, handlers, run_length
+from workflows import conversation_hooks, guardrail_hooks, handlers, run_length, up_front
 from workflows.activation import ActivationWorkflow
 from workflows.admission import activation_failure, activation_options
 from workflows.lock import release
@@ -69,6 +69,16 @@ EXCHANGE_LIMIT = ACTIVATION_RUN_LIMIT + timedelta(minutes=2)
 PATCH_ACTIVATION_TASK_TIMEOUT = "activation-task-timeout"
 """Activations start with ``contract.policies.ACTIVATION_TASK_TIMEOUT``. Deprecated: runs
 recorded before it replay the same commands (a child's task timeout is not compared)."""
+
+PATCH_UP_FRONT = "conversation-patches-up-front"
+"""The run asks every patch below before its first local activity (``workflows/up_front.py``)."""
+ASKED_UP_FRONT = (
+    PATCH_GUARDED_CLOSE,
+    termination.PATCH,
+    *conversation_hooks.PATCHES,
+    *guardrail_hooks.PATCHES,
+)
+"""Every patch a conversation's run asks, wherever it asks it (and ``run_length.asked``'s)."""
 
 OPEN_STEP = "record the conversation"
 WRITE_STEP = "write the input through"
@@ -234,6 +244,7 @@ class ConversationWorkflow:
     @workflow.run
     async def run(self, data: ConversationInput) -> ConversationClosed:
         """Run activations until the conversation goes idle."""
+        up_front.ask(PATCH_UP_FRONT, (*ASKED_UP_FRONT, *run_length.asked(data)))
         attribution.bind(
             agent=data.agent, channel=data.channel.key, conversation=data.conversation_id
         )

@@ -113,6 +113,12 @@ async def remember_now(data: ConversationInput, state: ConversationState) -> Rem
 RESIDUE_PATCH = "residue"
 """A closing conversation leaves its residue (2026-12-04). Runs recorded before close without."""
 
+OBSERVATIONS_PATCH = "observations"
+"""A consolidation starts an observation run beside it; runs recorded before start none."""
+
+PATCHES = (CHUNK_TURNS_PATCH, RESIDUE_PATCH, OBSERVATIONS_PATCH)
+"""Every patch the hooks ask."""
+
 
 async def on_close(data: ConversationInput, state: ConversationState) -> None:
     """Consolidate whatever was said after the last consolidated turn, then leave residue."""
@@ -227,7 +233,7 @@ async def _observe(
     turn), while a failure of either leaves the other whole. Histories recorded before
     observations existed replay unchanged: the start is gated by the ``observations`` patch.
     """
-    if through is None or not workflow.patched("observations"):
+    if through is None or not workflow.patched(OBSERVATIONS_PATCH):
         return None
     observe_id = ulid_from_parts(workflow.now(), workflow.random().getrandbits(80))
     try:

@@ -37,6 +37,8 @@ SCREEN_PATCH = "guardrails-in-conversation"
 SETTLE_PATCH = "guardrails-settle"
 SETTLE_WAIT = timedelta(minutes=2)
 """How long a closing conversation waits for its last guardrail run (usually well under 1 s)."""
+PATCHES = (PATCH, SCREEN_PATCH, SETTLE_PATCH)
+"""Every patch the hooks ask."""
 
 Running = ChildWorkflowHandle[GuardrailWorkflow, GuardrailResult]
 

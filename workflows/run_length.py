@@ -25,6 +25,16 @@ PATCH_HISTORY_250 = "history-limit-250"
 """An input that omits ``history_limit`` takes today's default (``schemas.runs.HISTORY_LIMIT``)."""
 
 
+def asked(data: AgentWorkflowInput | ConversationInput) -> tuple[str, ...]:
+    """The patches :func:`history_limit` asks of a run started today with ``data``.
+
+    An input that names its limit never consults a default's patch, so it is not asked.
+    """
+    if "history_limit" in data.model_fields_set:
+        return (PATCH_HISTORY_LIMIT,)
+    return (PATCH_HISTORY_LIMIT, PATCH_HISTORY_250)
+
+
 def history_limit(data: AgentWorkflowInput | ConversationInput) -> int | None:
     """The run's history limit, or ``None`` for a run recorded before runs had one.
 

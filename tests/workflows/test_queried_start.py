@@ -1,0 +1,118 @@
+"""An agent queried while its run's first task waits on a local activity still replays.
+
+A query that reaches a run while its workflow task waits on a local activity can make the
+worker complete that task with the activity's result recorded but none of what the code did
+after it: the code after it runs in the next task. On replay the result resolves in the first
+task, so a patch first asked right after it was looked for in the wrong task and the run
+failed ("Non-deprecated patch marker encountered"). A run now asks its patches before its
+first local activity (``workflows/up_front.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import WorkflowExecutionStatus, WorkflowHistory
+
+from contract import names
+from schemas.agents import AgentWorkflowInput
+from schemas.events import MarkerAnswer, MarkerQuery
+from tests.harness import Harness, replayer
+from workflows import agent as agent_workflow
+from workflows import conversation as conversation_workflow
+from workflows import run_length
+
+
+async def test_runs_queried_throughout_their_first_task_replay(harness: Harness) -> None:
+    agent = await harness.create_agent()
+    workflow_id = names.agent_workflow_id(agent.handle)
+    await harness.client.start_workflow(
+        "AgentWorkflow",
+        # A new run after every message: each message meets a run's first task.
+        AgentWorkflowInput(handle=agent.handle, continue_as_new_after=1),
+        id=workflow_id,
+        task_queue=harness.task_queue,
+    )
+    handle = harness.client.get_workflow_handle(workflow_id)
+    stop = asyncio.Event()
+
+    async def poll() -> int:
+        asked = 0
+        while not stop.is_set():
+            with contextlib.suppress(Exception):  # a query between runs may find none
+                await handle.query(
+                    names.MARKER, MarkerQuery(event_id="0" * 26), result_type=MarkerAnswer
+                )
+                asked += 1
+        return asked
+
+    pollers = [asyncio.create_task(poll()) for _ in range(3)]
+    try:
+        for i in range(12):
+            receipt = await harness.say(agent.handle, f"turn {i}")
+            assert receipt.marker is not None
+    finally:
+        stop.set()
+    asked = sum(await asyncio.gather(*pollers))
+    assert asked > 0
+
+    runs = [
+        run
+        async for run in harness.client.list_workflows(f"WorkflowId = '{workflow_id}'")
+        if run.status == WorkflowExecutionStatus.CONTINUED_AS_NEW
+    ]
+    assert len(runs) >= 12
+    play = replayer(harness.client)
+    failed = []
+    for run in runs:
+        history = await harness.client.get_workflow_handle(
+            workflow_id, run_id=run.run_id
+        ).fetch_history()
+        result = await play.replay_workflow(history, raise_on_replay_failure=False)
+        if result.replay_failure is not None:
+            failed.append(f"{run.run_id}: {result.replay_failure}")
+    assert failed == []
+
+
+def _markers(history: WorkflowHistory) -> list[str]:
+    """The run's markers in order: a patch's ID, or ``local activity``."""
+    found = []
+    for e in history.events:
+        if e.event_type != EventType.EVENT_TYPE_MARKER_RECORDED:
+            continue
+        attributes = e.marker_recorded_event_attributes
+        if attributes.marker_name == "core_patch":
+            found.append(json.loads(attributes.details["patch-data"].payloads[0].data)["id"])
+        elif attributes.marker_name == "core_local_activity":
+            found.append("local activity")
+    return found
+
+
+async def test_agents_and_conversations_ask_every_patch_before_their_first_local_activity(
+    harness: Harness,
+) -> None:
+    agent = await harness.create_agent()
+    await harness.say(agent.handle, "hello")
+    # The second exchange has the conversation evaluate its guardrails (a local activity).
+    receipt = await harness.say(agent.handle, "and again")
+    assert receipt.marker is not None and receipt.marker.conversation_id is not None
+    runs = {
+        "agent": (names.agent_workflow_id(agent.handle), agent_workflow.ASKED_UP_FRONT),
+        "conversation": (
+            names.conversation_workflow_id(receipt.marker.conversation_id),
+            conversation_workflow.ASKED_UP_FRONT,
+        ),
+    }
+    for kind, (workflow_id, asked) in runs.items():
+        history = await harness.client.get_workflow_handle(workflow_id).fetch_history()
+        markers = _markers(history)
+        assert "local activity" in markers, kind
+        first_activity = markers.index("local activity")
+        up_front = markers[:first_activity]
+        # Every patch the run uses was asked before anything could come between, and none
+        # was first asked later: a later one would be the next run a query breaks.
+        assert set(up_front) >= {*asked, run_length.PATCH_HISTORY_LIMIT}, kind
+        assert not set(markers[first_activity:]) - {"local activity"}, kind
