@@ -68,6 +68,11 @@ class ConversationState(Wire):
         default=None, description="...or every so many turns (loaded with chunk_tokens; 0: off)."
     )
     consolidations: int = 0
+    stamped_by_turns: bool = Field(
+        default=False,
+        description="Name children from the newest turn's time, not the clock (set per run: "
+        "workflows/up_front.py).",
+    )
     # Admission (schemas/admission.py): the agent writes the turn and starts the activation.
     taken: list[TurnTaken] = Field(
         default_factory=list, description="Turns the agent admitted, not yet taken into the window."

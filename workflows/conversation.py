@@ -244,7 +244,9 @@ class ConversationWorkflow:
     @workflow.run
     async def run(self, data: ConversationInput) -> ConversationClosed:
         """Run activations until the conversation goes idle."""
-        up_front.ask(PATCH_UP_FRONT, (*ASKED_UP_FRONT, *run_length.asked(data)))
+        self._state.stamped_by_turns = up_front.ask(
+            PATCH_UP_FRONT, (*ASKED_UP_FRONT, *run_length.asked(data))
+        )
         attribution.bind(
             agent=data.agent, channel=data.channel.key, conversation=data.conversation_id
         )

@@ -21,6 +21,7 @@ the ``memory-formation`` patch, and the residue pass by the ``residue`` patch.
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 
 from temporalio import workflow
 from temporalio.workflow import ChildWorkflowHandle, ParentClosePolicy
@@ -33,7 +34,7 @@ from contract.names import (
 )
 from contract.policies import BACKGROUND, DATABASE, summarized_local
 from schemas.conversation import ConversationInput, ConversationState, RememberNowResult
-from schemas.ids import ulid_from_parts
+from schemas.ids import ulid_from_parts, ulid_time
 from schemas.memory_formation import (
     ConsolidationInput,
     ConsolidationResult,
@@ -94,7 +95,7 @@ async def after_turn(data: ConversationInput, state: ConversationState) -> None:
     if state.tokens_since_consolidated >= state.chunk_tokens or turns_due:
         after = state.consolidated_through
         if await _consolidate(data, state, FormationReason.CHUNK) is not None:
-            await _observe(data, after, state.consolidated_through)
+            await _observe(data, state, after)
 
 
 async def remember_now(data: ConversationInput, state: ConversationState) -> RememberNowResult:
@@ -104,7 +105,7 @@ async def remember_now(data: ConversationInput, state: ConversationState) -> Rem
     after = state.consolidated_through
     if await _consolidate(data, state, FormationReason.STOP) is None:
         return RememberNowResult(started=False, detail="the consolidation did not start")
-    await _observe(data, after, state.consolidated_through)
+    await _observe(data, state, after)
     return RememberNowResult(
         started=True, detail=f"remembering through {state.consolidated_through}"
     )
@@ -126,7 +127,7 @@ async def on_close(data: ConversationInput, state: ConversationState) -> None:
         return
     await _remember_the_rest(data, state)
     if workflow.patched(RESIDUE_PATCH):
-        await _leave_residue(data)
+        await _leave_residue(data, state)
 
 
 async def _remember_the_rest(data: ConversationInput, state: ConversationState) -> None:
@@ -137,7 +138,7 @@ async def _remember_the_rest(data: ConversationInput, state: ConversationState) 
     child = await _consolidate(data, state, FormationReason.CLOSE)
     if child is None:
         return
-    observing = await _observe(data, after, state.consolidated_through)
+    observing = await _observe(data, state, after)
     try:
         await child
     except asyncio.CancelledError:
@@ -154,12 +155,24 @@ async def _remember_the_rest(data: ConversationInput, state: ConversationState) 
         workflow.logger.warning("closing observation failed: %s", err)
 
 
-async def _leave_residue(data: ConversationInput) -> None:
+def _stamp(state: ConversationState) -> datetime:
+    """The time a child's ID is made from: the newest turn's, which the history fixes.
+
+    ``workflow.now()`` after a local activity is the time of whichever task the worker ran
+    the code in, and a query can make that differ between the live run and its replay
+    (``workflows/up_front.py``). Runs recorded before keep the clock.
+    """
+    if state.stamped_by_turns and state.window:
+        return ulid_time(state.window[-1].turn_id)
+    return workflow.now()
+
+
+async def _leave_residue(data: ConversationInput, state: ConversationState) -> None:
     """Run the conversation's residue pass, awaited like the closing consolidation.
 
     It runs after the closing memory, and fails soft: the items stay as they were.
     """
-    residue_id = ulid_from_parts(workflow.now(), workflow.random().getrandbits(80))
+    residue_id = ulid_from_parts(_stamp(state), workflow.random().getrandbits(80))
     try:
         await workflow.execute_child_workflow(
             ResidueWorkflow.run,
@@ -187,7 +200,7 @@ async def _consolidate(
     data: ConversationInput, state: ConversationState, reason: FormationReason
 ) -> ChildWorkflowHandle[ConsolidationWorkflow, ConsolidationResult] | None:
     through = state.window[-1].turn_id
-    consolidation_id = ulid_from_parts(workflow.now(), workflow.random().getrandbits(80))
+    consolidation_id = ulid_from_parts(_stamp(state), workflow.random().getrandbits(80))
     try:
         child = await workflow.start_child_workflow(
             ConsolidationWorkflow.run,
@@ -224,7 +237,7 @@ async def _consolidate(
 
 
 async def _observe(
-    data: ConversationInput, after: str | None, through: str | None
+    data: ConversationInput, state: ConversationState, after: str | None
 ) -> ChildWorkflowHandle[ObservationWorkflow, ObserveResult] | None:
     """Start learning facts about people from the range a consolidation just took.
 
@@ -232,10 +245,12 @@ async def _observe(
     of exchanges, so extraction reads a whole stretch and costs a call per chunk, not per
     turn), while a failure of either leaves the other whole. Histories recorded before
     observations existed replay unchanged: the start is gated by the ``observations`` patch.
+    The range ends where the consolidation's did.
     """
+    through = state.consolidated_through
     if through is None or not workflow.patched(OBSERVATIONS_PATCH):
         return None
-    observe_id = ulid_from_parts(workflow.now(), workflow.random().getrandbits(80))
+    observe_id = ulid_from_parts(_stamp(state), workflow.random().getrandbits(80))
     try:
         return await workflow.start_child_workflow(
             ObservationWorkflow.run,
