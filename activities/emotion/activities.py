@@ -119,7 +119,9 @@ class EmotionActivities:
             probability=probability,
             distribution=distribution,
         )
-        async with self._db.session() as session:
+        # Autocommit: the insert and the prune are each one statement, atomic alone, and a
+        # prune that fails leaves old readings for the next one.
+        async with self._db.autocommit() as session:
             await insert_reading(session, reading=reading)
             # Long decayed to the baseline: dropping them keeps the table bounded.
             cutoff = data.at - timedelta(days=self._settings.keep_days)

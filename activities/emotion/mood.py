@@ -13,7 +13,7 @@ from activities.emotion.state import decayed, declining_emotion
 from schemas.emotion import AgentEmotion, EmotionSettings, EmotionStatePublic, MoodNote
 from schemas.events import Trigger
 from store.db import Database
-from store.queries.emotion import latest_readings
+from store.queries.emotion import latest_here_and_anywhere, latest_readings
 
 log = logging.getLogger(__name__)
 
@@ -63,21 +63,18 @@ class MoodReader:
 
         In a conversation with no readings yet, the trajectory is the agent's latest readings.
         The same answer as :meth:`emotion` for the conversation and then for the agent, in one
-        session and at most two reads: the agent's latest readings also give the newest one.
+        statement: the agent's latest readings also give the newest one.
         """
         async with self._db.autocommit() as session:
-            recent = await latest_readings(
-                session, agent=agent, limit=self._settings.trajectory, until=now
-            )
-            if not recent:
-                return None
-            here = await latest_readings(
+            recent, here = await latest_here_and_anywhere(
                 session,
                 agent=agent,
-                limit=self._settings.trajectory,
                 conversation_id=conversation_id,
+                limit=self._settings.trajectory,
                 until=now,
             )
+        if not recent:
+            return None
         state = decayed(recent[-1], now, self._settings)
         return AgentEmotion(agent=agent, state=state, trajectory=here or recent)
 

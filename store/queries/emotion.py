@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from sqlalchemy import literal, union_all
 from sqlmodel import col, delete, select
 from sqlmodel.ext.asyncio.session import AsyncSession
+from sqlmodel.sql.expression import SelectOfScalar
 
 from schemas.emotion import EmotionReadingPublic
 from schemas.memory import Emotion
@@ -72,6 +74,19 @@ async def reading_for(session: AsyncSession, *, activation_id: str) -> EmotionRe
     return to_public(row) if row is not None else None
 
 
+def _newest(
+    agent: str, limit: int, conversation_id: str | None, until: datetime | None
+) -> SelectOfScalar[EmotionReadingRow]:
+    """The agent's newest readings (of one conversation, if given), newest first."""
+    query = select(EmotionReadingRow).where(EmotionReadingRow.agent == agent)
+    if conversation_id is not None:
+        query = query.where(EmotionReadingRow.conversation_id == conversation_id)
+    if until is not None:
+        query = query.where(col(EmotionReadingRow.at) <= until)
+    newest_first = (col(EmotionReadingRow.at).desc(), col(EmotionReadingRow.id).desc())
+    return query.order_by(*newest_first).limit(limit)
+
+
 async def latest_readings(
     session: AsyncSession,
     *,
@@ -84,11 +99,29 @@ async def latest_readings(
 
     ``until`` leaves out readings taken after that moment (a state as of a time).
     """
-    query = select(EmotionReadingRow).where(EmotionReadingRow.agent == agent)
-    if conversation_id is not None:
-        query = query.where(EmotionReadingRow.conversation_id == conversation_id)
-    if until is not None:
-        query = query.where(col(EmotionReadingRow.at) <= until)
-    query = query.order_by(col(EmotionReadingRow.at).desc(), col(EmotionReadingRow.id).desc())
-    rows = (await session.exec(query.limit(limit))).all()
+    rows = (await session.exec(_newest(agent, limit, conversation_id, until))).all()
     return [to_public(row) for row in reversed(rows)]
+
+
+async def latest_here_and_anywhere(
+    session: AsyncSession, *, agent: str, conversation_id: str, limit: int, until: datetime
+) -> tuple[list[EmotionReadingPublic], list[EmotionReadingPublic]]:
+    """:func:`latest_readings` of the agent and of one conversation, in one statement.
+
+    Returns:
+        The agent's newest readings, then the conversation's, each oldest first.
+    """
+    parts = [
+        _newest(agent, limit, where, until).add_columns(literal(tag).label("part")).subquery()
+        for tag, where in ((0, None), (1, conversation_id))
+    ]
+    both = union_all(*(select(part) for part in parts))
+    columns = [c.name for c in EmotionReadingRow.__table__.columns]  # type: ignore[attr-defined]
+    found: tuple[list[EmotionReadingPublic], list[EmotionReadingPublic]] = ([], [])
+    connection = await session.connection()  # a Core statement: no ORM rows to build
+    for row in (await connection.execute(both)).mappings():
+        values = {name: row[name] for name in columns}
+        found[row["part"]].append(to_public(EmotionReadingRow(**values)))
+    # A union keeps no order: each part oldest first, as latest_readings returns it.
+    anywhere, here = (sorted(part, key=lambda r: (r.at, r.id)) for part in found)
+    return anywhere, here
