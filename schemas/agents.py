@@ -135,6 +135,10 @@ class AgentState(Wire):
     )
 
 
+AGENT_SHAPE = 1
+"""The shape Persyn starts and continues an agent's runs with (``workflows/agent.py``)."""
+
+
 class AgentWorkflowInput(Wire):
     """Input of ``AgentWorkflow``: a handle, plus the state when continuing as new."""
 
@@ -151,6 +155,13 @@ class AgentWorkflowInput(Wire):
         ge=100,
         description="Continue as new once the run's history holds this many events: a "
         "restarted worker replays each open agent's history before it answers for it.",
+    )
+    shape: int = Field(
+        default=0,
+        ge=0,
+        le=AGENT_SHAPE,
+        description="Which of the agent's patches the run takes without asking (Persyn sets "
+        "it; a run started without it asks each, as every run recorded before did).",
     )
 
 

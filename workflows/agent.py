@@ -38,6 +38,7 @@ from contract.policies import DATABASE, MESSAGE_STEP, MESSAGE_STEP_LIMIT, summar
 from schemas.activation import ActivationFinished, ActivationInput
 from schemas.admission import Admission, AdmitInput
 from schemas.agents import (
+    AGENT_SHAPE,
     AgentState,
     AgentStatus,
     AgentStatusQuery,
@@ -147,8 +148,11 @@ class AgentWorkflow:
     def __init__(self, data: AgentWorkflowInput) -> None:
         self._state = data.state or AgentState(handle=data.handle)
         self._profile: AgentProfile | None = None
-        # Set by the run: whether it asked its patches up front (``workflows/up_front.py``).
-        self._up_front = False
+        # A run Persyn started or continued takes every patch below without asking: no
+        # markers, and nothing a query could move (``workflows/up_front.py``).
+        self._folded = data.shape >= AGENT_SHAPE
+        # Set by the run: whether it asked its patches up front, or had no need to.
+        self._up_front = self._folded
         # Conversation starts still running; each drops out when done (asyncio keeps only a
         # weak reference to a task, so one must be held until then).
         self._starting: set[asyncio.Task[None]] = set()
@@ -205,7 +209,7 @@ class AgentWorkflow:
         first = payloads[0] if len(payloads) == 1 else None
         event = first.get("event") if isinstance(first, dict) else None
         event_id = event.get("event_id") if isinstance(event, dict) else None
-        if isinstance(event_id, str) and is_ulid(event_id) and workflow.patched(PATCH_REFUSED):
+        if isinstance(event_id, str) and is_ulid(event_id) and self._patched(PATCH_REFUSED):
             self._refused(event_id, reason)
 
     @workflow.signal(
@@ -220,10 +224,10 @@ class AgentWorkflow:
         if (
             refusal is not None
             and event.channel.service == AGENT_SERVICE
-            and not workflow.patched(PATCH_PEER_CHANNEL)
+            and not self._patched(PATCH_PEER_CHANNEL)
         ):
             refusal = None  # recorded before agent channels were reserved
-        if refusal is not None and workflow.patched(PATCH_CLIENT_TRIGGER):
+        if refusal is not None and self._patched(PATCH_CLIENT_TRIGGER):
             self._refused(event.event_id, f"invalid deliver input: {refusal}")
             return
         conflict = id_conflict(self._state, event)
@@ -321,7 +325,7 @@ class AgentWorkflow:
         """
         marker = data.marker
         problem = self._completion_problem(marker)
-        if problem is not None and workflow.patched(PATCH_COMPLETION_CHECK):
+        if problem is not None and self._patched(PATCH_COMPLETION_CHECK):
             workflow.logger.warning(
                 "dropped a completion for event %s: %s", marker.event_id, problem
             )
@@ -356,7 +360,7 @@ class AgentWorkflow:
     @handlers.guarded_signal(CallBegan)
     def call_began(self, data: CallBegan) -> None:
         """Internal: a call started; it takes the lock once the event in flight has ended."""
-        if not workflow.patched(call_hold.PATCH):
+        if not self._patched(call_hold.PATCH):
             return
         free = self._current is None
         if call_hold.ask(self._state, data, now=workflow.now(), free=free):
@@ -525,6 +529,10 @@ class AgentWorkflow:
         limit = data.continue_as_new_after
         return limit is not None and self._state.since_continued >= limit
 
+    def _patched(self, patch: str) -> bool:
+        """``workflow.patched``, answered without asking in a run of Persyn's own shape."""
+        return self._folded or workflow.patched(patch)
+
     def _new_id(self, event: InboundEvent | None = None) -> str:
         """A fresh ULID; for an event, stamped with the event's own time.
 
@@ -639,7 +647,7 @@ class AgentWorkflow:
         self._progress = progress
 
     async def _dispatch(self, event: InboundEvent) -> None:
-        if workflow.patched(admission.PATCH):
+        if self._patched(admission.PATCH):
             await self._admit(event)
             return
         speaker = ResolveSpeakerInput(
@@ -664,7 +672,7 @@ class AgentWorkflow:
             self._fail(event, str(err))
             return
         # The agent names the activation, so it can tell its completion from any other.
-        activation_id = self._new_id() if workflow.patched(PATCH_ACTIVATION_ID) else None
+        activation_id = self._new_id() if self._patched(PATCH_ACTIVATION_ID) else None
         self._dispatching = (event.event_id, activation_id)
         turn = InboundTurn(
             event=event,
@@ -678,7 +686,7 @@ class AgentWorkflow:
         if (
             conversation_id in self._closed
             and event.event_id not in self._state.markers
-            and workflow.patched(PATCH_CLOSED_WHILE_ROUTING)
+            and self._patched(PATCH_CLOSED_WHILE_ROUTING)
         ):
             # Its close crossed our signal: the conversation ignored the input, so it goes to a
             # fresh conversation, first in line, as if it had been caught closing.
@@ -752,7 +760,7 @@ class AgentWorkflow:
         # A new conversation starts with the turn in its state, beside the activation (both go
         # out with this workflow task). An open one hears of it with the exchange's end, from
         # the activation; runs recorded before signalled it the turn here.
-        told_later = not request.opening and workflow.patched(admission.PATCH_TURN_IN_EXCHANGE)
+        told_later = not request.opening and self._patched(admission.PATCH_TURN_IN_EXCHANGE)
         if not told_later:
             self._background(
                 self._tell_conversation(taken, opening=request.opening), self._starting
@@ -837,7 +845,7 @@ class AgentWorkflow:
             )
         else:
             return
-        if self._released(activation) and workflow.patched(PATCH_FAILED_AFTER_RELEASE):
+        if self._released(activation) and self._patched(PATCH_FAILED_AFTER_RELEASE):
             # Its event ended when it released the lock; what failed was its work afterwards
             # (the deferred deliberation, the emotion reading), and its conversation heard.
             workflow.logger.warning(
@@ -854,7 +862,10 @@ class AgentWorkflow:
     @workflow.run
     async def run(self, data: AgentWorkflowInput) -> None:
         """Serve the inbox forever."""
-        self._up_front = up_front.ask(PATCH_UP_FRONT, (*ASKED_UP_FRONT, *run_length.asked(data)))
+        if not self._folded:
+            self._up_front = up_front.ask(
+                PATCH_UP_FRONT, (*ASKED_UP_FRONT, *run_length.asked(data))
+            )
         attribution.bind(agent=data.handle)
         workflow.upsert_search_attributes([names.AGENT.value_set(data.handle)])
         profile: AgentProfile = await workflow.execute_local_activity_method(
@@ -868,7 +879,7 @@ class AgentWorkflow:
             # itself completes: it did what it could, and a FAILED run would sit in the Web UI
             # as if something had broken.
             await workflow.wait_condition(workflow.all_handlers_finished)
-            if workflow.patched(PATCH_UNKNOWN_COMPLETES):
+            if self._patched(PATCH_UNKNOWN_COMPLETES):
                 workflow.set_current_details(f"there is no agent {data.handle!r}")
                 return
             raise ApplicationError(
@@ -876,7 +887,9 @@ class AgentWorkflow:
                 type=UNKNOWN_AGENT,
                 non_retryable=True,
             )
-        self._history_limit = run_length.history_limit(data)
+        self._history_limit = (
+            data.history_limit if self._folded else run_length.history_limit(data)
+        )
         # Without a call's hold (every run recorded before it) the waits below have no timeout
         # and the next event is the first queued, as before.
         while True:
@@ -895,7 +908,9 @@ class AgentWorkflow:
                 continue
             if not self._ready():
                 self._state.since_continued = 0
-                workflow.continue_as_new(data.model_copy(update={"state": self._state}))
+                workflow.continue_as_new(
+                    data.model_copy(update={"state": self._state, "shape": AGENT_SHAPE})
+                )
 
     async def _wait_for(self, condition: Callable[[], bool]) -> bool:
         """Wait for ``condition``; ``False`` when a held call's deadline came or moved first.

@@ -18,7 +18,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowExecutionStatus, WorkflowHistory
 
 from contract import names
-from schemas.agents import AgentWorkflowInput
+from schemas.agents import AGENT_SHAPE, AgentWorkflowInput
 from schemas.events import MarkerAnswer, MarkerQuery
 from tests.harness import Harness, replayer
 from workflows import agent as agent_workflow
@@ -91,10 +91,17 @@ def _markers(history: WorkflowHistory) -> list[str]:
     return found
 
 
-async def test_agents_and_conversations_ask_every_patch_before_their_first_local_activity(
+async def test_a_hand_started_agent_and_its_conversation_ask_every_patch_up_front(
     harness: Harness,
 ) -> None:
     agent = await harness.create_agent()
+    # Started by hand, as an integrator may: no shape, so the run asks its patches.
+    await harness.client.start_workflow(
+        "AgentWorkflow",
+        AgentWorkflowInput(handle=agent.handle),
+        id=names.agent_workflow_id(agent.handle),
+        task_queue=harness.task_queue,
+    )
     await harness.say(agent.handle, "hello")
     # The second exchange has the conversation evaluate its guardrails (a local activity).
     receipt = await harness.say(agent.handle, "and again")
@@ -116,3 +123,15 @@ async def test_agents_and_conversations_ask_every_patch_before_their_first_local
         # was first asked later: a later one would be the next run a query breaks.
         assert set(up_front) >= {*asked, run_length.PATCH_HISTORY_LIMIT}, kind
         assert not set(markers[first_activity:]) - {"local activity"}, kind
+
+
+async def test_an_agent_persyn_started_takes_its_patches_from_its_shape(harness: Harness) -> None:
+    agent = await harness.create_agent()
+    await harness.say(agent.handle, "hello")
+    history = await harness.client.get_workflow_handle(
+        names.agent_workflow_id(agent.handle)
+    ).fetch_history()
+    started = history.events[0].workflow_execution_started_event_attributes
+    assert json.loads(started.input.payloads[0].data)["shape"] == AGENT_SHAPE
+    # No marker to write, and none a query could move.
+    assert [m for m in _markers(history) if m != "local activity"] == []
