@@ -887,9 +887,7 @@ class AgentWorkflow:
                 type=UNKNOWN_AGENT,
                 non_retryable=True,
             )
-        self._history_limit = (
-            data.history_limit if self._folded else run_length.history_limit(data)
-        )
+        self._history_limit = data.history_limit if self._folded else run_length.history_limit(data)
         # Without a call's hold (every run recorded before it) the waits below have no timeout
         # and the next event is the first queued, as before.
         while True:
