@@ -18,6 +18,7 @@ from temporalio.exceptions import ApplicationError
 from activities.channels.stream import NotifySink
 from activities.context.sources import DoneSource
 from activities.deliberation.recollection import from_the_record, honest
+from activities.drafts import remember_draft
 from activities.gateway.base import DeltaCallback
 from activities.gateway.errors import to_application_error
 from activities.gateway.gateway import ModelGateway
@@ -165,6 +166,7 @@ class GenerationActivities:
                     text=text,
                     created_at=utcnow(),
                 )
+            remember_draft(draft.draft_id, text)
             text = ""
         return ToolGeneration(
             text=text,
