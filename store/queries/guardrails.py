@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from sqlalchemy import Executable, func, update
+from sqlalchemy import Executable, func, tuple_, update
 from sqlalchemy import select as select_columns
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, select
@@ -223,12 +223,25 @@ async def set_cooldown(session: AsyncSession, *, row: GuardrailCooldownRow) -> N
 async def active_cooldown(
     session: AsyncSession, *, agent: str, keys: Sequence[tuple[str, str]], now: datetime
 ) -> GuardrailCooldownRow | None:
-    """The cooldown in force now for any of ``keys`` (``(scope, key)`` pairs), if one is."""
-    for scope, key in keys:
-        row = await session.get(GuardrailCooldownRow, (agent, scope, key))
-        if row is not None and row.until > now:
-            return row
-    return None
+    """The cooldown in force now for any of ``keys`` (``(scope, key)`` pairs), if one is.
+
+    One statement for all of them; the first of ``keys`` in force wins.
+    """
+    if not keys:
+        return None
+    rows = (
+        await session.exec(
+            select(GuardrailCooldownRow).where(
+                col(GuardrailCooldownRow.agent) == agent,
+                tuple_(col(GuardrailCooldownRow.scope), col(GuardrailCooldownRow.key)).in_(
+                    list(keys)
+                ),
+                col(GuardrailCooldownRow.until) > now,
+            )
+        )
+    ).all()
+    in_force = {(row.scope, row.key): row for row in rows}
+    return next((in_force[k] for k in keys if k in in_force), None)
 
 
 async def fired_recently(
