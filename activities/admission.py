@@ -134,6 +134,8 @@ class AdmissionActivities:
         if perceived is not None and self._senses is not None:
             done += self._senses.floor(perceived)
         affordance, agent = await ahead
+        if agent is not None:  # the plan after the model reads it from the input
+            admitted.deliberation = agent.config.deliberation
         if affordance.withheld is not None:
             return admitted.model_copy(update={"withheld": affordance.withheld})
         return await self._assembled(data, admitted, done, window.opening_ids, agent)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import AwareDatetime, Field
 
+from schemas.agents import DeliberationMode
 from schemas.deliberation import DeliberationResult
 from schemas.dialog import DialogTurn
 from schemas.events import ChannelRef, CompletionMarker, InboundEvent, Wire
@@ -48,6 +49,11 @@ class ActivationInput(Wire):
         default=None,
         description="The person's turn as admission wrote it: the activation hands it to its "
         "conversation with the exchange's end (runs before told the conversation separately).",
+    )
+    deliberation: DeliberationMode | None = Field(
+        default=None,
+        description="The agent's deliberation mode as admission read it; None: the plan reads "
+        "it (activations started before, or by a conversation).",
     )
     shape: int = Field(
         default=0,

@@ -14,6 +14,7 @@ from enum import StrEnum
 from pydantic import AwareDatetime, Field
 
 from schemas.activation import PromptRef
+from schemas.agents import DeliberationMode
 from schemas.dialog import DialogTurn
 from schemas.events import InboundEvent, Wire
 from schemas.ids import AgentHandle, Ulid
@@ -64,3 +65,6 @@ class Admitted(Wire):
         "assembles it itself, under its own retries).",
     )
     prompt_error: str | None = None
+    deliberation: DeliberationMode | None = Field(
+        default=None, description="The agent's deliberation mode, read with its profile."
+    )

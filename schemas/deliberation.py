@@ -185,6 +185,11 @@ class DeliberationPlanInput(Wire):
         "recorded before drafts carry the text instead.",
     )
     degraded: bool = False
+    agent_mode: DeliberationMode | None = Field(
+        default=None,
+        description="The agent's own deliberation mode, as admission read it (inputs recorded "
+        "before read it from the database).",
+    )
 
 
 class DeliberationPlan(Wire):

@@ -74,6 +74,12 @@ class ClassifyEmotionInput(Wire):
         default=None, description="The agent's reply, when it spoke (not yet in the window)."
     )
     at: AwareDatetime
+    agent_name: str | None = Field(
+        default=None,
+        max_length=200,
+        description="The agent's name, as its activation was given it (inputs recorded before "
+        "read it from the database).",
+    )
 
 
 class EmotionClassified(Wire):

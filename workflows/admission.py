@@ -97,6 +97,7 @@ def activation_input(
         prompt=admitted.prompt,
         withheld=admitted.withheld,
         person_turn=admitted.turn if with_turn else None,
+        deliberation=admitted.deliberation,
         # Its patches named in its input, not asked as markers (workflows/pipeline/shape.py).
         shape=SHAPE,
     )

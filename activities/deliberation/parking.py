@@ -47,9 +47,11 @@ class DeliberationActivities:
     async def plan(self, data: DeliberationPlanInput) -> DeliberationPlan:
         """The mode on this channel, whether the candidate is substantive, the lens pool."""
         data = await with_candidate(self._db, data)
-        async with self._db.autocommit() as session:
-            agent = await get_agent(session, handle=data.agent)
-        default = agent.config.deliberation if agent is not None else DeliberationMode.OFF
+        default = data.agent_mode
+        if default is None:  # an input recorded before admission read the mode
+            async with self._db.autocommit() as session:
+                agent = await get_agent(session, handle=data.agent)
+            default = agent.config.deliberation if agent is not None else DeliberationMode.OFF
         mode = self._settings.mode_for(agent=data.agent, channel=data.channel, default=default)
         return DeliberationPlan(
             mode=mode if self._critique_runs else DeliberationMode.OFF,

@@ -88,16 +88,19 @@ class EmotionActivities:
             done = await reading_for(session, activation_id=data.activation_id)
             if done is not None:
                 return EmotionClassified(recorded=True, top=done.top, probability=done.probability)
-            agent = await get_agent(session, handle=data.agent)
+            name = data.agent_name
+            if name is None:  # an input recorded before activations carried the name
+                agent = await get_agent(session, handle=data.agent)
+                name = agent.name if agent is not None else None
             turns = await load_turns(session, turn_ids=ids)
             before = await latest_readings(session, agent=data.agent, limit=1, until=data.at)
-        if agent is None or not turns:
+        if name is None or not turns:
             return self._skip("no agent or no turns to read")
         budget = self._gateway.registry.plan(
             self._gateway.registry.binding(TaskType.EMOTION).provider
         ).stage(TaskType.EMOTION)
         request = classifier_request(
-            name=agent.name,
+            name=name,
             turns=_latest(turns, budget.max_transcript_tokens),
             before=decayed(before[-1] if before else None, data.at, self._settings),
         )

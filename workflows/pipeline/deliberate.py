@@ -71,6 +71,7 @@ async def deliberate(
                     candidate=draft.text,
                     draft_id=draft.draft_id,
                     degraded=draft.degraded,
+                    agent_mode=data.deliberation,
                 ),
                 **summarized_local(MESSAGE_PATH_DATABASE, "plan deliberation"),
             )

@@ -37,6 +37,7 @@ async def take_stock(data: ActivationInput, reply: DialogTurn | None) -> None:
                 window_turn_ids=data.window_turn_ids,
                 reply_turn_id=reply.turn_id if reply is not None else None,
                 at=workflow.now(),
+                agent_name=data.agent_name,
             ),
             # Fewer attempts than a reply's call: a turn without a reading is a fine outcome.
             **summarized(CRITIC_CALL, "take stock of how I feel"),

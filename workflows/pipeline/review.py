@@ -37,6 +37,7 @@ async def review(data: ActivationInput, draft: Draft) -> Review | None:
                     candidate=draft.text,
                     draft_id=draft.draft_id,
                     degraded=draft.degraded,
+                    agent_mode=data.deliberation,
                 ),
                 screen=screen_input(data, draft),
             ),
