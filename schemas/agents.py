@@ -136,7 +136,7 @@ class AgentState(Wire):
 
 
 AGENT_SHAPE = 1
-"""The shape Persyn starts and continues an agent's runs with (``workflows/agent.py``)."""
+"""The shape an agent's run continues as new with (``workflows/agent.py``)."""
 
 
 class AgentWorkflowInput(Wire):
@@ -160,8 +160,8 @@ class AgentWorkflowInput(Wire):
         default=0,
         ge=0,
         le=AGENT_SHAPE,
-        description="Which of the agent's patches the run takes without asking (Persyn sets "
-        "it; a run started without it asks each, as every run recorded before did).",
+        description="Which of the agent's patches the run takes without asking: set by a run "
+        "continuing as new; a run started without it asks each, up front.",
     )
 
 

@@ -31,7 +31,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from contract import names
-from schemas.agents import AGENT_SHAPE, AgentWorkflowInput
+from schemas.agents import AgentWorkflowInput
 from schemas.events import (
     ImpulseInput,
     InboundEvent,
@@ -73,9 +73,7 @@ async def submit(client: Client, *, handle: str, event: InboundEvent, task_queue
         SubmitRejectedError: The agent refused the event.
     """
     start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
-        names.AGENT_WORKFLOW,
-        AgentWorkflowInput(handle=handle, shape=AGENT_SHAPE),
-        **_agent_start(handle, task_queue),
+        names.AGENT_WORKFLOW, AgentWorkflowInput(handle=handle), **_agent_start(handle, task_queue)
     )
     try:
         receipt: Receipt = await client.execute_update_with_start_workflow(
@@ -146,9 +144,7 @@ async def _start_accepted(
             leaves no run behind.
     """
     start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
-        names.AGENT_WORKFLOW,
-        AgentWorkflowInput(handle=handle, shape=AGENT_SHAPE),
-        **_agent_start(handle, task_queue),
+        names.AGENT_WORKFLOW, AgentWorkflowInput(handle=handle), **_agent_start(handle, task_queue)
     )
     try:
         accepted: WorkflowUpdateHandle[Receipt] = await client.start_update_with_start_workflow(
@@ -253,7 +249,7 @@ async def deliver(client: Client, *, handle: str, event: InboundEvent, task_queu
     """Fire-and-forget: queue ``event`` with signal-with-start."""
     await client.start_workflow(
         names.AGENT_WORKFLOW,
-        AgentWorkflowInput(handle=handle, shape=AGENT_SHAPE),
+        AgentWorkflowInput(handle=handle),
         start_signal=names.DELIVER,
         start_signal_args=[SubmitEventInput(event=event)],
         **_agent_start(handle, task_queue),
@@ -268,7 +264,7 @@ async def impulse(client: Client, *, handle: str, impulse: ImpulseInput, task_qu
     """
     await client.start_workflow(
         names.AGENT_WORKFLOW,
-        AgentWorkflowInput(handle=handle, shape=AGENT_SHAPE),
+        AgentWorkflowInput(handle=handle),
         start_signal=names.IMPULSE,
         start_signal_args=[impulse],
         **_agent_start(handle, task_queue),
@@ -286,9 +282,7 @@ async def marker(client: Client, *, handle: str, event_id: str) -> MarkerAnswer:
 async def start_agent(client: Client, *, handle: str, task_queue: str) -> None:
     """Start ``agent/{handle}`` if it is not running (idempotent)."""
     await client.start_workflow(
-        names.AGENT_WORKFLOW,
-        AgentWorkflowInput(handle=handle, shape=AGENT_SHAPE),
-        **_agent_start(handle, task_queue),
+        names.AGENT_WORKFLOW, AgentWorkflowInput(handle=handle), **_agent_start(handle, task_queue)
     )
 
 

@@ -148,7 +148,7 @@ class AgentWorkflow:
     def __init__(self, data: AgentWorkflowInput) -> None:
         self._state = data.state or AgentState(handle=data.handle)
         self._profile: AgentProfile | None = None
-        # A run Persyn started or continued takes every patch below without asking: no
+        # A run its predecessor continued takes every patch below without asking: no
         # markers, and nothing a query could move (``workflows/up_front.py``).
         self._folded = data.shape >= AGENT_SHAPE
         # Set by the run: whether it asked its patches up front, or had no need to.

@@ -125,13 +125,22 @@ async def test_a_hand_started_agent_and_its_conversation_ask_every_patch_up_fron
         assert not set(markers[first_activity:]) - {"local activity"}, kind
 
 
-async def test_an_agent_persyn_started_takes_its_patches_from_its_shape(harness: Harness) -> None:
+async def test_a_continued_agent_run_takes_its_patches_from_its_shape(harness: Harness) -> None:
     agent = await harness.create_agent()
+    workflow_id = names.agent_workflow_id(agent.handle)
+    first = await harness.client.start_workflow(
+        "AgentWorkflow",
+        AgentWorkflowInput(handle=agent.handle, continue_as_new_after=1),
+        id=workflow_id,
+        task_queue=harness.task_queue,
+    )
     await harness.say(agent.handle, "hello")
-    history = await harness.client.get_workflow_handle(
-        names.agent_workflow_id(agent.handle)
-    ).fetch_history()
+    await harness.say(agent.handle, "and again")
+    handle = harness.client.get_workflow_handle(workflow_id)
+    assert (await handle.describe()).run_id != first.result_run_id
+    history = await handle.fetch_history()
     started = history.events[0].workflow_execution_started_event_attributes
+    # The run continued itself, so it names its shape: it asks nothing, writes no marker, and
+    # leaves nothing a query could move.
     assert json.loads(started.input.payloads[0].data)["shape"] == AGENT_SHAPE
-    # No marker to write, and none a query could move.
     assert [m for m in _markers(history) if m != "local activity"] == []
