@@ -8,32 +8,21 @@ through unchanged.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import TypeVar
 
 from pydantic import BaseModel
 from temporalio.exceptions import ApplicationError
 
+from activities.recent import DRAFTS
 from store.db import Database
 from store.queries.drafts import draft_text
 
 M = TypeVar("M", bound=BaseModel)
 
-RECENT_DRAFTS = 256
-"""How many drafts this process wrote it keeps in memory (a few hundred kilobytes at most)."""
-
-_recent: OrderedDict[str, str] = OrderedDict()
-# Drafts this process wrote, newest last. A draft is written once under a fresh ID and never
-# changed, so the text kept here is the stored one: the review and the send that follow the
-# model call in the same worker read it here instead of asking PostgreSQL twice per message.
-
 
 def remember_draft(draft_id: str, text: str) -> None:
     """Keep the text of a draft this process just stored, for the steps after it."""
-    _recent[draft_id] = text
-    _recent.move_to_end(draft_id)
-    while len(_recent) > RECENT_DRAFTS:
-        _recent.popitem(last=False)
+    DRAFTS.keep(draft_id, text)
 
 
 async def load_draft(db: Database, draft_id: str) -> str:
@@ -42,7 +31,7 @@ async def load_draft(db: Database, draft_id: str) -> str:
     Raises:
         ApplicationError: Non-retryable, type ``DraftMissing``, if there is no such draft.
     """
-    if (kept := _recent.get(draft_id)) is not None:
+    if (kept := DRAFTS.get(draft_id)) is not None:
         return kept
     async with db.autocommit() as session:
         text = await draft_text(session, draft_id=draft_id)

@@ -24,6 +24,7 @@ from activities.gateway.errors import to_application_error
 from activities.gateway.gateway import ModelGateway
 from activities.heartbeating import heartbeating
 from activities.memory.recall import SOURCE_NAME as MEMORY_SOURCE
+from activities.recent import PROMPTS
 from activities.tools import rounds
 from activities.tools.approvals import ApprovalPolicy
 from activities.tools.registry import ToolRegistry
@@ -81,8 +82,10 @@ class GenerationActivities:
         self._approvals = approvals
 
     async def _request(self, prompt: PromptRef) -> tuple[ModelRequest, str | None, PlatformLines]:
-        async with self._db.autocommit() as session:
-            row = await load_prompt(session, prompt_id=prompt.prompt_id)
+        row = PROMPTS.get(prompt.prompt_id)
+        if row is None:  # assembled in another worker, or before this one started
+            async with self._db.autocommit() as session:
+                row = await load_prompt(session, prompt_id=prompt.prompt_id)
         if row is None:
             raise ApplicationError(
                 f"prompt {prompt.prompt_id} is missing",

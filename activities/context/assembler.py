@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 from collections.abc import Sequence
 
 from activities.context.model import ContextBlock, ContextRequest, ContextSource, Trim
 from activities.gateway.registry import ModelRegistry
+from activities.recent import PROMPTS
 from schemas.activation import AssembleContextInput, ContextPart, PromptRef
 from schemas.agents import AgentPublic
 from schemas.ids import new_ulid
@@ -27,6 +29,7 @@ from schemas.text import estimate_tokens
 from store.db import Database
 from store.queries.agents import get_agent
 from store.queries.runtime import save_prompt
+from store.tables import PromptRow
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +132,21 @@ class ContextAssembler:
                 created_at=data.now,
                 extra=extra,
             )
+        # The model call reads it back in a moment, usually in this worker (activities/recent.py).
+        PROMPTS.keep(
+            prompt_id,
+            PromptRow(
+                id=prompt_id,
+                activation_id=data.activation_id,
+                task=data.task.value,
+                system=system,
+                messages=[m.model_dump() for m in messages],
+                # As PostgreSQL gives it back: JSON's own types (a tuple comes back a list).
+                extra=json.loads(json.dumps(extra)),
+                token_estimate=tokens,
+                created_at=data.now,
+            ),
+        )
         return PromptRef(
             prompt_id=prompt_id,
             task=data.task,

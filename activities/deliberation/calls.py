@@ -19,6 +19,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.channels.stream import NotifySink
 from activities.gateway.base import DeltaCallback
+from activities.recent import PROMPTS
 from schemas.streaming import StreamTarget
 from store.db import Database
 from store.queries.runtime import load_prompt
@@ -31,8 +32,10 @@ async def stored_prompt(db: Database, prompt_id: str) -> PromptRow:
     Raises:
         ApplicationError: ``PromptMissing`` (not retryable): nothing to critique against.
     """
-    async with db.autocommit() as session:
-        row = await load_prompt(session, prompt_id=prompt_id)
+    row = PROMPTS.get(prompt_id)
+    if row is None:  # assembled in another worker, or before this one started
+        async with db.autocommit() as session:
+            row = await load_prompt(session, prompt_id=prompt_id)
     if row is None:
         raise ApplicationError(
             f"prompt {prompt_id} is missing", type="PromptMissing", non_retryable=True

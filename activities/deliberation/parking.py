@@ -10,6 +10,7 @@ from activities.deliberation.calls import stored_prompt
 from activities.deliberation.parked_source import SOURCE, render_conclusion
 from activities.deliberation.substance import is_substantive
 from activities.drafts import with_candidate
+from activities.recent import PROMPTS
 from schemas.agents import DeliberationMode
 from schemas.deliberation import (
     DeliberationPlan,
@@ -92,8 +93,12 @@ class DeliberationActivities:
         if not data.transmitted:
             return Settled()
         # The prompt's extra first: its text is read only when conclusions were woven into it.
-        async with self._db.autocommit() as session:
-            extra = await prompt_extra(session, prompt_id=data.prompt_id)
+        kept = PROMPTS.get(data.prompt_id)
+        if kept is not None:
+            extra: dict[str, object] | None = kept.extra
+        else:
+            async with self._db.autocommit() as session:
+                extra = await prompt_extra(session, prompt_id=data.prompt_id)
         woven = (extra or {}).get(SOURCE)
         ids = woven.get("ids") if isinstance(woven, dict) else None
         if not isinstance(ids, list) or not ids:

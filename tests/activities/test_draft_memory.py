@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from activities import drafts
+from activities.recent import DRAFTS
 from schemas.ids import new_ulid
 from store.db import Database
 
@@ -28,7 +29,7 @@ async def test_a_draft_this_process_wrote_is_read_from_memory() -> None:
 async def test_memory_keeps_only_the_newest_drafts() -> None:
     first = new_ulid()
     drafts.remember_draft(first, "oldest")
-    for _ in range(drafts.RECENT_DRAFTS):
+    for _ in range(DRAFTS.size):
         drafts.remember_draft(new_ulid(), "newer")
     with pytest.raises(AssertionError, match="read from the database"):
         await drafts.load_draft(Unreachable(), first)
