@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
-from pydantic import AwareDatetime, Field
+from pydantic import AwareDatetime, Field, SerializerFunctionWrapHandler, model_serializer
 
 from schemas.events import CompletionMarker, InboundEvent, Name, Wire
 from schemas.ids import AgentHandle, Ulid
@@ -163,6 +164,15 @@ class AgentWorkflowInput(Wire):
         description="Which of the agent's patches the run takes without asking: set by a run "
         "continuing as new; a run started without it asks each, up front.",
     )
+
+    @model_serializer(mode="wrap")
+    def _shape_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A client's start never names a shape, and a worker older than the field refuses an
+        # input that does: leave it out unless a continuing run set it.
+        data: dict[str, Any] = handler(self)
+        if not self.shape:
+            data.pop("shape", None)
+        return data
 
 
 class AgentStatusQuery(Wire):
