@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import AwareDatetime, Field
+from typing import Any
+
+from pydantic import AwareDatetime, Field, SerializerFunctionWrapHandler, model_serializer
 
 from schemas.dialog import DialogTurn
 from schemas.events import ChannelRef, InboundEvent, Wire
@@ -68,10 +70,10 @@ class ConversationState(Wire):
         default=None, description="...or every so many turns (loaded with chunk_tokens; 0: off)."
     )
     consolidations: int = 0
-    stamped_by_turns: bool = Field(
+    asked_up_front: bool = Field(
         default=False,
-        description="Name children from the newest turn's time, not the clock (set per run: "
-        "workflows/up_front.py).",
+        description="The run asked its patches up front, or continued one that did: it names "
+        "children from turn times, and a run continuing it asks none (workflows/up_front.py).",
     )
     # Admission (schemas/admission.py): the agent writes the turn and starts the activation.
     taken: list[TurnTaken] = Field(
@@ -86,6 +88,14 @@ class ConversationState(Wire):
     last_input: Ulid | None = Field(
         default=None, description="The newest person turn this conversation was told of."
     )
+
+    @model_serializer(mode="wrap")
+    def _flag_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A worker older than the flag refuses a state that names it: leave it out when unset.
+        data: dict[str, Any] = handler(self)
+        if not self.asked_up_front:
+            data.pop("asked_up_front", None)
+        return data
 
 
 class ConversationInput(Wire):

@@ -244,9 +244,11 @@ class ConversationWorkflow:
     @workflow.run
     async def run(self, data: ConversationInput) -> ConversationClosed:
         """Run activations until the conversation goes idle."""
-        self._state.stamped_by_turns = up_front.ask(
-            PATCH_UP_FRONT, (*ASKED_UP_FRONT, *run_length.asked(data))
-        )
+        # A run that continued one which asked them all asks none (its input's state says so).
+        if not self._state.asked_up_front:
+            self._state.asked_up_front = up_front.ask(
+                PATCH_UP_FRONT, (*ASKED_UP_FRONT, *run_length.asked(data))
+            )
         attribution.bind(
             agent=data.agent, channel=data.channel.key, conversation=data.conversation_id
         )
@@ -272,7 +274,9 @@ class ConversationWorkflow:
             self._state.opened = True
         # Continue as new at the run's history limit, not only at Temporal's suggestion
         # (thousands of events): a restarted worker replays every open conversation first.
-        history_limit = run_length.history_limit(data)
+        history_limit = (
+            data.history_limit if self._state.asked_up_front else run_length.history_limit(data)
+        )
         while True:
             workflow.set_current_details(
                 f"{data.agent} on {data.channel.key}: {self._state.turns} turns, waiting for input"
@@ -420,7 +424,8 @@ class ConversationWorkflow:
                 activation_id=activation_id,
                 conversation_id=data.conversation_id,
             )
-            if isinstance(err.cause, TerminatedError) and workflow.patched(termination.PATCH):
+            terminated = isinstance(err.cause, TerminatedError)
+            if terminated and up_front.conversation_patched(data, termination.PATCH):
                 # The operator's reason, so the waiting submitter learns why.
                 marker = await termination.record(
                     marker, agent=data.agent, trigger=event.trigger, channel=data.channel
@@ -480,7 +485,7 @@ class ConversationWorkflow:
             participants=self._state.participants,
             last_input=self._last_input(),
         )
-        if not workflow.patched(PATCH_GUARDED_CLOSE):
+        if not up_front.conversation_patched(self._input, PATCH_GUARDED_CLOSE):
             await workflow.execute_local_activity_method(
                 StoreActivities.close_conversation,
                 closing,
@@ -530,5 +535,5 @@ class ConversationWorkflow:
         except Exception as err:  # the agent may be gone (deleted); closing still completes
             workflow.logger.warning("could not tell the agent the conversation closed: %s", err)
         await conversation_hooks.on_close(data, self._state)
-        await guardrail_hooks.settle(self._guarding)
+        await guardrail_hooks.settle(self._input, self._guarding)
         return closed

@@ -45,6 +45,7 @@ from schemas.memory_formation import (
 from schemas.observations import ObserveInput, ObserveResult
 from schemas.residue import ResidueInput
 from schemas.text import estimate_tokens
+from workflows import up_front
 from workflows.consolidation import ConsolidationWorkflow
 from workflows.observations import ObservationWorkflow
 from workflows.residue import ResidueWorkflow
@@ -79,7 +80,7 @@ async def after_turn(data: ConversationInput, state: ConversationState) -> None:
     if not state.window:
         return
     fresh = _count(state)
-    by_turns = workflow.patched(CHUNK_TURNS_PATCH)
+    by_turns = up_front.conversation_patched(data, CHUNK_TURNS_PATCH)
     if by_turns:
         state.turns_since_consolidated += fresh
     if state.chunk_tokens is None or (by_turns and state.chunk_turns is None):
@@ -126,7 +127,7 @@ async def on_close(data: ConversationInput, state: ConversationState) -> None:
     if not state.window:
         return
     await _remember_the_rest(data, state)
-    if workflow.patched(RESIDUE_PATCH):
+    if up_front.conversation_patched(data, RESIDUE_PATCH):
         await _leave_residue(data, state)
 
 
@@ -162,7 +163,7 @@ def _stamp(state: ConversationState) -> datetime:
     the code in, and a query can make that differ between the live run and its replay
     (``workflows/up_front.py``). Runs recorded before keep the clock.
     """
-    if state.stamped_by_turns and state.window:
+    if state.asked_up_front and state.window:
         return ulid_time(state.window[-1].turn_id)
     return workflow.now()
 
@@ -248,7 +249,7 @@ async def _observe(
     The range ends where the consolidation's did.
     """
     through = state.consolidated_through
-    if through is None or not workflow.patched(OBSERVATIONS_PATCH):
+    if through is None or not up_front.conversation_patched(data, OBSERVATIONS_PATCH):
         return None
     observe_id = ulid_from_parts(_stamp(state), workflow.random().getrandbits(80))
     try:

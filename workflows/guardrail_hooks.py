@@ -26,6 +26,7 @@ from contract.policies import BACKGROUND, GUARDRAIL_SCREEN, summarized_local
 from schemas.conversation import ConversationInput, InboundTurn
 from schemas.dialog import DialogTurn
 from schemas.guardrails import GuardrailEvaluation, GuardrailInput, GuardrailResult
+from workflows import up_front
 from workflows.guardrail import GuardrailWorkflow
 
 with workflow.unsafe.imports_passed_through():
@@ -67,7 +68,7 @@ async def screen(
     the worker more than the evaluation (``bench/message_cost.py``). Runs recorded before the
     ``guardrails-in-conversation`` patch started a run for every exchange.
     """
-    if not workflow.patched(SCREEN_PATCH):
+    if not up_front.conversation_patched(data, SCREEN_PATCH):
         return await start(data, turn, activation_id, reply)
     request = _request(data, turn, activation_id, reply)
     try:
@@ -93,7 +94,7 @@ async def start(
     evaluation: GuardrailEvaluation | None = None,
 ) -> Running | None:
     """Start the background guardrails of one exchange; ``None`` when they did not start."""
-    if not workflow.patched(PATCH):
+    if not up_front.conversation_patched(data, PATCH):
         return None
     request = _request(data, turn, activation_id, reply)
     if evaluation is not None:
@@ -117,7 +118,7 @@ async def start(
         return None
 
 
-async def settle(running: Running | None) -> None:
+async def settle(data: ConversationInput, running: Running | None) -> None:
     """Wait for the latest guardrail run (before the conversation finishes closing).
 
     The wait is bounded (behind the ``guardrails-settle`` patch): a supervisor's webhook that
@@ -125,7 +126,7 @@ async def settle(running: Running | None) -> None:
     """
     if running is None:
         return
-    if workflow.patched(SETTLE_PATCH):
+    if up_front.conversation_patched(data, SETTLE_PATCH):
         try:
             await workflow.wait_condition(
                 running.done,

@@ -21,6 +21,17 @@ from collections.abc import Iterable
 
 from temporalio import workflow
 
+from schemas.conversation import ConversationInput
+
+
+def conversation_patched(data: ConversationInput, patch: str) -> bool:
+    """``workflow.patched`` in a conversation, without asking where the run already knows.
+
+    A run that asked every patch up front, or continued one that did, takes each: its input's
+    state says so.
+    """
+    return (data.state is not None and data.state.asked_up_front) or workflow.patched(patch)
+
 
 def ask(gate: str, patches: Iterable[str]) -> bool:
     """Ask ``patches`` now, in a run that has ``gate``'s marker; whether it has.

@@ -144,3 +144,25 @@ async def test_a_continued_agent_run_takes_its_patches_from_its_shape(harness: H
     # leaves nothing a query could move.
     assert json.loads(started.input.payloads[0].data)["shape"] == AGENT_SHAPE
     assert [m for m in _markers(history) if m != "local activity"] == []
+
+
+async def test_a_continued_conversation_asks_no_patch(harness: Harness) -> None:
+    agent = await harness.create_agent()
+    # Its conversations take the agent's limit: a short one makes the conversation continue.
+    await harness.client.start_workflow(
+        "AgentWorkflow",
+        AgentWorkflowInput(handle=agent.handle, history_limit=100),
+        id=names.agent_workflow_id(agent.handle),
+        task_queue=harness.task_queue,
+    )
+    for i in range(24):
+        receipt = await harness.say(agent.handle, f"turn {i}")
+    assert receipt.marker is not None and receipt.marker.conversation_id is not None
+    talk = harness.client.get_workflow_handle(
+        names.conversation_workflow_id(receipt.marker.conversation_id)
+    )
+    history = await talk.fetch_history()
+    started = history.events[0].workflow_execution_started_event_attributes
+    assert started.continued_execution_run_id  # the current run continued an earlier one
+    assert json.loads(started.input.payloads[0].data)["state"]["asked_up_front"] is True
+    assert [m for m in _markers(history) if m != "local activity"] == []
