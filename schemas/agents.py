@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
 
-from pydantic import AwareDatetime, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import AwareDatetime, Field
 
-from schemas.events import CompletionMarker, InboundEvent, Name, Wire
+from schemas.events import CompletionMarker, Evolving, InboundEvent, Name, Wire
 from schemas.ids import AgentHandle, Ulid
 from schemas.runs import HISTORY_LIMIT
 from schemas.text import PersonaText
@@ -140,8 +139,11 @@ AGENT_SHAPE = 1
 """The shape an agent's run continues as new with (``workflows/agent.py``)."""
 
 
-class AgentWorkflowInput(Wire):
+class AgentWorkflowInput(Evolving):
     """Input of ``AgentWorkflow``: a handle, plus the state when continuing as new."""
+
+    # A client's start never names a shape: only a continuing run sets it.
+    LEFT_OUT_UNSET = ("shape",)
 
     handle: AgentHandle
     state: AgentState | None = None
@@ -164,15 +166,6 @@ class AgentWorkflowInput(Wire):
         description="Which of the agent's patches the run takes without asking: set by a run "
         "continuing as new; a run started without it asks each, up front.",
     )
-
-    @model_serializer(mode="wrap")
-    def _shape_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # A client's start never names a shape, and a worker older than the field refuses an
-        # input that does: leave it out unless a continuing run set it.
-        data: dict[str, Any] = handler(self)
-        if not self.shape:
-            data.pop("shape", None)
-        return data
 
 
 class AgentStatusQuery(Wire):

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import AwareDatetime, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import AwareDatetime, Field
 
 from schemas.dialog import DialogTurn
-from schemas.events import ChannelRef, InboundEvent, Wire
+from schemas.events import ChannelRef, Evolving, InboundEvent, Wire
 from schemas.ids import AgentHandle, Ulid
 from schemas.runs import HISTORY_LIMIT
 
@@ -45,8 +43,10 @@ class ExchangeDone(Wire):
     )
 
 
-class ConversationState(Wire):
+class ConversationState(Evolving):
     """The session: verbatim window (source of truth while open) and who took part."""
+
+    LEFT_OUT_UNSET = ("asked_up_front",)
 
     window: list[DialogTurn] = Field(default_factory=list)
     pending: list[InboundTurn] = Field(default_factory=list)
@@ -88,14 +88,6 @@ class ConversationState(Wire):
     last_input: Ulid | None = Field(
         default=None, description="The newest person turn this conversation was told of."
     )
-
-    @model_serializer(mode="wrap")
-    def _flag_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # A worker older than the flag refuses a state that names it: leave it out when unset.
-        data: dict[str, Any] = handler(self)
-        if not self.asked_up_front:
-            data.pop("asked_up_front", None)
-        return data
 
 
 class ConversationInput(Wire):

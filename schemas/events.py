@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import hashlib
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     StringConstraints,
     WithJsonSchema,
     field_validator,
+    model_serializer,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -70,6 +72,25 @@ class Wire(BaseModel):
                 "{where} {problem}",
                 {"where": where or "text", "problem": problem},
             )
+        return data
+
+
+class Evolving(Wire):
+    """A wire model that leaves out its newer fields while they are unset.
+
+    A worker refuses a field it does not know (``Wire``), and a client or an older run may
+    write an input that a worker older than one of its fields reads: naming such a field in
+    ``LEFT_OUT_UNSET`` sends it only when it holds a value (anything but its falsy default).
+    """
+
+    LEFT_OUT_UNSET: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _left_out_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for name in self.LEFT_OUT_UNSET:
+            if not getattr(self, name):
+                data.pop(name, None)
         return data
 
 
