@@ -148,11 +148,10 @@ class AgentWorkflow:
     def __init__(self, data: AgentWorkflowInput) -> None:
         self._state = data.state or AgentState(handle=data.handle)
         self._profile: AgentProfile | None = None
-        # A run its predecessor continued takes every patch below without asking: no
-        # markers, and nothing a query could move (``workflows/up_front.py``).
-        self._folded = data.shape >= AGENT_SHAPE
-        # Set by the run: whether it asked its patches up front, or had no need to.
-        self._up_front = self._folded
+        # Whether the run knows every patch's answer: its predecessor passed them on (no
+        # markers, nothing a query could move), or the run asked them up front
+        # (``workflows/up_front.py``).
+        self._up_front = data.shape >= AGENT_SHAPE
         # Conversation starts still running; each drops out when done (asyncio keeps only a
         # weak reference to a task, so one must be held until then).
         self._starting: set[asyncio.Task[None]] = set()
@@ -530,8 +529,8 @@ class AgentWorkflow:
         return limit is not None and self._state.since_continued >= limit
 
     def _patched(self, patch: str) -> bool:
-        """``workflow.patched``, answered without asking in a run of Persyn's own shape."""
-        return self._folded or workflow.patched(patch)
+        """``workflow.patched``, answered without asking in a run that knows every answer."""
+        return self._up_front or workflow.patched(patch)
 
     def _new_id(self, event: InboundEvent | None = None) -> str:
         """A fresh ULID; for an event, stamped with the event's own time.
@@ -862,7 +861,7 @@ class AgentWorkflow:
     @workflow.run
     async def run(self, data: AgentWorkflowInput) -> None:
         """Serve the inbox forever."""
-        if not self._folded:
+        if not self._up_front:
             self._up_front = up_front.ask(
                 PATCH_UP_FRONT, (*ASKED_UP_FRONT, *run_length.asked(data))
             )
@@ -887,7 +886,9 @@ class AgentWorkflow:
                 type=UNKNOWN_AGENT,
                 non_retryable=True,
             )
-        self._history_limit = data.history_limit if self._folded else run_length.history_limit(data)
+        self._history_limit = (
+            data.history_limit if self._up_front else run_length.history_limit(data)
+        )
         # Without a call's hold (every run recorded before it) the waits below have no timeout
         # and the next event is the first queued, as before.
         while True:
