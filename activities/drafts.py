@@ -20,11 +20,6 @@ from store.queries.drafts import draft_text
 M = TypeVar("M", bound=BaseModel)
 
 
-def remember_draft(draft_id: str, text: str) -> None:
-    """Keep the text of a draft this process just stored, for the steps after it."""
-    DRAFTS.keep(draft_id, text)
-
-
 async def load_draft(db: Database, draft_id: str) -> str:
     """The text of draft ``draft_id``: kept here if this process wrote it, else stored.
 

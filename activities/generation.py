@@ -18,13 +18,12 @@ from temporalio.exceptions import ApplicationError
 from activities.channels.stream import NotifySink
 from activities.context.sources import DoneSource
 from activities.deliberation.recollection import from_the_record, honest
-from activities.drafts import remember_draft
 from activities.gateway.base import DeltaCallback
 from activities.gateway.errors import to_application_error
 from activities.gateway.gateway import ModelGateway
 from activities.heartbeating import heartbeating
 from activities.memory.recall import SOURCE_NAME as MEMORY_SOURCE
-from activities.recent import PROMPTS
+from activities.recent import DRAFTS, PROMPTS
 from activities.tools import rounds
 from activities.tools.approvals import ApprovalPolicy
 from activities.tools.registry import ToolRegistry
@@ -169,7 +168,7 @@ class GenerationActivities:
                     text=text,
                     created_at=utcnow(),
                 )
-            remember_draft(draft.draft_id, text)
+            DRAFTS.keep(draft.draft_id, text)  # the review and the send read it next
             text = ""
         return ToolGeneration(
             text=text,

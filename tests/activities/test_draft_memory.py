@@ -22,14 +22,14 @@ class Unreachable(Database):
 
 async def test_a_draft_this_process_wrote_is_read_from_memory() -> None:
     draft_id = new_ulid()
-    drafts.remember_draft(draft_id, "the reply")
+    DRAFTS.keep(draft_id, "the reply")
     assert await drafts.load_draft(Unreachable(), draft_id) == "the reply"
 
 
 async def test_memory_keeps_only_the_newest_drafts() -> None:
     first = new_ulid()
-    drafts.remember_draft(first, "oldest")
+    DRAFTS.keep(first, "oldest")
     for _ in range(DRAFTS.size):
-        drafts.remember_draft(new_ulid(), "newer")
+        DRAFTS.keep(new_ulid(), "newer")
     with pytest.raises(AssertionError, match="read from the database"):
         await drafts.load_draft(Unreachable(), first)

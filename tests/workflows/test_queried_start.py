@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from typing import Any
 
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import WorkflowExecutionStatus, WorkflowHistory
+from temporalio.client import WorkflowExecutionStatus, WorkflowHandle, WorkflowHistory
 
 from contract import names
 from schemas.agents import AGENT_SHAPE, AgentWorkflowInput
@@ -26,16 +27,21 @@ from workflows import conversation as conversation_workflow
 from workflows import run_length
 
 
+async def _start_by_hand(harness: Harness, handle: str, **fields: int) -> WorkflowHandle[Any, Any]:
+    """Start an agent's run as an integrator may: no shape, so the run asks its patches."""
+    return await harness.client.start_workflow(
+        "AgentWorkflow",
+        AgentWorkflowInput(handle=handle, **fields),
+        id=names.agent_workflow_id(handle),
+        task_queue=harness.task_queue,
+    )
+
+
 async def test_runs_queried_throughout_their_first_task_replay(harness: Harness) -> None:
     agent = await harness.create_agent()
     workflow_id = names.agent_workflow_id(agent.handle)
-    await harness.client.start_workflow(
-        "AgentWorkflow",
-        # A new run after every message: each message meets a run's first task.
-        AgentWorkflowInput(handle=agent.handle, continue_as_new_after=1),
-        id=workflow_id,
-        task_queue=harness.task_queue,
-    )
+    # A new run after every message: each message meets a run's first task.
+    await _start_by_hand(harness, agent.handle, continue_as_new_after=1)
     handle = harness.client.get_workflow_handle(workflow_id)
     stop = asyncio.Event()
 
@@ -96,12 +102,7 @@ async def test_a_hand_started_agent_and_its_conversation_ask_every_patch_up_fron
 ) -> None:
     agent = await harness.create_agent()
     # Started by hand, as an integrator may: no shape, so the run asks its patches.
-    await harness.client.start_workflow(
-        "AgentWorkflow",
-        AgentWorkflowInput(handle=agent.handle),
-        id=names.agent_workflow_id(agent.handle),
-        task_queue=harness.task_queue,
-    )
+    await _start_by_hand(harness, agent.handle)
     await harness.say(agent.handle, "hello")
     # The second exchange has the conversation evaluate its guardrails (a local activity).
     receipt = await harness.say(agent.handle, "and again")
@@ -128,12 +129,7 @@ async def test_a_hand_started_agent_and_its_conversation_ask_every_patch_up_fron
 async def test_a_continued_agent_run_takes_its_patches_from_its_shape(harness: Harness) -> None:
     agent = await harness.create_agent()
     workflow_id = names.agent_workflow_id(agent.handle)
-    first = await harness.client.start_workflow(
-        "AgentWorkflow",
-        AgentWorkflowInput(handle=agent.handle, continue_as_new_after=1),
-        id=workflow_id,
-        task_queue=harness.task_queue,
-    )
+    first = await _start_by_hand(harness, agent.handle, continue_as_new_after=1)
     await harness.say(agent.handle, "hello")
     await harness.say(agent.handle, "and again")
     handle = harness.client.get_workflow_handle(workflow_id)
@@ -149,12 +145,7 @@ async def test_a_continued_agent_run_takes_its_patches_from_its_shape(harness: H
 async def test_a_continued_conversation_asks_no_patch(harness: Harness) -> None:
     agent = await harness.create_agent()
     # Its conversations take the agent's limit: a short one makes the conversation continue.
-    await harness.client.start_workflow(
-        "AgentWorkflow",
-        AgentWorkflowInput(handle=agent.handle, history_limit=100),
-        id=names.agent_workflow_id(agent.handle),
-        task_queue=harness.task_queue,
-    )
+    await _start_by_hand(harness, agent.handle, history_limit=100)
     for i in range(24):
         receipt = await harness.say(agent.handle, f"turn {i}")
     assert receipt.marker is not None and receipt.marker.conversation_id is not None
