@@ -172,7 +172,9 @@ MESSAGE_STEP_LIMIT = timedelta(minutes=2)
 
 A restarted PostgreSQL is back within seconds (the soak's worst recovery was 13.4 s), so two
 minutes rides out any restart; past it the event ends with a ``failed`` marker naming the step,
-and the agent goes on to the next event."""
+and the agent goes on to the next event. Counted from the times the step's timers fired
+(``workflows.steps.Elapsed``), so a step whose attempts each run to their timeout ends within
+the limit and 45 s."""
 
 ACTIVATION_RUN_LIMIT = timedelta(minutes=18)
 """The longest an activation may run (its run timeout, enforced by Temporal itself).

@@ -132,16 +132,21 @@ class ConsolidationWorkflow:
         result.formed.append(stored.record_id)
 
     async def _after_predecessors(self, step: FormationStep) -> None:
-        """Wait, with a deadline, until earlier ranges formed elsewhere are done."""
-        deadline = workflow.now() + PREDECESSOR_WAIT
-        delay = _FIRST_POLL
+        """Wait until earlier ranges formed elsewhere are done, pausing ``PREDECESSOR_WAIT`` in all.
+
+        The pauses are counted, not ``workflow.now()`` read after the check: that time moves
+        with the task the worker runs the code in, and replay must reach the same decision
+        (``workflows.steps.Elapsed`` says why).
+        """
+        delay, waited = _FIRST_POLL, timedelta(0)
         while True:
             pending = await workflow.execute_local_activity_method(
                 ConsolidationActivities.predecessors,
                 step,
                 **summarized_local(DATABASE, "earlier memories still forming?"),
             )
-            if pending.running == 0 or workflow.now() >= deadline:
+            if pending.running == 0 or waited >= PREDECESSOR_WAIT:
                 return
             await workflow.sleep(delay, summary="wait for earlier memories to form")
+            waited += delay
             delay = min(delay * 2, _LONGEST_POLL)

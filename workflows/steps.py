@@ -12,7 +12,8 @@ activity retries, which the workflow cannot see) turned one unstorable byte into
   non-retryable) ends the step at once;
 * other failures (the database restarting) are retried, from 0.2 s doubling up to
   :data:`~contract.policies.MESSAGE_STEP_MAX_INTERVAL` between attempts, until
-  :data:`~contract.policies.MESSAGE_STEP_LIMIT` has passed since the first attempt;
+  :data:`~contract.policies.MESSAGE_STEP_LIMIT` has passed since the first attempt (read from
+  times the history fixes, :class:`Elapsed`);
 * then :class:`StepFailedError` names the step, the attempts and the last reason, and the caller
   ends the event with a ``failed`` marker saying so.
 
@@ -93,6 +94,37 @@ def _backoff(attempt: int) -> timedelta:
     return min(first * factor, ceiling)
 
 
+class Elapsed:
+    """How long a step has retried, read only from times its history fixes.
+
+    The decision to try again or give up is a command, so replay must reach the same one.
+    ``workflow.now()`` just after a local activity is not such a time: a query that arrives
+    while the activity runs can make the worker finish the task early, and the code after the
+    activity then runs in the next task, at that task's time, where replay runs it in the first
+    (docs/operations.md, "Patches up front"). The time a durable timer fired is fixed: so the
+    clock starts when the first retry begins, and the first attempt counts as its pause before
+    it. What this leaves out is the run of the first attempt and of the current one (each at
+    most its timeout, 15 s): a step that keeps failing slowly ends within its limit and 45 s.
+    """
+
+    def __init__(self) -> None:
+        self._first_retry: datetime | None = None
+        self._resumed: datetime | None = None
+        self._first_wait = timedelta(0)
+
+    def waited(self, wait: timedelta) -> None:
+        """A pause of ``wait`` ended: now is the history's time of the timer's firing."""
+        self._resumed = workflow.now()
+        if self._first_retry is None:
+            self._first_retry, self._first_wait = self._resumed, wait
+
+    def so_far(self) -> timedelta:
+        """The time from the first attempt to the start of the current one, as fixed."""
+        if self._first_retry is None or self._resumed is None:
+            return timedelta(0)  # only the first attempt has run
+        return self._resumed - self._first_retry + self._first_wait
+
+
 async def bounded(
     attempt: Callable[[], Awaitable[R]],
     *,
@@ -115,7 +147,8 @@ async def bounded(
     Raises:
         StepFailedError: The failure is permanent, or ``limit`` passed.
     """
-    started = workflow.now()
+    started = workflow.now()  # shown to the caller only; the decision reads ``elapsed``
+    elapsed = Elapsed()
     tries = 0
     last: str | None = None
     try:
@@ -129,13 +162,14 @@ async def bounded(
             except (ActivityError, ApplicationError) as err:
                 reason = last = one_line(err)
                 wait = _backoff(tries)
-                if is_permanent(err) or workflow.now() + wait - started > limit:
+                if is_permanent(err) or elapsed.so_far() + wait > limit:
                     workflow.set_current_details(f"{doing}: step '{step}' failed: {reason}")
                     raise StepFailedError(step, tries, reason) from None
                 workflow.set_current_details(
                     f"{doing}: step '{step}' is retrying (attempt {tries} failed: {reason})"
                 )
                 await workflow.sleep(wait, summary=f"retry '{step}' after attempt {tries}")
+                elapsed.waited(wait)
     finally:
         if report is not None:
             report(None)
