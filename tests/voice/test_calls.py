@@ -226,3 +226,36 @@ async def test_a_call_that_opens_in_silence_is_greeted(line: Line, worker: Harne
     await line.runtime.drain()
     assert status == 200 and words == "Spoken: (The call has just connected. Greet Grace.)"
     assert await dialog(worker, agent) == [], "nothing was said to the pipeline yet"
+
+
+async def test_a_greeting_is_kept_with_the_callers_first_words(line: Line, worker: Harness) -> None:
+    created = await worker.create_agent(name="Ada")
+    agent = created.handle
+    await known_person(worker.db, agent, "+15550001", "Grace")
+    call = unique("call")
+    _, greeting = await say(line, turn(agent, call))
+    # The platform's transcript: the agent spoke first, then the caller.
+    heard = turn(agent, call)
+    heard["messages"] += [
+        {"role": "assistant", "content": greeting},
+        {"role": "user", "content": "Hi, it's Grace"},
+    ]
+    status, _ = await say(line, heard)
+    assert status == 200
+    await line.runtime.drain()
+    rows = await dialog(worker, agent)
+    person_turns = [row.text for row in rows if row.role == "person"]
+    # One conversation, opened by her first words, which say what the agent said before them.
+    assert len({row.conversation_id for row in rows}) == 1 and len(person_turns) == 1
+    assert person_turns[0] == (
+        f'[Ada picked up a phone call from Grace. Ada said first: "{greeting}"]\nHi, it\'s Grace'
+    )
+    # Said once: a later turn carries no greeting.
+    heard["messages"] += [
+        {"role": "assistant", "content": "Spoken: Hi, it's Grace"},
+        {"role": "user", "content": "Anyone there?"},
+    ]
+    await say(line, heard)
+    await line.runtime.drain()
+    later = [row.text for row in await dialog(worker, agent) if row.role == "person"]
+    assert later[1:] == ["Anyone there?"]

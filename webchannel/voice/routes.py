@@ -194,7 +194,7 @@ async def _turn(
     own_ms = (time.perf_counter() - entered) * 1000
     return await _answer(
         body,
-        _told(pieces, spoken, done, first_word, runtime, state, session),
+        _told(pieces, spoken, done, first_word, runtime, state, session, opening=not settled),
         completion_id=f"chatcmpl-{new_ulid()}",
         model=model,
         # The endpoint's own time before the fast model is asked (the model's is the rest).
@@ -239,8 +239,14 @@ async def _told(
     runtime: VoiceRuntime,
     state: WebState,
     session: CallSession,
+    *,
+    opening: bool = False,
 ) -> AsyncIterator[str]:
-    """``pieces``, then what was said handed to the turn's background work (even if cut off)."""
+    """``pieces``, then what was said handed to the turn's background work (even if cut off).
+
+    ``opening``: the call opened in silence and this is the greeting; what was said of it is
+    kept for the caller's first words to carry into the conversation.
+    """
     try:
         async for piece in pieces:
             yield piece
@@ -248,6 +254,8 @@ async def _told(
     finally:
         first_word.set()
         spoken.text = spoken.text or "".join(spoken.pieces).strip()
+        if opening and spoken.text and not session.cued:
+            session.greeting = spoken.text
         if spoken.woven:
             del session.pending[: spoken.woven]
             runtime.spawn(

@@ -45,6 +45,9 @@ class CallSession:
     turns: int = 0
     cued: bool = False
     """The direction cue went to the pipeline (with the call's first words)."""
+    greeting: str | None = None
+    """What the agent said when the call opened in silence, before the caller's first words:
+    the cue carries it into the call's conversation with those words."""
     generation: int = 0
     fragments: list[str] = field(default_factory=list)
     persisting: asyncio.Lock = field(default_factory=asyncio.Lock)

@@ -77,6 +77,24 @@ async def refresh_prompt(runtime: VoiceRuntime, state: WebState, session: CallSe
         session.system_turns = 0
 
 
+GREETING_CHARS = 500
+"""How much of a greeting the conversation's first turn carries."""
+
+
+def opening_cue(session: CallSession) -> str:
+    """Who dialled whom, and what the agent said before the caller spoke, if it said anything.
+
+    A greeting is spoken before the call has a conversation (the first words open it), so the
+    first words carry it: the dialog then reads in the order things were said.
+    """
+    cue = direction_cue(session.direction, session.agent_name, session.person)
+    greeting, session.greeting = session.greeting, None
+    if not greeting:
+        return cue
+    said = " ".join(greeting.split())[:GREETING_CHARS]
+    return f'{cue} {session.agent_name} said first: "{said}"'
+
+
 async def follow_turn(
     runtime: VoiceRuntime,
     state: WebState,
@@ -97,7 +115,7 @@ async def follow_turn(
         return
     cue = ""
     if first:
-        cue = f"[{direction_cue(session.direction, session.agent_name, session.person)}]\n"
+        cue = f"[{opening_cue(session)}]\n"
     marker: CompletionMarker | None = await run_background(
         client=state.client,
         settings=state.settings,
