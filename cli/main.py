@@ -113,6 +113,7 @@ COMMANDS: dict[str, Entry] = {
         "app",
         "Tool calls waiting for a person's approval: list them, approve or refuse one.",
     ),
+    "calls": Entry("cli.calls", "app", "Live voice calls: list the calls that are on, end one."),
     "guardrails": Entry(
         "cli.guardrails",
         "app",

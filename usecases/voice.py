@@ -107,6 +107,9 @@ async def open_call(*, client: Client, settings: Settings, start: StartCallInput
             start,
             id=workflow_id,
             task_queue=settings.task_queue,
+            # By its agent: an operator finds it, and deleting the agent ends it.
+            search_attributes=names.search_attributes(agent=start.agent),
+            static_summary=f"{start.agent}'s {start.direction.value} call {start.call_id}",
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
         )

@@ -110,6 +110,8 @@ class PlaceCall(Tool):
                 names.CALL_WORKFLOW,
                 start,
                 id=names.call_workflow_id(dialled.call.call_id),
+                search_attributes=names.search_attributes(agent=agent),
+                static_summary=f"{agent}'s outbound call {dialled.call.call_id}",
                 # The calling activity's queue, as deliveries do: the worker serving this agent.
                 task_queue=(
                     activity.info().task_queue

@@ -12,7 +12,7 @@ yet; recorded ones are kept, never rewritten.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -27,8 +27,10 @@ from contract import names
 from schemas.agents import AgentStatus, AgentWorkflowInput
 from schemas.events import ChannelRef, InboundEvent, Outcome, Speaker
 from schemas.models import ProviderName
+from schemas.settings import get_settings
 from schemas.voice import CallDirection, CallState, HangUp, StartCallInput, call_channel
 from temporal import inbox
+from tests.cli_calls import ok, refused
 from tests.harness import (
     Harness,
     Stack,
@@ -292,3 +294,63 @@ async def test_the_recorded_histories_of_a_held_call_replay(client: Client) -> N
         assert path.exists(), f"record it with PERSYN_RECORD_HISTORIES=1 ({path.name})"
         history = WorkflowHistory.from_json(f"{name}-recorded", path.read_text())
         await replayer(client).replay_workflow(history)
+
+
+@pytest.fixture
+def deployment(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The CLI's settings name the test's stack."""
+    monkeypatch.setenv("PERSYN_HOME", str(stack.home))
+    monkeypatch.setenv("PERSYN_DATABASE_URL", stack.dsn)
+    monkeypatch.setenv("PERSYN_TEMPORAL_ADDRESS", stack.temporal_address)
+    monkeypatch.setenv("PERSYN_EMBEDDED", "false")
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
+async def test_an_operator_lists_the_calls_on_and_ends_one(
+    worker: Harness, client: Client, deployment: None
+) -> None:
+    agent = (await worker.create_agent()).handle
+    assert (await worker.say(agent, "hello", channel=TYPED)).marker is not None
+    start = _call(agent)
+    await _start_call(client, worker.task_queue, start)
+    await until(lambda: held_by(client, agent, start.call_id))
+    waiting = asyncio.create_task(worker.say(agent, "off the phone yet?", channel=TYPED))
+    await until(lambda: _queued(client, agent, 1))
+
+    async def listed() -> bool:  # visibility lists a run shortly after it starts
+        return start.call_id in await asyncio.to_thread(ok, "calls", "list", "--agent", agent)
+
+    await until(listed)
+    [line] = (await asyncio.to_thread(ok, "calls", "list", "--agent", agent)).splitlines()
+    assert line.startswith(f"{start.call_id}  {agent}  from Grace  [since ")
+    assert line.endswith("0 turns]")
+    assert await asyncio.to_thread(ok, "calls", "list", "--agent", unique("agent")) == (
+        "no call is on\n"
+    )
+
+    said = await asyncio.to_thread(ok, "calls", "end", start.call_id, "--by", "sam")
+    assert said == (
+        f"ended call {start.call_id} of {agent} (ended by sam); {agent} takes the next "
+        "message now\n"
+    )
+    receipt = await asyncio.wait_for(waiting, 60)
+    assert (
+        receipt.marker is not None and receipt.marker.text == "BACKGROUND-SAID off the phone yet?"
+    )
+    ended: CallState = await client.get_workflow_handle(
+        names.call_workflow_id(start.call_id), result_type=CallState
+    ).result()
+    assert ended.ended == "ended by sam"
+    assert (await status(client, agent)).call is None
+
+    # Ended, or never on, or no call ID at all: one line each, nothing sent.
+    gone = await asyncio.to_thread(refused, "calls", "end", start.call_id)
+    assert (
+        gone
+        == f"error: no call {start.call_id} is on: `persyn calls list` shows the calls that are"
+    )
+    bad = await asyncio.to_thread(refused, "calls", "end", "call id with spaces")
+    assert bad.startswith("error: call ID: 1-128 letters")
+    assert start.call_id not in await asyncio.to_thread(ok, "calls", "list")
