@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from schemas.settings import get_settings
+from tests.harness import Stack
 
 runner = CliRunner()
 
@@ -23,3 +29,17 @@ def refused(*args: str) -> str:
     [line] = result.stderr.splitlines()
     assert line.startswith("error: ")
     return line
+
+
+@contextmanager
+def aimed_at(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """While it lasts, the CLI's settings name ``stack`` (its home, database and Temporal)."""
+    monkeypatch.setenv("PERSYN_HOME", str(stack.home))
+    monkeypatch.setenv("PERSYN_DATABASE_URL", stack.dsn)
+    monkeypatch.setenv("PERSYN_TEMPORAL_ADDRESS", stack.temporal_address)
+    monkeypatch.setenv("PERSYN_EMBEDDED", "false")
+    get_settings.cache_clear()
+    try:
+        yield
+    finally:
+        get_settings.cache_clear()

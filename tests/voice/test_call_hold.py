@@ -25,12 +25,11 @@ from temporalio.testing import WorkflowEnvironment
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
 from contract import names
 from schemas.agents import AgentStatus, AgentWorkflowInput
-from schemas.events import ChannelRef, InboundEvent, Outcome, Speaker
+from schemas.events import ChannelRef, InboundEvent, Outcome, Receipt, Speaker
 from schemas.models import ProviderName
-from schemas.settings import get_settings
 from schemas.voice import CallDirection, CallState, HangUp, StartCallInput, call_channel
 from temporal import inbox
-from tests.cli_calls import ok, refused
+from tests.cli_calls import aimed_at, ok, refused
 from tests.harness import (
     Harness,
     Stack,
@@ -178,14 +177,22 @@ async def test_a_call_that_goes_idle_gives_the_lock_back(worker: Harness, client
     assert (await status(client, agent)).call is None
 
 
-async def test_a_cancelled_call_gives_the_lock_back(worker: Harness, client: Client) -> None:
+async def _held_while_one_waits(
+    worker: Harness, client: Client, text: str
+) -> tuple[str, StartCallInput, asyncio.Task[Receipt]]:
+    """An agent on a call with Grace, and a typed message ``text`` waiting for it to end."""
     agent = (await worker.create_agent()).handle
     assert (await worker.say(agent, "hello", channel=TYPED)).marker is not None
     start = _call(agent)
     await _start_call(client, worker.task_queue, start)
     await until(lambda: held_by(client, agent, start.call_id))
-    waiting = asyncio.create_task(worker.say(agent, "are you off the phone?", channel=TYPED))
+    waiting = asyncio.create_task(worker.say(agent, text, channel=TYPED))
     await until(lambda: _queued(client, agent, 1))
+    return agent, start, waiting
+
+
+async def test_a_cancelled_call_gives_the_lock_back(worker: Harness, client: Client) -> None:
+    agent, start, waiting = await _held_while_one_waits(worker, client, "are you off the phone?")
     await client.get_workflow_handle(names.call_workflow_id(start.call_id)).cancel()
     receipt = await asyncio.wait_for(waiting, 60)
     assert receipt.marker is not None
@@ -299,25 +306,14 @@ async def test_the_recorded_histories_of_a_held_call_replay(client: Client) -> N
 @pytest.fixture
 def deployment(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The CLI's settings name the test's stack."""
-    monkeypatch.setenv("PERSYN_HOME", str(stack.home))
-    monkeypatch.setenv("PERSYN_DATABASE_URL", stack.dsn)
-    monkeypatch.setenv("PERSYN_TEMPORAL_ADDRESS", stack.temporal_address)
-    monkeypatch.setenv("PERSYN_EMBEDDED", "false")
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
+    with aimed_at(stack, monkeypatch):
+        yield
 
 
 async def test_an_operator_lists_the_calls_on_and_ends_one(
     worker: Harness, client: Client, deployment: None
 ) -> None:
-    agent = (await worker.create_agent()).handle
-    assert (await worker.say(agent, "hello", channel=TYPED)).marker is not None
-    start = _call(agent)
-    await _start_call(client, worker.task_queue, start)
-    await until(lambda: held_by(client, agent, start.call_id))
-    waiting = asyncio.create_task(worker.say(agent, "off the phone yet?", channel=TYPED))
-    await until(lambda: _queued(client, agent, 1))
+    agent, start, waiting = await _held_while_one_waits(worker, client, "off the phone yet?")
 
     async def listed() -> bool:  # visibility lists a run shortly after it starts
         return start.call_id in await asyncio.to_thread(ok, "calls", "list", "--agent", agent)
