@@ -114,8 +114,14 @@ async def sequential(
     n: int,
     variant: Variant | None,
     text: str = TEXT,
+    pause_s: float = 0.0,
 ) -> None:
-    """``n`` messages one after another; with ``variant``, record their split latencies."""
+    """``n`` messages one after another; with ``variant``, record their split latencies.
+
+    ``pause_s``: how long the sender waits after each receipt before the next message, so
+    the work a message leaves running after its receipt (the emotion reading, the
+    conversation's evaluation) is done before the next one arrives.
+    """
     marks: list[tuple[float, float, str, str]] = []
     for i in range(n):
         event = make_event(text.format(i=i))
@@ -124,6 +130,8 @@ async def sequential(
         received = time.time()
         assert receipt.marker is not None and receipt.marker.outcome is Outcome.SPOKE
         marks.append((sent, received, str(receipt.marker.activation_id), update_id(event)))
+        if pause_s:
+            await asyncio.sleep(pause_s)
     if variant is None:
         return
     paths: list[Mark] = []
@@ -172,6 +180,7 @@ async def one_turn(
     messages: int,
     text: str = TEXT,
     script: Path | None = None,
+    pause_s: float = 0.0,
 ) -> None:
     """Start the variant's worker, warm it, then measure latency, CPU and throughput."""
     queue = f"cost-{uuid.uuid4().hex[:6]}"
@@ -189,10 +198,11 @@ async def one_turn(
             os.chdir(cwd)
             worker = psutil.Process(process.pid)
             handle = await new_agent(db)
-            await sequential(stack, db, queue, handle, 20, None, text)  # imports, pools, caches
+            # Imports, pools, caches.
+            await sequential(stack, db, queue, handle, 20, None, text, pause_s)
             worker_before, server_before = _cpu_ms(worker), _cpu_ms(server)
             failed_before = failed_attempts(log)
-            await sequential(stack, db, queue, handle, messages, variant, text)
+            await sequential(stack, db, queue, handle, messages, variant, text, pause_s)
             variant.worker_cpu.append((_cpu_ms(worker) - worker_before) / messages)
             variant.server_cpu.append((_cpu_ms(server) - server_before) / messages)
             variant.failures.append((failed_attempts(log) - failed_before) / messages)
@@ -234,6 +244,13 @@ async def main() -> None:
         action="store_true",
         help="send messages whose replies are critiqued (deferred deliberation on each one)",
     )
+    parser.add_argument(
+        "--pause-ms",
+        type=float,
+        default=0.0,
+        help="wait this long after each sequential receipt before the next message, so each "
+        "message meets a worker that finished the last one's background work",
+    )
     args = parser.parse_args()
     variants = []
     for spec in args.variant:
@@ -250,7 +267,9 @@ async def main() -> None:
         )
         for _ in range(args.turns):
             for variant in variants:
-                await one_turn(stack, db, variant, args.messages, text, script)
+                await one_turn(
+                    stack, db, variant, args.messages, text, script, args.pause_ms / 1000
+                )
         floor = await floor_latency(stack, 50, sandboxed=True)
         shape = await shape_latency(stack, 100, local_activities=True, sandboxed=True)
         # The design's own limit: the agent starting the activation itself, every step a no-op.
@@ -300,10 +319,15 @@ async def main() -> None:
         f"{v.name} = {v.tree.name}" + ("" if v.sandboxed else " without the sandbox")
         for v in variants
     )
+    paused = (
+        f", each sent {args.pause_ms:.0f} ms after the receipt of the one before"
+        if args.pause_ms
+        else ""
+    )
     body = f"""
 Zero-latency scripted model ({args.model}); each variant's worker is a separate process
 started from its own tree, sandbox on unless the variant says otherwise; {args.messages}
-sequential messages to one agent after 20 warm-up messages, then 20 agents x 10 messages,
+sequential messages to one agent after 20 warm-up messages{paused}, then 20 agents x 10 messages,
 each "{text.format(i="N")}", in {args.turns} alternating turns per variant on one tuned dev
 server (SQLite WAL). Latencies pool every turn; CPU and throughput list each turn. Variants:
 {described}.
