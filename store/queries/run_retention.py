@@ -187,6 +187,8 @@ async def prune_run_records(
         ("activations", "id", "completed_at"),
         ("speak_decisions", "activation_id", "decided_at"),
         ("telegram_inbound", "event_id", "received_at"),
+        # A retried place_call reads its intent minutes after it was written, never weeks.
+        ("dial_intents", "id", "created_at"),
     ):
         condition = f"agent = :a AND {at} < :before"
         sql = _bounded_delete(table, key, condition)

@@ -43,7 +43,7 @@ async def _count(db: Database, table: str, agent: str) -> int:
 
 
 async def _turn(db: Database, agent: str, at: datetime, status: DeliveryStatus) -> str:
-    """One message's rows: prompt, draft, outcome, decision, outbox, Telegram ID, firing."""
+    """One message's rows: prompt, draft, outcome, decision, outbox, Telegram ID, dial, firing."""
     activation, event = new_ulid(), new_ulid()
     p = {"a": agent, "act": activation, "ev": event, "at": at, "id": new_ulid()}
     await _sql(
@@ -87,6 +87,12 @@ async def _turn(db: Database, agent: str, at: datetime, status: DeliveryStatus) 
     )
     await _sql(
         db,
+        "INSERT INTO dial_intents (id, agent, person_id, number, status, call_id, created_at) "
+        "VALUES (:id, :a, :ev, '+15550001', 'placed', :act, :at)",
+        **p,
+    )
+    await _sql(
+        db,
         "INSERT INTO guardrail_firings (id, agent, rule_id, summary, activation_id, fired_at) "
         "VALUES (:id, :a, 'r', 'fired', :act, :at)",
         **p,
@@ -108,7 +114,7 @@ async def test_rows_past_the_window_go_and_younger_or_unsettled_ones_stay(
     result = await RetentionActivities(db, None, SETTINGS).purge(PurgeInput(agent=agent, now=NOW))
 
     # Five old turns (and the ancient one) lose their per-message rows; the young one keeps them.
-    for table in ("activations", "speak_decisions", "drafts", "telegram_inbound"):
+    for table in ("activations", "speak_decisions", "drafts", "telegram_inbound", "dial_intents"):
         assert await _count(db, table, agent) == 1, table
         assert result.run_records[table] == 6, table
     assert result.run_records["prompts"] == 6
