@@ -12,7 +12,7 @@ yet; recorded ones are kept, never rewritten.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -38,11 +38,10 @@ from tests.harness import (
     event,
     record_new_histories,
     replayer,
-    running_worker,
     unique,
     until,
 )
-from tests.voice.calls import Line, dialog, known_person, say, serving_calls, turn
+from tests.voice.calls import Line, dialog, known_person, say, turn
 from usecases.inboxes import current_details
 from workers.build import build_worker
 
@@ -51,22 +50,6 @@ AGENT_HISTORY = "agent_call_hold"
 CALL_HISTORY = "call_hold"
 TYPED = ChannelRef(service="web", channel="support")
 FAST = [ScriptRule(task="voice", reply="Spoken: {last}")]
-
-
-@pytest.fixture
-async def worker(client: Client, stack: Stack) -> AsyncIterator[Harness]:
-    rules = [ScriptRule(task="respond", reply="BACKGROUND-SAID {last}")]
-    async with running_worker(client, stack, rules=rules) as harness:
-        yield harness
-
-
-@pytest.fixture
-async def line(
-    client: Client, stack: Stack, worker: Harness, tmp_path: Path
-) -> AsyncIterator[Line]:
-    settings = stack.settings(home=tmp_path, task_queue=worker.task_queue)
-    async with serving_calls(settings, client, fast_rules=FAST) as served:
-        yield served
 
 
 def agent_of(client: Client, handle: str) -> WorkflowHandle[Any, Any]:

@@ -7,10 +7,8 @@ web process, as a voice platform would reach it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 from sqlmodel import select
 from temporalio.client import Client
 
@@ -18,7 +16,7 @@ from activities.gateway.providers.scripted import ScriptRule
 from contract import names
 from schemas.voice import CallState, HangUp
 from store.tables import Conversation
-from tests.harness import Harness, Stack, running_worker, unique, until
+from tests.harness import Harness, Stack, unique, until
 from tests.voice.calls import Line, dialog, known_person, say, serving_calls, turn
 
 FAST = [
@@ -27,22 +25,6 @@ FAST = [
     ScriptRule(task="voice", system_match="BACKGROUND-SAID", reply="I looked into it."),
     ScriptRule(task="voice", reply="Spoken: {last}"),
 ]
-
-
-@pytest.fixture
-async def worker(client: Client, stack: Stack) -> AsyncIterator[Harness]:
-    rules = [ScriptRule(task="respond", reply="BACKGROUND-SAID {last}")]
-    async with running_worker(client, stack, rules=rules) as harness:
-        yield harness
-
-
-@pytest.fixture
-async def line(
-    client: Client, stack: Stack, worker: Harness, tmp_path: Path
-) -> AsyncIterator[Line]:
-    settings = stack.settings(home=tmp_path, task_queue=worker.task_queue)
-    async with serving_calls(settings, client, fast_rules=FAST) as served:
-        yield served
 
 
 async def test_a_call_is_answered_streamed_and_kept_as_one_conversation(
