@@ -273,6 +273,12 @@ class CallPlan(Wire):
         description="Add to the reply what the platform did at the person's request this turn "
         "(a reminder set, a fact kept), for models too small to be relied on to say it.",
     )
+    greet_plainly: bool = Field(
+        default=False,
+        description="A call that opens in silence is greeted with the platform's own line (the "
+        "agent's name and the caller's), not the fast model's words (for models too small to "
+        "greet without repeating the instruction).",
+    )
     judge_sensitivity: bool = Field(
         default=True,
         description="False: a memory's sensitivity is not the classifier's to set; it is "

@@ -103,6 +103,9 @@ def local_plan() -> CallPlan:
         # fence. The time is told from the clock without it (activities.asked_for), what was
         # done is confirmed without it (confirm_done), and its mood never showed in its words.
         omit_context=["clock", "done", "emotion"],
+        # Asked to greet a caller, it answered "Greet grace, I'm glad to see you're enjoying the
+        # music." (tried on a call to the default stack): the platform says hello for it.
+        greet_plainly=True,
     )
 
 

@@ -14,6 +14,7 @@ from temporalio.client import Client
 
 from activities.gateway.providers.scripted import ScriptRule
 from contract import names
+from schemas.models import CallPlan, ProviderName
 from schemas.voice import CallState, HangUp
 from store.tables import Conversation
 from tests.harness import Harness, Stack, unique, until
@@ -208,6 +209,27 @@ async def test_a_call_that_opens_in_silence_is_greeted(line: Line, worker: Harne
     await line.runtime.drain()
     assert status == 200 and words == "Spoken: (The call has just connected. Greet Grace.)"
     assert await dialog(worker, agent) == [], "nothing was said to the pipeline yet"
+
+
+async def test_a_plan_for_a_small_model_has_the_platform_say_hello(
+    client: Client, stack: Stack, worker: Harness, tmp_path: Path
+) -> None:
+    """A model too small to greet repeats the instruction: its plan greets for it."""
+    plans = {ProviderName.SCRIPTED: CallPlan(greet_plainly=True)}
+    settings = stack.settings(home=tmp_path, task_queue=worker.task_queue, call_plans=plans)
+    async with serving_calls(settings, client, fast_rules=FAST) as line:
+        created = await worker.create_agent(name="Ada")
+        await known_person(worker.db, created.handle, "+15550001", "Grace")
+        call = unique("call")
+        status, words = await say(line, turn(created.handle, call))
+        assert (status, words) == (200, "Hello Grace, this is Ada.")
+        assert line.fast.requests == [], "the fast model was not asked"
+        # The caller's words are the model's again.
+        status, words = await say(line, turn(created.handle, call, "Hi Ada"))
+        assert (status, words) == (200, "Spoken: Hi Ada")
+        await line.runtime.drain()
+        first = [row.text for row in await dialog(worker, created.handle) if row.role == "person"]
+        assert first[0].startswith('[Ada picked up a phone call from Grace. Ada said first: "Hello')
 
 
 async def test_a_greeting_is_kept_with_the_callers_first_words(line: Line, worker: Harness) -> None:

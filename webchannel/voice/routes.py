@@ -25,7 +25,7 @@ from pydantic import WithJsonSchema
 
 from contract import names
 from schemas.ids import new_ulid
-from schemas.models import Attribution
+from schemas.models import Attribution, TaskType
 from schemas.voice import (
     CALL_ID_PATTERN,
     MAX_CALL_BODY_BYTES,
@@ -46,7 +46,7 @@ from webchannel.voice.events import router as events_router
 from webchannel.voice.opening import open_session
 from webchannel.voice.runtime import VoiceRuntime, voice_runtime
 from webchannel.voice.session import CallSession
-from webchannel.voice.speech import Spoken, fast_request, speak
+from webchannel.voice.speech import Spoken, fast_request, plain_greeting, say_plainly, speak
 from webchannel.voice.turns import follow_turn, refresh_prompt, screen
 
 router = APIRouter(prefix="/voice/v1", tags=["voice"])
@@ -168,14 +168,15 @@ async def _turn(
         first, session.cued = not session.cued, True
         runtime.spawn(follow_turn(runtime, state, session, settled, first, screening, done, begin))
     await refresh_prompt(runtime, state, session)
-    turn = settled or GREETING_CUE.format(person=session.person)
-    model_request = fast_request(session, body.messages, turn)
     spoken.woven = len(session.pending)
-    pieces = _gated(
-        screening,
-        speak(
+    if not settled and session.turns == 0 and _greets_plainly(runtime):  # the call's opening
+        spoken.woven = 0  # nothing of the background is said: it stays for the next answer
+        answer = say_plainly(plain_greeting(session), spoken)
+    else:
+        turn = settled or GREETING_CUE.format(person=session.person)
+        answer = speak(
             runtime.deps.gateway,
-            model_request,
+            fast_request(session, body.messages, turn),
             timeout_s=state.settings.voice.fast_timeout_s,
             holding=state.settings.voice.holding_phrase,
             spoken=spoken,
@@ -186,9 +187,8 @@ async def _turn(
                 activation=turn_id,
                 trigger="voice",
             ),
-        ),
-        spoken,
-    )
+        )
+    pieces = _gated(screening, answer, spoken)
     session.turns += 1
     session.system_turns += 1
     own_ms = (time.perf_counter() - entered) * 1000
@@ -200,6 +200,12 @@ async def _turn(
         # The endpoint's own time before the fast model is asked (the model's is the rest).
         headers={"Server-Timing": f'voice;dur={own_ms:.1f};desc="before the fast model"'},
     )
+
+
+def _greets_plainly(runtime: VoiceRuntime) -> bool:
+    """Whether the fast model's plan has the platform greet for it (a model too small)."""
+    registry = runtime.deps.gateway.registry
+    return registry.plan(registry.binding(TaskType.VOICE).provider).greet_plainly
 
 
 async def _gated(

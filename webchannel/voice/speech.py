@@ -18,7 +18,7 @@ from activities.context.fencing import Provenance, fence
 from activities.gateway.gateway import ModelGateway
 from contract import attribution
 from schemas.models import Attribution, ChatMessage, ModelRequest, TaskType
-from schemas.voice import CallMessage
+from schemas.voice import CallDirection, CallMessage
 from usecases.voice import direction_cue
 from webchannel.voice.session import CallSession
 
@@ -72,6 +72,20 @@ def fast_request(session: CallSession, messages: list[CallMessage], text: str) -
     else:
         chat.append(ChatMessage(role="user", content=text))
     return ModelRequest(task=TaskType.VOICE, system="\n\n".join(parts), messages=chat)
+
+
+def plain_greeting(session: CallSession) -> str:
+    """The platform's own hello for a call that opened in silence, naming both parties."""
+    if session.direction is CallDirection.OUTBOUND:
+        return f"Hi {session.person}, it's {session.agent_name}."
+    return f"Hello {session.person}, this is {session.agent_name}."
+
+
+async def say_plainly(text: str, spoken: Spoken) -> AsyncGenerator[str, None]:
+    """``text`` said as it is, in place of the fast model's words."""
+    spoken.pieces = [text]
+    spoken.text = text
+    yield text
 
 
 async def speak(
