@@ -75,7 +75,9 @@ class CallWorkflow:
             while self._state.ended is None:
                 self._seen = self._heard
                 try:
-                    await workflow.wait_condition(self._stirred, timeout=idle)
+                    await workflow.wait_condition(
+                        self._stirred, timeout=idle, timeout_summary="the call's idle end"
+                    )
                 except TimeoutError:
                     self._state.ended = "idle"
         except asyncio.CancelledError:
