@@ -12,10 +12,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 from contract.policies import MESSAGE_STEP_LIMIT
-from workflows import steps
 from workflows.steps import StepFailedError, bounded
 
 START = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)
@@ -53,9 +53,9 @@ class Clock:
 
 
 async def _tries(clock: Clock, monkeypatch: pytest.MonkeyPatch) -> int:
-    monkeypatch.setattr(steps.workflow, "now", clock.now)
-    monkeypatch.setattr(steps.workflow, "sleep", clock.sleep)
-    monkeypatch.setattr(steps.workflow, "set_current_details", lambda _details: None)
+    monkeypatch.setattr(workflow, "now", clock.now)
+    monkeypatch.setattr(workflow, "sleep", clock.sleep)
+    monkeypatch.setattr(workflow, "set_current_details", lambda _details: None)
     with pytest.raises(StepFailedError) as failed:
         await bounded(clock.attempt, step="admit the event", doing="test")
     assert "connection lost" in str(failed.value)
