@@ -150,6 +150,14 @@ class Turn(Vertical, can_focus=True):
 class Transcript(VerticalScroll):
     """The conversation as it scrolls: lines and turns, newest at the bottom."""
 
+    def on_mount(self) -> None:
+        """Stay at the newest as the transcript grows, until the operator scrolls up.
+
+        Scrolling to the end as a widget is mounted is not enough: its text wraps and its parts
+        are composed later, and the view would stop where the content ended before them.
+        """
+        self.anchor()
+
     def say(self, text: str, kind: str) -> Line:
         """Add a committed line (``you``, ``unprompted``, ``notice``, ``error``)."""
         line = Line(text, kind)
