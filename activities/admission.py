@@ -60,6 +60,8 @@ class AdmissionActivities:
     async def admit(self, data: AdmitInput) -> Admitted:
         """Resolve, write through, read the window, ask the budget, assemble the prompt."""
         event = data.event
+        # Reads that need only the agent, channel and text start now, beside everything below.
+        self._assembler.prime(agent=data.agent, channel_key=event.channel.key, query=event.text)
         # First, outside any transaction: bounded, and kept once perceived, so an attempt run
         # again asks no model twice (activities.senses.perception).
         perceived = await self._senses.perceive(data.agent, event) if self._senses else None

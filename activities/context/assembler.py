@@ -18,7 +18,13 @@ import json
 import logging
 from collections.abc import Sequence
 
-from activities.context.model import ContextBlock, ContextRequest, ContextSource, Trim
+from activities.context.model import (
+    ContextBlock,
+    ContextRequest,
+    ContextSource,
+    PrimableSource,
+    Trim,
+)
 from activities.gateway.registry import ModelRegistry
 from activities.recent import PROMPTS
 from schemas.activation import AssembleContextInput, ContextPart, PromptRef
@@ -48,11 +54,21 @@ class ContextAssembler:
         self._db = db
         self._registry = registry
         self._sources = list(sources)
+        self._primable = [s for s in self._sources if isinstance(s, PrimableSource)]
 
     @property
     def sources(self) -> list[ContextSource]:
         """The sources, in registration order."""
         return list(self._sources)
+
+    def prime(self, *, agent: str, channel_key: str, query: str) -> None:
+        """Let every source that can start its work on this input before it is assembled.
+
+        Admission calls it first thing, so those reads run beside the turn's write instead of
+        after it; an assembly that never comes leaves the work to be dropped unused.
+        """
+        for source in self._primable:
+            source.prime(agent=agent, channel_key=channel_key, query=query)
 
     async def agent(self, handle: str) -> AgentPublic | None:
         """The agent a prompt is assembled for (``None`` if there is no such agent).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from activities.context.fencing import Provenance, fence, unlabelled
 from schemas.activation import AssembleContextInput
@@ -82,4 +82,13 @@ class ContextSource(Protocol):
 
     async def fetch(self, request: ContextRequest) -> ContextBlock | None:
         """Produce this source's block, or ``None`` when it has nothing to add."""
+        ...
+
+
+@runtime_checkable
+class PrimableSource(ContextSource, Protocol):
+    """A source that can start part of its work from the agent, channel and text alone."""
+
+    def prime(self, *, agent: str, channel_key: str, query: str) -> None:
+        """Start that work now, for a ``fetch`` of the same input soon after."""
         ...

@@ -16,11 +16,13 @@ import asyncio
 import logging
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from activities.context.fencing import MEMORY, fence
 from activities.context.model import ContextBlock, ContextRequest, Trim
+from activities.context.priming import Primed
 from activities.memory import ranking
 from activities.memory.encoder import Encoder
 from activities.memory.levels import lift, to_lift
@@ -34,10 +36,9 @@ from store.db import Database
 from store.queries.recall import (
     Candidate,
     Fence,
-    any_visible,
+    Ground,
     lexical_candidates,
-    memory_channels,
-    query_lexemes,
+    recall_ground,
     semantic_candidates,
     top_recollections,
 )
@@ -174,6 +175,19 @@ def quoted(candidate: Candidate, verbatim: Sequence[Sequence[str]]) -> bool:
     return any(first in run and last in run for run in verbatim)
 
 
+@dataclass(frozen=True)
+class _Grounded:
+    """Recall's ground and the input's embedding, started (``None``: nothing to rank)."""
+
+    ground: Ground
+    vector: asyncio.Future[list[float] | None] | None
+
+    def forget(self) -> None:
+        """Stop the embedding nobody will use."""
+        if self.vector is not None:
+            self.vector.cancel()
+
+
 class MemoryRecall:
     """The memory context source.
 
@@ -197,6 +211,7 @@ class MemoryRecall:
         self._encoder = encoder
         self._settings = settings
         self._synthesizer = synthesizer
+        self._primed: Primed[_Grounded] = Primed()
 
     def candidate_limit(self, context_window: int) -> int:
         """How many candidates to fetch: enough to fill the budget, within the set bounds."""
@@ -215,6 +230,33 @@ class MemoryRecall:
             return None
         return vectors[0] if vectors else None
 
+    def prime(self, *, agent: str, channel_key: str, query: str) -> None:
+        """Start what :meth:`recall` needs of the agent, channel and text alone, for a recall soon.
+
+        Admission calls it before it writes the person's turn, so the channels, the lexemes and
+        the input's embedding are ready when the context is assembled (``activities.admission``).
+        """
+        self._primed.start(
+            (agent, channel_key, query), lambda: self._ground(agent, channel_key, query)
+        )
+
+    async def _grounded(self, agent: str, channel_key: str, query: str) -> _Grounded:
+        """The primed ground for these inputs if there is one that worked, else read now."""
+        primed = self._primed.take((agent, channel_key, query))
+        if primed is not None:
+            try:
+                return await primed
+            except Exception as err:  # read again below, where a failure is the source's
+                log.warning("recall reads again: its early read failed (%s)", err)
+        return await self._ground(agent, channel_key, query)
+
+    async def _ground(self, agent: str, channel_key: str, query: str) -> _Grounded:
+        """One round trip, then the input's embedding started if there is anything to rank."""
+        async with self._db.autocommit() as session:
+            ground = await recall_ground(session, agent=agent, channel_key=channel_key, query=query)
+        vector = asyncio.ensure_future(self._embed(query)) if ground.anything else None
+        return _Grounded(ground, vector)
+
     async def recall(
         self,
         *,
@@ -231,17 +273,16 @@ class MemoryRecall:
         ``verbatim``: runs of consecutive turn IDs the prompt quotes whole (the window, the
         pinned opening); a memory of turns all inside one of them is not surfaced again.
         """
-        # Plain reads: no transaction. The search below sets its index options SET LOCAL, so
-        # it keeps one.
-        async with self._db.autocommit() as session:
-            channels = await memory_channels(session, agent=agent, channel_key=channel_key)
-            fence = Fence(agent=agent, channel_ids=channels, present=present)
-            if not await any_visible(session, fence):
-                return None
-            lexemes = await query_lexemes(session, query)
+        grounded = await self._grounded(agent, channel_key, query)
+        ground = grounded.ground
+        if not ground.anything:
+            return None
+        fence = Fence(agent=agent, channel_ids=ground.channel_ids, present=present)
+        lexemes = ground.lexemes
         limit = self.candidate_limit(context_window)
-        vector = await self._embed(query)
+        vector = await grounded.vector if grounded.vector is not None else None
         candidates: list[Candidate] = []
+        # The search sets its index options SET LOCAL, so it keeps a transaction.
         async with self._db.session() as session:
             if vector is not None:
                 candidates = await semantic_candidates(
@@ -256,6 +297,9 @@ class MemoryRecall:
                 # No vector, or no record embedded by this encoder (formed while it was down).
                 vector = None
                 candidates = await lexical_candidates(session, fence, lexemes=lexemes, limit=limit)
+        if not candidates:
+            # The lexical search returns every visible record it may: none passes the fences.
+            return None
         admitted = [
             c
             for c in candidates

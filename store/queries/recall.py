@@ -122,22 +122,48 @@ async def memory_channels(session: AsyncSession, *, agent: str, channel_key: str
     return [str(row.id) for row in rows]
 
 
-async def any_visible(session: AsyncSession, fence: Fence) -> bool:
-    """Whether any record passes the fences (so a new agent never pays for encoding)."""
-    if not fence.channel_ids:
-        return False
-    row = await _execute(
-        session, f"SELECT EXISTS (SELECT 1 FROM memory_records m WHERE {FENCE_SQL})", fence.params()
-    )
-    return bool(row.scalar_one())
+@dataclass(frozen=True)
+class Ground:
+    """What recall needs before any fence on who is present: one round trip.
+
+    ``channel_ids``: as :func:`memory_channels`; ``lexemes``: the input's as summaries are
+    indexed (English stems, stop words dropped);
+    ``anything``: whether the agent keeps any record not forgotten in those channels, whoever
+    may see it: without one there is nothing to rank, and a new agent never pays for encoding.
+    """
+
+    channel_ids: list[str]
+    lexemes: list[str]
+    anything: bool
 
 
-async def query_lexemes(session: AsyncSession, query: str) -> list[str]:
-    """The input's lexemes as summaries are indexed: English stems, stop words dropped."""
-    row = await _execute(
-        session, "SELECT tsvector_to_array(to_tsvector('english', :q)) AS lexemes", {"q": query}
+async def recall_ground(
+    session: AsyncSession, *, agent: str, channel_key: str, query: str
+) -> Ground:
+    """The channels, the query's lexemes and whether any record is kept there, in one statement.
+
+    It needs only the agent, the channel and the text, so admission can ask it before the
+    person's turn is written (``activities.memory.recall.MemoryRecall.prime``).
+    """
+    row = (
+        await _execute(
+            session,
+            "WITH ch AS (SELECT c.id FROM channels cur JOIN channels c ON c.agent = cur.agent "
+            "AND (c.id = cur.id OR (cur.memory_group IS NOT NULL "
+            "AND c.memory_group = cur.memory_group)) "
+            "WHERE cur.agent = :agent AND cur.key = :key) "
+            "SELECT ARRAY(SELECT id FROM ch ORDER BY id) AS channel_ids, "
+            "tsvector_to_array(to_tsvector('english', :q)) AS lexemes, "
+            "EXISTS (SELECT 1 FROM memory_records m WHERE m.agent = :agent "
+            "AND m.channel_id IN (SELECT id FROM ch) AND m.forgotten_at IS NULL) AS anything",
+            {"agent": agent, "key": channel_key, "q": query},
+        )
+    ).one()
+    return Ground(
+        channel_ids=[str(i) for i in row.channel_ids or []],
+        lexemes=[str(lexeme) for lexeme in row.lexemes or []],
+        anything=bool(row.anything),
     )
-    return [str(lexeme) for lexeme in row.scalar_one() or []]
 
 
 async def semantic_candidates(
