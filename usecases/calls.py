@@ -13,26 +13,23 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from temporalio.client import Client, WorkflowFailureError
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.client import WorkflowFailureError
 
 from contract import names
 from schemas.ids import check_handle
 from schemas.settings import Settings
-from schemas.voice import CALL_ID_PATTERN, CallState, CallStateQuery, HangUp
+from schemas.voice import CALL_ID_PATTERN, CallState, HangUp
 from temporal.client import connect
 from usecases.errors import UseCaseError
+from usecases.voice import call_state
 
 END_WAIT_S = 30.0
 """How long :func:`end_call` waits for the call's workflow to say it ended."""
 
 OPERATOR = "operator"
 """Who ends a call when the door names nobody."""
-
-QUERY_TIMEOUT = timedelta(seconds=5)
-"""How long a call's workflow has to answer its state query (its worker may be down)."""
 
 _CALL_ID = re.compile(CALL_ID_PATTERN)
 
@@ -44,20 +41,16 @@ class UnknownCallError(UseCaseError):
         super().__init__(f"no call {call_id} is on: `persyn calls list` shows the calls that are")
 
 
-class CallNotAnsweringError(UseCaseError):
-    """A call's workflow does not answer: no worker serves it."""
-
-    def __init__(self, call_id: str) -> None:
-        super().__init__(
-            f"call {call_id} does not answer: no worker serves it (`persyn status` says why)"
-        )
-
-
 class BadCallIdError(UseCaseError):
     """A call ID no transport gives."""
 
-    def __init__(self) -> None:
-        super().__init__("call ID: 1-128 letters, digits or _ . : @ + ~ - (the transport's ID)")
+    def __init__(self, call_id: str) -> None:
+        # The refused text, escaped to one printable line and cut short: it may be anything.
+        quoted = ascii(call_id)
+        shown = quoted if len(quoted) <= 60 else quoted[:57] + "..."
+        super().__init__(
+            f"call ID {shown}: 1-128 letters, digits or _ . : @ + ~ - (the transport's ID)"
+        )
 
 
 @dataclass(frozen=True)
@@ -80,7 +73,9 @@ async def calls_on(settings: Settings, agent: str | None = None) -> list[OnCall]
     client = await connect(settings)
     query = f"WorkflowType = '{names.CALL_WORKFLOW}' AND ExecutionStatus = 'Running'"
     runs = [run async for run in client.list_workflows(query)]
-    states = await asyncio.gather(*(_state(client, run.id) for run in runs))
+    states = await asyncio.gather(
+        *(call_state(client=client, call_id=_call_id(run.id)) for run in runs)
+    )
     found = [
         OnCall(state=state, since=run.start_time)
         for run, state in zip(runs, states, strict=True)
@@ -100,10 +95,10 @@ async def end_call(settings: Settings, call_id: str, by: str = OPERATOR) -> Call
         CallNotAnsweringError: No worker serves the call's workflow.
     """
     if not _CALL_ID.fullmatch(call_id):
-        raise BadCallIdError
+        raise BadCallIdError(call_id)
     client = await connect(settings)
     handle = client.get_workflow_handle(names.call_workflow_id(call_id), result_type=CallState)
-    state = await _state(client, handle.id)
+    state = await call_state(client=client, call_id=call_id)
     if state is None or state.ended is not None:
         raise UnknownCallError(call_id)
     await handle.signal(names.HANG_UP, HangUp(reason=f"ended by {by}"[:200]))
@@ -114,20 +109,6 @@ async def end_call(settings: Settings, call_id: str, by: str = OPERATOR) -> Call
         return state.model_copy(update={"ended": f"ended by {by}"[:200]})
 
 
-async def _state(client: Client, workflow_id: str) -> CallState | None:
-    """A running call's state, or ``None`` once it is gone.
-
-    Raises:
-        CallNotAnsweringError: No worker answered the query in time.
-    """
-    try:
-        state: CallState = await client.get_workflow_handle(workflow_id).query(
-            names.CALL_STATE, CallStateQuery(), result_type=CallState, rpc_timeout=QUERY_TIMEOUT
-        )
-    except RPCError as err:
-        if err.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION):
-            return None
-        if err.status is RPCStatusCode.DEADLINE_EXCEEDED:
-            raise CallNotAnsweringError(workflow_id.removeprefix("call/")) from None
-        raise
-    return state
+def _call_id(workflow_id: str) -> str:
+    """The call ID a call's workflow ID names (``call/{id}``)."""
+    return workflow_id.removeprefix(names.call_workflow_id(""))

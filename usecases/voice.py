@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
@@ -29,9 +29,22 @@ from store.db import Database
 from store.queries import voice as queries
 from temporal import inbox
 from usecases import submission
+from usecases.errors import UseCaseError
 from usecases.presence import WorkerPresence
 
 log = logging.getLogger(__name__)
+
+QUERY_TIMEOUT = timedelta(seconds=5)
+"""How long a call's workflow has to answer its state (its worker may be down)."""
+
+
+class CallNotAnsweringError(UseCaseError):
+    """A call's workflow does not answer: no worker serves it, or the server is away."""
+
+    def __init__(self, call_id: str) -> None:
+        super().__init__(
+            f"call {call_id} does not answer: no worker serves it (`persyn status` says why)"
+        )
 
 
 class CallRefusedError(Exception):
@@ -121,18 +134,31 @@ async def open_call(*, client: Client, settings: Settings, start: StartCallInput
     return state
 
 
-async def call_state(*, client: Client, call_id: str) -> CallState | None:
-    """The state of a running call, or ``None`` when there is none (never placed, or ended)."""
+async def call_state(
+    *, client: Client, call_id: str, timeout: timedelta = QUERY_TIMEOUT
+) -> CallState | None:
+    """The state of a running call, or ``None`` when there is none (never placed, or ended).
+
+    A call that ended, failed or was terminated is ``None`` too: only a running one is on.
+
+    Raises:
+        CallNotAnsweringError: The server or the call's worker did not answer in ``timeout``.
+    """
     handle = client.get_workflow_handle(names.call_workflow_id(call_id))
     try:
-        described = await handle.describe()
-    except RPCError as err:
-        if err.status is RPCStatusCode.NOT_FOUND:
+        described = await handle.describe(rpc_timeout=timeout)
+        if described.status is not WorkflowExecutionStatus.RUNNING:
             return None
+        state: CallState = await handle.query(
+            names.CALL_STATE, CallStateQuery(), result_type=CallState, rpc_timeout=timeout
+        )
+    except RPCError as err:
+        # Gone between the two calls, or closed as the query ran: no call is on.
+        if err.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION):
+            return None
+        if err.status is RPCStatusCode.DEADLINE_EXCEEDED:
+            raise CallNotAnsweringError(call_id) from None
         raise
-    if described.status is not WorkflowExecutionStatus.RUNNING:
-        return None
-    state: CallState = await handle.query(names.CALL_STATE, CallStateQuery(), result_type=CallState)
     return state
 
 

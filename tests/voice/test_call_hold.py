@@ -331,5 +331,23 @@ async def test_an_operator_lists_the_calls_on_and_ends_one(
         == f"error: no call {start.call_id} is on: `persyn calls list` shows the calls that are"
     )
     bad = await asyncio.to_thread(refused, "calls", "end", "call id with spaces")
-    assert bad.startswith("error: call ID: 1-128 letters")
+    assert bad.startswith("error: call ID 'call id with spaces': 1-128 letters")
     assert start.call_id not in await asyncio.to_thread(ok, "calls", "list")
+
+
+async def test_a_terminated_call_is_not_on_for_an_operator(
+    worker: Harness, client: Client, deployment: None
+) -> None:
+    agent = (await worker.create_agent()).handle
+    assert (await worker.say(agent, "hello", channel=TYPED)).marker is not None
+    start = _call(agent)
+    await _start_call(client, worker.task_queue, start)
+    await until(lambda: held_by(client, agent, start.call_id))
+    # Terminated, the call never says it ended: its last state still reads as on.
+    await client.get_workflow_handle(names.call_workflow_id(start.call_id)).terminate(reason="test")
+    gone = await asyncio.to_thread(refused, "calls", "end", start.call_id)
+    assert (
+        gone
+        == f"error: no call {start.call_id} is on: `persyn calls list` shows the calls that are"
+    )
+    assert start.call_id not in await asyncio.to_thread(ok, "calls", "list", "--agent", agent)

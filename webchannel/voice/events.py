@@ -15,7 +15,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from contract import names
 from schemas.voice import CallEvent, CallEventAnswer, HangUp
 from usecases.tokens import TokenPublic
-from usecases.voice import call_state, tell_call
+from usecases.voice import CallNotAnsweringError, call_state, tell_call
 from webchannel.auth import integrator
 from webchannel.body import parse, read_capped
 from webchannel.models import Problem, inline_schema
@@ -67,7 +67,10 @@ async def call_event(
         return CallEventAnswer(call_id=call_id, detail=f"{event.message.type}: nothing to do")
     if call_id is None:
         raise HTTPException(422, "message.call.id: the call that ended is not named")
-    running = await call_state(client=state.client, call_id=call_id)
+    try:
+        running = await call_state(client=state.client, call_id=call_id)
+    except CallNotAnsweringError as err:
+        raise HTTPException(503, str(err)) from None
     if (
         running is None
         or running.call.agent != handle

@@ -15,6 +15,7 @@ from store.queries.voice import attach_call_identity
 from usecases.tokens import TokenPublic
 from usecases.voice import (
     CallEndedError,
+    CallNotAnsweringError,
     CallRefusedError,
     call_state,
     conclusions,
@@ -81,6 +82,8 @@ async def open_session(
             raise HTTPException(403, str(err)) from None
         except CallEndedError as err:
             raise HTTPException(409, str(err)) from None
+        except CallNotAnsweringError as err:
+            raise HTTPException(503, str(err)) from None
         agent = await persona(db=db, agent=handle)
         name, seed = agent if agent is not None else (handle, "")
         session = CallSession(
