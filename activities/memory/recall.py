@@ -182,11 +182,6 @@ class _Grounded:
     ground: Ground
     vector: asyncio.Future[list[float] | None] | None
 
-    def forget(self) -> None:
-        """Stop the embedding nobody will use."""
-        if self.vector is not None:
-            self.vector.cancel()
-
 
 class MemoryRecall:
     """The memory context source.

@@ -106,18 +106,21 @@ def _candidate(row: Any, cosine: float | None = None) -> Candidate:
     )
 
 
+_GROUP_CHANNELS = (
+    "SELECT c.id FROM channels cur JOIN channels c ON c.agent = cur.agent "
+    "AND (c.id = cur.id OR (cur.memory_group IS NOT NULL AND c.memory_group = cur.memory_group)) "
+    "WHERE cur.agent = :agent AND cur.key = :key"
+)
+"""The channel ``:key`` of ``:agent`` and every channel in its memory group, as ``c.id``."""
+
+
 async def memory_channels(session: AsyncSession, *, agent: str, channel_key: str) -> list[str]:
     """IDs of the channel ``service:channel`` and of the channels in its memory group.
 
     Empty when the agent has no such channel (nothing was ever said there).
     """
     rows = await _execute(
-        session,
-        "SELECT c.id FROM channels cur JOIN channels c ON c.agent = cur.agent "
-        "AND (c.id = cur.id OR (cur.memory_group IS NOT NULL "
-        "AND c.memory_group = cur.memory_group)) "
-        "WHERE cur.agent = :agent AND cur.key = :key ORDER BY c.id",
-        {"agent": agent, "key": channel_key},
+        session, f"{_GROUP_CHANNELS} ORDER BY c.id", {"agent": agent, "key": channel_key}
     )
     return [str(row.id) for row in rows]
 
@@ -148,10 +151,7 @@ async def recall_ground(
     row = (
         await _execute(
             session,
-            "WITH ch AS (SELECT c.id FROM channels cur JOIN channels c ON c.agent = cur.agent "
-            "AND (c.id = cur.id OR (cur.memory_group IS NOT NULL "
-            "AND c.memory_group = cur.memory_group)) "
-            "WHERE cur.agent = :agent AND cur.key = :key) "
+            f"WITH ch AS ({_GROUP_CHANNELS}) "
             "SELECT ARRAY(SELECT id FROM ch ORDER BY id) AS channel_ids, "
             "tsvector_to_array(to_tsvector('english', :q)) AS lexemes, "
             "EXISTS (SELECT 1 FROM memory_records m WHERE m.agent = :agent "
