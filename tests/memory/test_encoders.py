@@ -9,14 +9,15 @@ import pytest
 from activities.memory.encoder import EncoderUnavailableError
 from activities.memory.encoders import EncoderConfigError, build_encoder
 from activities.memory.encoders.local import (
+    ATTENTION_CELLS,
     BATCH_SIZE,
     BATCH_TOKENS,
-    CHARS_PER_TOKEN,
     MAX_TOKENS,
     LocalEncoder,
 )
 from activities.memory.encoders.null import NullEncoder
 from activities.memory.encoders.service import ServiceEncoder
+from schemas.ids import new_ulid
 from schemas.settings import Settings
 from temporal.devserver import free_port
 from tests.memory.fake_embeddings import fake_service
@@ -48,22 +49,29 @@ async def test_local_similar_texts_score_higher_than_unrelated(encoder: LocalEnc
     assert dot(query, near) > dot(query, far) + 0.2
 
 
-async def test_local_batches_stay_within_the_token_budget_and_keep_their_order(
+async def test_local_batches_stay_within_the_budgets_and_keep_their_order(
     encoder: LocalEncoder,
 ) -> None:
     # Long texts go a few at a time (the model's working memory grows with length squared),
     # short ones 32 at a time; every text keeps its own vector whichever batch it lands in.
-    texts = [("word " * (20 + 7 * n))[: 40 + 37 * n] for n in range(40)] + ["hi"] * 40
-    batches = encoder._batches(texts)
+    # The budgets hold on true token counts: IDs take a word piece for every two characters
+    # or so, which no estimate from characters would plan for.
+    ids = [" ".join(new_ulid() for _ in range(1 + n // 4)) for n in range(20)]
+    texts = [("word " * (20 + 7 * n))[: 40 + 37 * n] for n in range(40)] + ["hi"] * 40 + ids
+    model = encoder._loaded()
+    lengths = [len(p) for p in model.tokenize(texts)]
+    assert max(lengths) == MAX_TOKENS
+    batches = encoder._batches(lengths)
     assert sorted(i for batch in batches for i in batch) == list(range(len(texts)))
     for batch in batches:
-        longest = max(min(MAX_TOKENS, len(texts[i]) // CHARS_PER_TOKEN + 2) for i in batch)
+        longest = max(lengths[i] for i in batch)
         assert len(batch) == 1 or len(batch) * longest <= BATCH_TOKENS
+        assert len(batch) == 1 or len(batch) * longest * longest <= ATTENTION_CELLS
         assert len(batch) <= BATCH_SIZE
-    assert len(batches) > 3
+    assert max(len(batch) for batch in batches) == BATCH_SIZE
     together = await encoder.encode(texts)
-    alone = [(await encoder.encode([text]))[0] for text in texts[:40:7]]
-    for a, b in zip(together[:40:7], alone, strict=True):
+    alone = [(await encoder.encode([text]))[0] for text in texts[::9]]
+    for a, b in zip(together[::9], alone, strict=True):
         assert dot(a, b) > 0.9999
 
 

@@ -31,13 +31,13 @@ BATCH_SIZE = 32
 """Texts per inference call: large enough to amortise the call, small enough to pad little."""
 
 BATCH_TOKENS = 2048
-"""Padded tokens per inference call at most. The model's working memory grows with batch size
-times the square of the padded length: 32 texts of 256 tokens need several hundred megabytes at
-once, 8 of them a quarter of that, at the same throughput. Short texts still go 32 at a time."""
+"""Padded tokens per inference call at most: the model's activations grow with it."""
 
-CHARS_PER_TOKEN = 3
-"""A cautious guess (English averages about four characters per word piece) used to plan
-batches before tokenizing."""
+ATTENTION_CELLS = 2 * MAX_TOKENS * MAX_TOKENS
+"""Texts per call times the square of their padded length, at most. Attention's working memory
+grows with it, and it is what a worker's memory peak follows: 8 texts of 256 tokens (within
+the token budget) took about 280 MiB at once, 2 of them about 70, for the same throughput
+(bench/encoder_memory.py). Short texts still go 32 at a time."""
 
 _TOKENIZER_IN_PACKAGE = Path("embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")
 
@@ -89,10 +89,10 @@ class _Model:
         from tokenizers import Tokenizer
 
         tokenizer = Tokenizer.from_file(str(tokenizer_file()))
-        # The shipped tokenizer pads every input to 128 tokens; pad to the batch's longest
-        # instead and allow the model's full 256.
+        # The shipped tokenizer pads every input to 128 tokens. Tokenize unpadded, allowing the
+        # model's full 256, so batches are planned on true lengths and padded to their longest.
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        tokenizer.no_padding()
         self.tokenizer = tokenizer
         options = ort.SessionOptions()
         # The encoder shares its host with PostgreSQL and the workers: between operators its
@@ -110,10 +110,18 @@ class _Model:
             str(model_file()), sess_options=options, providers=["CPUExecutionProvider"]
         )
 
-    def encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        encodings = self.tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    def tokenize(self, texts: list[str]) -> list[list[int]]:
+        """Each text's word-piece IDs (truncated to the model's limit, unpadded)."""
+        return [e.ids for e in self.tokenizer.encode_batch(texts)]
+
+    def encode(self, pieces: list[list[int]]) -> npt.NDArray[np.float32]:
+        """Unit vectors of already tokenized texts, run as one batch padded to its longest."""
+        width = max(len(p) for p in pieces)
+        ids = np.zeros((len(pieces), width), dtype=np.int64)
+        mask = np.zeros((len(pieces), width), dtype=np.int64)
+        for row, piece in enumerate(pieces):
+            ids[row, : len(piece)] = piece
+            mask[row, : len(piece)] = 1
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         hidden: npt.NDArray[np.float32] = self.session.run(["last_hidden_state"], feed)[0]
         weights = mask[:, :, None].astype(np.float32)
@@ -171,23 +179,30 @@ class LocalEncoder:
         if not texts:
             return []
         model = self._loaded()
+        pieces = model.tokenize(texts)
         vectors: list[list[float]] = [[] for _ in texts]
-        for chunk in self._batches(texts):
-            encoded = model.encode([texts[i] for i in chunk])
+        for chunk in self._batches([len(p) for p in pieces]):
+            encoded = model.encode([pieces[i] for i in chunk])
             for row, index in enumerate(chunk):
                 vectors[index] = encoded[row].tolist()
         return vectors
 
-    def _batches(self, texts: list[str]) -> list[list[int]]:
-        """Indices of ``texts`` in inference batches of similar length within the token budget."""
-        # Sorted by length, each batch pads to its last (longest) text, and pads little.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    def _batches(self, lengths: list[int]) -> list[list[int]]:
+        """Indices of texts of these token ``lengths`` in inference batches within the budgets.
+
+        Sorted by length, each batch pads to its last (longest) text, and pads little; a batch
+        closes before it would pass the batch size, the token budget or the attention budget.
+        """
+        order = sorted(range(len(lengths)), key=lambda i: lengths[i])
         batches: list[list[int]] = []
         current: list[int] = []
         for index in order:
-            padded = min(MAX_TOKENS, len(texts[index]) // CHARS_PER_TOKEN + 2)
+            padded = lengths[index]
+            wanted = len(current) + 1
             if current and (
-                len(current) >= self._batch_size or (len(current) + 1) * padded > BATCH_TOKENS
+                wanted > self._batch_size
+                or wanted * padded > BATCH_TOKENS
+                or wanted * padded * padded > ATTENTION_CELLS
             ):
                 batches.append(current)
                 current = []
