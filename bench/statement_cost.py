@@ -10,6 +10,8 @@ embedded PostgreSQL, and reads the process's CPU time per statement:
 * ``session, autocommit``: ``Database.autocommit()`` (how the message path reads today);
 * ``session, transaction``: ``Database.session()`` (``BEGIN``/``ROLLBACK`` around it);
 * ``engine connection``: SQLAlchemy Core on a pooled connection, no ORM session;
+* ``lane``: the store's driver lane, a psycopg pool of autocommit connections
+  (``store.lane``), rows as dicts;
 * ``psycopg``: the driver's own async connection, no SQLAlchemy.
 
 Usage: ``python -m bench.statement_cost [--statements 2000] [--blocks 3]``
@@ -32,6 +34,9 @@ from store.db import Database
 QUERY = "SELECT 1 AS x WHERE CAST(:a AS int) = CAST(:a AS int)"
 """One row, one bound parameter: the shape of the path's small reads, with no table work."""
 
+DRIVER_QUERY = QUERY.replace(":a", "%(a)s")
+"""The same statement in psycopg's placeholders."""
+
 
 def _layers(db: Database, raw: psycopg.AsyncConnection) -> dict[str, Callable[[], Awaitable[None]]]:
     engine = db.engine.execution_options(isolation_level="AUTOCOMMIT")
@@ -51,14 +56,18 @@ def _layers(db: Database, raw: psycopg.AsyncConnection) -> dict[str, Callable[[]
         async with engine.connect() as connection:
             (await connection.execute(statement, {"a": 1})).all()
 
+    async def lane() -> None:
+        await db.lane.rows(DRIVER_QUERY, {"a": 1})
+
     async def driver() -> None:
-        cursor = await raw.execute(QUERY.replace(":a", "%(a)s"), {"a": 1})
+        cursor = await raw.execute(DRIVER_QUERY, {"a": 1})
         await cursor.fetchall()
 
     return {
         "session, autocommit": session_autocommit,
         "session, transaction": session_transaction,
         "engine connection": engine_connection,
+        "lane": lane,
         "psycopg": driver,
     }
 

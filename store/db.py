@@ -10,9 +10,15 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from store.lane import Lane
+
+LANE_SIZE = 8
+"""The driver lane's connections at most: its statements are short, and a message's concurrent
+context reads number about fifteen."""
+
 
 class Database:
-    """An async engine and its session factory."""
+    """An async engine and its session factory, and the driver lane beside them."""
 
     def __init__(self, dsn: str, *, pool_size: int = 10) -> None:
         self.dsn = dsn
@@ -35,6 +41,8 @@ class Database:
             class_=AsyncSession,
             expire_on_commit=False,
         )
+        self.lane = Lane(dsn, size=min(pool_size, LANE_SIZE))
+        """Single statements on psycopg itself, for the hot path (:mod:`store.lane`)."""
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[AsyncSession]:
@@ -57,7 +65,8 @@ class Database:
             yield session
 
     async def aclose(self) -> None:
-        """Close every pooled connection."""
+        """Close every pooled connection, the lane's too."""
+        await self.lane.close()
         await self.engine.dispose()
 
 
