@@ -258,21 +258,21 @@ async def measure(dsn: str, exchanges: int) -> list[str]:
 
 async def _rules_only(db: Database, rules: list[GuardrailRule], data: GuardrailInput) -> float:
     """CPU ms of running the rules alone over the exchange's loaded history."""
-    async with db.session() as session:
-        history = await load_history(
-            session,
-            needs=needs(rules),
-            agent=data.agent,
-            now=data.at,
-            conversation_id=data.conversation_id,
-            channel_key=data.channel.key,
-            person_id=data.person_id,
-            activation_id=data.activation_id,
-            inbound=Turn(
-                id=data.inbound_turn_id, role="person", text=sentence(random.Random(1)), at=data.at
-            ),
-            reply=None,
-        )
+    history = await load_history(
+        db.lane,
+        needs=needs(rules),
+        agent=data.agent,
+        now=data.at,
+        conversation_id=data.conversation_id,
+        channel_key=data.channel.key,
+        person_id=data.person_id,
+        activation_id=data.activation_id,
+        inbound=Turn(
+            id=data.inbound_turn_id, role="person", text=sentence(random.Random(1)), at=data.at
+        ),
+        reply=None,
+    )
+
     start = time.process_time()
     evaluate_all(rules, history, on_error=lambda _: None)
     return (time.process_time() - start) * 1000

@@ -15,8 +15,8 @@ from activities.memory.explicit import is_kept_request
 from schemas.autonomy import FiringKind, GoalPublic, QuickFact
 from schemas.events import Trigger
 from store.db import Database
-from store.queries.autonomy import recent_autonomy
-from store.queries.goals import get_facts, list_goals
+from store.queries.autonomy import recent_autonomy_on
+from store.queries.goals import get_facts_on, list_goals_on
 
 
 class GoalsSource:
@@ -31,8 +31,7 @@ class GoalsSource:
 
     async def fetch(self, request: ContextRequest) -> ContextBlock | None:
         """Open and in-progress goals, oldest first, with their steps; stalled ones say so."""
-        async with self._db.autocommit() as session:
-            goals = await list_goals(session, agent=request.agent.handle)
+        goals = await list_goals_on(self._db.lane, agent=request.agent.handle)
         if not goals:
             return None
         items = [goal_item(g, now=request.input.now, stall=self._stall) for g in goals]
@@ -84,8 +83,9 @@ class QuickFactsSource:
     async def fetch(self, request: ContextRequest) -> ContextBlock | None:
         """Facts about ``self`` and each participant."""
         people = list(dict.fromkeys([request.input.person_id, *request.input.participants]))
-        async with self._db.autocommit() as session:
-            facts = await get_facts(session, agent=request.agent.handle, subjects=["self", *people])
+        facts = await get_facts_on(
+            self._db.lane, agent=request.agent.handle, subjects=["self", *people]
+        )
         if not facts:
             return None
         speaker = request.input.event.speaker
@@ -125,10 +125,9 @@ class AutonomyOutcomesSource:
         if trigger not in (Trigger.REMINDER, Trigger.HEARTBEAT):
             return None
         kind = FiringKind.HEARTBEAT if trigger is Trigger.HEARTBEAT else FiringKind.REMINDER
-        async with self._db.autocommit() as session:
-            entries = await recent_autonomy(
-                session, agent=request.agent.handle, kind=kind, limit=self._limit + 1
-            )
+        entries = await recent_autonomy_on(
+            self._db.lane, agent=request.agent.handle, kind=kind, limit=self._limit + 1
+        )
         entries = [e for e in entries if e.event_id != request.input.event.event_id]
         if not entries:
             return None

@@ -14,7 +14,7 @@ from temporalio import activity
 
 from schemas.delivery import Affordance, AffordReplyInput, PacingSettings
 from store.db import Database
-from store.queries.delivery import budget_withheld, pacing_for
+from store.queries.delivery import budget_withheld, pacing_on
 
 
 class PacingActivities:
@@ -28,13 +28,13 @@ class PacingActivities:
     async def afford_reply(self, data: AffordReplyInput) -> Affordance:
         """Whether the agent may still spend on the channel; unpaced channels always may."""
         key = data.channel.key
+        settings = await pacing_on(
+            self._db.lane, agent=data.agent, channel_key=key, defaults=self._pacing
+        )
+        if data.channel.service not in settings.paced_services:
+            return Affordance()
         # Reads only: no transaction around them.
         async with self._db.autocommit() as session:
-            settings = await pacing_for(
-                session, agent=data.agent, channel_key=key, defaults=self._pacing
-            )
-            if data.channel.service not in settings.paced_services:
-                return Affordance()
             withheld = await budget_withheld(
                 session,
                 agent=data.agent,

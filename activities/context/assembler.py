@@ -33,7 +33,7 @@ from schemas.ids import new_ulid
 from schemas.models import ChatMessage
 from schemas.text import estimate_tokens
 from store.db import Database
-from store.queries.agents import get_agent
+from store.queries.agents import agent_on
 from store.queries.runtime import save_prompt
 from store.tables import PromptRow
 
@@ -75,8 +75,7 @@ class ContextAssembler:
 
         Admission reads it beside the turn's write and hands it to :meth:`assemble`.
         """
-        async with self._db.autocommit() as session:
-            return await get_agent(session, handle=handle)
+        return await agent_on(self._db.lane, handle=handle)
 
     async def _fetch(
         self, request: ContextRequest, *, omit: Sequence[str] = ()

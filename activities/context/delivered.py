@@ -12,7 +12,7 @@ from datetime import timedelta
 from activities.context.fencing import Provenance
 from activities.context.model import ContextBlock, ContextRequest, Trim
 from store.db import Database
-from store.queries.contacts import unprompted_messages
+from store.queries.contacts import delivered_texts
 
 
 class DeliveredSource:
@@ -55,20 +55,20 @@ class DeliveredSource:
     async def fetch(self, request: ContextRequest) -> ContextBlock | None:
         """The messages, newest first; nothing when there are none."""
         data = request.input
-        async with self._db.autocommit() as session:
-            rows = await unprompted_messages(
-                session,
-                agent=data.agent,
-                since=data.now - self._window,
-                channel_key=data.channel.key,
-            )
-        texts = [row.text for row in rows if row.text.startswith(self._prefix)]
+        texts = await delivered_texts(
+            self._db.lane,
+            agent=data.agent,
+            channel_key=data.channel.key,
+            since=data.now - self._window,
+            prefix=self._prefix,
+            limit=self._limit,
+        )
         if not texts:
             return None
         return ContextBlock(
             source=self.name,
             title=self._title,
-            items=[f"- {text}" for text in reversed(texts[-self._limit :])],
+            items=[f"- {text}" for text in texts],
             order=self._order,
             trim=Trim.LAST_FIRST,
             provenance=self._provenance,

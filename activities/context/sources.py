@@ -129,8 +129,7 @@ class OpeningSource:
         ids = request.input.opening_turn_ids
         if not ids:
             return None
-        async with self._db.autocommit() as session:
-            turns = await load_turns(session, turn_ids=ids)
+        turns = await load_turns(self._db.lane, turn_ids=ids)
         me = request.agent.name
         lines = [
             f"{me if t.role is Role.AGENT else t.speaker_name}: {_clipped(t.text)}" for t in turns
@@ -182,8 +181,7 @@ class DialogSource:
 
     async def fetch(self, request: ContextRequest) -> ContextBlock:
         """The window's turns as messages; the current input is always last."""
-        async with self._db.autocommit() as session:
-            turns = await load_turns(session, turn_ids=request.input.window_turn_ids)
+        turns = await load_turns(self._db.lane, turn_ids=request.input.window_turn_ids)
         event = request.input.event
         # The input is in the window once written through; anywhere else it is added last.
         if all(turn.turn_id != event.event_id for turn in turns):

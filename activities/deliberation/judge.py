@@ -9,6 +9,7 @@ schema-constrained ``{"speak", "reason"}``; output that cannot be read falls bac
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,7 +25,7 @@ from schemas.deliberation import JudgeInput, SpeakBasis, Verdict, fallback_verdi
 from schemas.dialog import DialogTurn, Role
 from schemas.models import ChatMessage, ModelRequest, TaskType
 from store.db import Database
-from store.queries.agents import get_agent
+from store.queries.agents import agent_on
 from store.queries.dialog import load_turns
 
 JUDGE_SCHEMA: dict[str, Any] = {
@@ -76,9 +77,10 @@ class JudgeActivities:
 
     async def request(self, data: JudgeInput) -> ModelRequest:
         """The judgment's request for ``data``."""
-        async with self._db.autocommit() as session:
-            agent = await get_agent(session, handle=data.agent)
-            turns = await load_turns(session, turn_ids=data.window_turn_ids)
+        agent, turns = await asyncio.gather(
+            agent_on(self._db.lane, handle=data.agent),
+            load_turns(self._db.lane, turn_ids=data.window_turn_ids),
+        )
         name = agent.name if agent is not None else data.agent
         persona = clip(agent.persona, PERSONA_CHARS) if agent is not None else "(unknown)"
         situation = (

@@ -64,14 +64,13 @@ class ParkedSource:
         data = request.input
         if data.task is not TaskType.RESPOND:
             return None
-        async with self._db.autocommit() as session:
-            rows = await waiting_conclusions(
-                session,
-                agent=data.agent,
-                channel_key=data.channel.key,
-                now=data.now,
-                limit=self._settings.parked_limit,
-            )
+        rows = await waiting_conclusions(
+            self._db.lane,
+            agent=data.agent,
+            channel_key=data.channel.key,
+            now=data.now,
+            limit=self._settings.parked_limit,
+        )
         if not rows:
             return None
         return ContextBlock(

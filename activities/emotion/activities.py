@@ -9,6 +9,7 @@ a fast model says whether the request is an optional favour, and only a clear ye
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from datetime import timedelta
 
@@ -40,7 +41,7 @@ from schemas.text import estimate_tokens
 from store.db import Database
 from store.queries.agents import get_agent
 from store.queries.dialog import load_turns
-from store.queries.emotion import insert_reading, latest_readings, prune_readings, reading_for
+from store.queries.emotion import keep_reading, latest_readings, reading_for
 
 
 def _latest(turns: list[DialogTurn], budget: int | None) -> list[DialogTurn]:
@@ -84,16 +85,18 @@ class EmotionActivities:
         ids = [*data.window_turn_ids[-self._settings.classifier_turns :]]
         if data.reply_turn_id is not None and data.reply_turn_id not in ids:
             ids.append(data.reply_turn_id)
-        async with self._db.autocommit() as session:
-            done = await reading_for(session, activation_id=data.activation_id)
-            if done is not None:
-                return EmotionClassified(recorded=True, top=done.top, probability=done.probability)
-            name = data.agent_name
-            if name is None:  # an input recorded before activations carried the name
+        done = await reading_for(self._db.lane, activation_id=data.activation_id)
+        if done is not None:
+            return EmotionClassified(recorded=True, top=done.top, probability=done.probability)
+        name = data.agent_name
+        if name is None:  # an input recorded before activations carried the name
+            async with self._db.autocommit() as session:
                 agent = await get_agent(session, handle=data.agent)
-                name = agent.name if agent is not None else None
-            turns = await load_turns(session, turn_ids=ids)
-            before = await latest_readings(session, agent=data.agent, limit=1, until=data.at)
+            name = agent.name if agent is not None else None
+        turns, before = await asyncio.gather(
+            load_turns(self._db.lane, turn_ids=ids),
+            latest_readings(self._db.lane, agent=data.agent, limit=1, until=data.at),
+        )
         if name is None or not turns:
             return self._skip("no agent or no turns to read")
         budget = self._gateway.registry.plan(
@@ -122,13 +125,11 @@ class EmotionActivities:
             probability=probability,
             distribution=distribution,
         )
-        # Autocommit: the insert and the prune are each one statement, atomic alone, and a
-        # prune that fails leaves old readings for the next one.
-        async with self._db.autocommit() as session:
-            await insert_reading(session, reading=reading)
-            # Long decayed to the baseline: dropping them keeps the table bounded.
-            cutoff = data.at - timedelta(days=self._settings.keep_days)
-            await prune_readings(session, agent=data.agent, before=cutoff)
+        # Long decayed to the baseline: dropping the old readings as each new one is kept keeps
+        # the table bounded. One statement: the insert and the prune are each atomic alone, and
+        # a retry stores nothing twice.
+        cutoff = data.at - timedelta(days=self._settings.keep_days)
+        await keep_reading(self._db.lane, reading=reading, prune_before=cutoff)
         return EmotionClassified(recorded=True, top=top, probability=probability)
 
     @activity.defn(name="emotion.weigh_request")

@@ -38,22 +38,20 @@ class MoodReader:
         self, *, agent: str, now: datetime, conversation_id: str | None = None
     ) -> AgentEmotion:
         """The current state and the recent trajectory (of one conversation, if given)."""
-        async with self._db.autocommit() as session:
-            newest = await latest_readings(session, agent=agent, limit=1, until=now)
-            trajectory = await latest_readings(
-                session,
-                agent=agent,
-                limit=self._settings.trajectory,
-                conversation_id=conversation_id,
-                until=now,
-            )
+        newest = await latest_readings(self._db.lane, agent=agent, limit=1, until=now)
+        trajectory = await latest_readings(
+            self._db.lane,
+            agent=agent,
+            limit=self._settings.trajectory,
+            conversation_id=conversation_id,
+            until=now,
+        )
         state = decayed(newest[-1] if newest else None, now, self._settings)
         return AgentEmotion(agent=agent, state=state, trajectory=trajectory)
 
     async def state(self, *, agent: str, now: datetime) -> EmotionStatePublic:
         """The current state alone: one read, for a gate that needs no trajectory."""
-        async with self._db.autocommit() as session:
-            newest = await latest_readings(session, agent=agent, limit=1, until=now)
+        newest = await latest_readings(self._db.lane, agent=agent, limit=1, until=now)
         return decayed(newest[-1] if newest else None, now, self._settings)
 
     async def in_conversation(
@@ -65,14 +63,13 @@ class MoodReader:
         The same answer as :meth:`emotion` for the conversation and then for the agent, in one
         statement: the agent's latest readings also give the newest one.
         """
-        async with self._db.autocommit() as session:
-            recent, here = await latest_here_and_anywhere(
-                session,
-                agent=agent,
-                conversation_id=conversation_id,
-                limit=self._settings.trajectory,
-                until=now,
-            )
+        recent, here = await latest_here_and_anywhere(
+            self._db.lane,
+            agent=agent,
+            conversation_id=conversation_id,
+            limit=self._settings.trajectory,
+            until=now,
+        )
         if not recent:
             return None
         state = decayed(recent[-1], now, self._settings)

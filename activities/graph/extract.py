@@ -164,7 +164,7 @@ class GraphActivities:
                 # local model must not read all of it for a background enrichment.
                 turns = in_range[-self._settings.extract_turns :]
             else:
-                turns = await load_turns(session, turn_ids=data.turn_ids)
+                turns = await load_turns(self._db.lane, turn_ids=data.turn_ids)
             agent = await get_agent(session, handle=data.agent)
         if not turns or agent is None:
             return ExtractGraphResult()

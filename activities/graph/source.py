@@ -16,7 +16,7 @@ from activities.context.model import ContextBlock, ContextRequest, Trim
 from activities.graph.render import neighbourhood_lines, path_line
 from schemas.graph import GraphSettings
 from store.db import Database
-from store.queries.graph import mentioned_nodes, neighbourhood, shortest_path
+from store.queries.graph import mentioned_nodes_on, neighbourhood_on, shortest_path_on
 
 GRAPH = Provenance(
     source="graph",
@@ -64,24 +64,24 @@ class GraphSource:
 
     async def _lines(self, request: ContextRequest) -> list[str]:
         settings = self._settings
-        async with self._db.autocommit() as session:
-            mentioned = await mentioned_nodes(
-                session,
-                agent=request.input.agent,
-                input_text=request.input.event.text,
-                limit=settings.context_mentions,
+        lane = self._db.lane
+        mentioned = await mentioned_nodes_on(
+            lane,
+            agent=request.input.agent,
+            input_text=request.input.event.text,
+            limit=settings.context_mentions,
+        )
+        if not mentioned:
+            return []
+        seeds = [n.node_id for n in mentioned]
+        found = await neighbourhood_on(
+            lane, seeds=seeds, hops=settings.context_hops, max_edges=settings.context_edges
+        )
+        paths = []
+        for source, target in list(combinations(seeds, 2))[:MAX_PATHS]:
+            path = await shortest_path_on(
+                lane, source_id=source, target_id=target, max_hops=PATH_HOPS
             )
-            if not mentioned:
-                return []
-            seeds = [n.node_id for n in mentioned]
-            found = await neighbourhood(
-                session, seeds=seeds, hops=settings.context_hops, max_edges=settings.context_edges
-            )
-            paths = []
-            for source, target in list(combinations(seeds, 2))[:MAX_PATHS]:
-                path = await shortest_path(
-                    session, source_id=source, target_id=target, max_hops=PATH_HOPS
-                )
-                if path is not None and len(path.edges) > 1:  # one edge is in the neighbourhood
-                    paths.append(path_line(path))
+            if path is not None and len(path.edges) > 1:  # one edge is in the neighbourhood
+                paths.append(path_line(path))
         return [*paths, *neighbourhood_lines(found)]

@@ -131,20 +131,19 @@ class GuardrailActivities:
         firings = [to_firing(row, self._by_id.get(row.rule_id)) for row in held]
         if not self._rules:
             return GuardrailEvaluation(firings=firings)
-        async with self._db.autocommit() as session:
-            inbound, reply = await stored_turns(session, data.inbound_turn_id, data.reply_turn_id)
-            history = await load_history(
-                session,
-                needs=self._needs,
-                agent=data.agent,
-                now=now,
-                conversation_id=data.conversation_id,
-                channel_key=data.channel.key,
-                person_id=data.person_id,
-                activation_id=data.activation_id,
-                inbound=inbound or Turn(id=data.inbound_turn_id, role="person", text="", at=now),
-                reply=reply,
-            )
+        inbound, reply = await stored_turns(self._db.lane, data.inbound_turn_id, data.reply_turn_id)
+        history = await load_history(
+            self._db.lane,
+            needs=self._needs,
+            agent=data.agent,
+            now=now,
+            conversation_id=data.conversation_id,
+            channel_key=data.channel.key,
+            person_id=data.person_id,
+            activation_id=data.activation_id,
+            inbound=inbound or Turn(id=data.inbound_turn_id, role="person", text="", at=now),
+            reply=reply,
+        )
         if self._needs.classify and self._gateway is not None:
             rated = await model_hostility(self._gateway, history.conversation)
             history = replace(history, hostility=rated)

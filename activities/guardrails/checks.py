@@ -94,22 +94,22 @@ class BlockingRuleCheck:
         event = data.event
         async with self._db.autocommit() as session:
             person = await speaker_person(session, data)
-            history = await load_history(
-                session,
-                needs=self._needs,
-                agent=data.agent,
-                now=now,
-                conversation_id=who.conversation,
-                channel_key=data.channel.key,
-                person_id=person,
-                activation_id=who.activation,
-                inbound=Turn(
-                    id=event.event_id, role="person", text=event.text, at=now, person_id=person
-                ),
-                reply=Turn(
-                    id=data.draft_id or event.event_id, role="agent", text=data.candidate, at=now
-                ),
-            )
+        history = await load_history(
+            self._db.lane,
+            needs=self._needs,
+            agent=data.agent,
+            now=now,
+            conversation_id=who.conversation,
+            channel_key=data.channel.key,
+            person_id=person,
+            activation_id=who.activation,
+            inbound=Turn(
+                id=event.event_id, role="person", text=event.text, at=now, person_id=person
+            ),
+            reply=Turn(
+                id=data.draft_id or event.event_id, role="agent", text=data.candidate, at=now
+            ),
+        )
         outcome = evaluate_all(
             self._rules,
             history,

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlmodel.ext.asyncio.session import AsyncSession
-
 from activities.guardrails.history import History, Needs, ToolResult, Turn
+from store.lane import Lane
 from store.queries import guardrails as queries
 from store.queries.guardrails import TurnFacts
 
@@ -23,7 +22,7 @@ def _turn(row: TurnFacts) -> Turn:
 
 
 async def load_history(
-    session: AsyncSession,
+    lane: Lane,
     *,
     needs: Needs,
     agent: str,
@@ -38,12 +37,12 @@ async def load_history(
     """What the rules with ``needs`` read about one exchange, as of ``now``.
 
     ``inbound`` and ``reply`` are given, not read: before the reply is sent (the screen) the
-    candidate is not stored yet.
+    candidate is not stored yet. Every read is one statement on the driver lane.
     """
     conversation: list[Turn] = []
     if needs.conversation_turns and conversation_id is not None:
         rows = await queries.person_turns_in_conversation(
-            session,
+            lane,
             conversation_id=conversation_id,
             limit=needs.conversation_turns,
             through=inbound.id if inbound is not None else None,
@@ -54,7 +53,7 @@ async def load_history(
     replies: list[Turn] = []
     if needs.earlier_replies and conversation_id is not None:
         rows = await queries.agent_replies_before(
-            session,
+            lane,
             conversation_id=conversation_id,
             limit=needs.earlier_replies,
             before=reply.id if reply is not None else None,
@@ -63,13 +62,13 @@ async def load_history(
     person: list[Turn] = []
     if needs.person_window is not None and person_id is not None:
         rows = await queries.person_turns_since(
-            session, agent=agent, person_id=person_id, since=now - needs.person_window, until=now
+            lane, agent=agent, person_id=person_id, since=now - needs.person_window, until=now
         )
         person = [_turn(r) for r in rows]
     channel: list[Turn] = []
     if needs.channel_window is not None:
         rows = await queries.channel_turns_since(
-            session,
+            lane,
             agent=agent,
             channel_key=channel_key,
             since=now - needs.channel_window,
@@ -78,8 +77,8 @@ async def load_history(
         channel = [_turn(r) for r in rows]
     tools: list[ToolResult] = []
     if needs.tool_results and activation_id is not None:
-        calls = await queries.tool_results(session, activation_id=activation_id)
-        tools = [ToolResult(id=c.id, name=c.name, text=c.result or "") for c in calls]
+        calls = await queries.tool_results(lane, activation_id=activation_id)
+        tools = [ToolResult(id=c.id, name=c.name, text=c.result) for c in calls]
     return History(
         now=now,
         inbound=inbound,
@@ -92,9 +91,9 @@ async def load_history(
     )
 
 
-async def stored_turns(session: AsyncSession, *turn_ids: str | None) -> list[Turn | None]:
+async def stored_turns(lane: Lane, *turn_ids: str | None) -> list[Turn | None]:
     """The stored dialog turns with these IDs, in order (``None`` for an ID unknown or unset)."""
     wanted = [t for t in turn_ids if t is not None]
-    rows = await queries.turns_by_id(session, turn_ids=wanted) if wanted else []
+    rows = await queries.turns_by_id(lane, turn_ids=wanted) if wanted else []
     found = {row.id: _turn(row) for row in rows}
     return [found.get(t) if t is not None else None for t in turn_ids]

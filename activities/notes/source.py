@@ -7,14 +7,12 @@ the operator did not write as an instruction, because a note may quote what some
 
 from __future__ import annotations
 
-from sqlmodel.ext.asyncio.session import AsyncSession
-
 from activities.context.fencing import PINNED_NOTES
 from activities.context.model import ContextBlock, ContextRequest, Trim
 from schemas.notes import Note, NoteScope, NoteSource
 from store.db import Database
+from store.lane import Lane
 from store.queries.notes import pinned_for
-from store.sql import execute
 
 ORDER = 44
 """After goals (40), before quick facts (45): standing knowledge before the scratchpad."""
@@ -33,13 +31,13 @@ class PinnedNotesSource:
         """The pinned notes, oldest first: the agent's, then each person's, then the channel's."""
         people = list(dict.fromkeys([request.input.person_id, *request.input.participants]))
         channel = request.input.event.channel.key
-        async with self._db.autocommit() as session:
-            notes = await pinned_for(
-                session, agent=request.agent.handle, person_ids=people, channel_key=channel
-            )
-            if not notes:
-                return None
-            names = await _names(session, request.agent.handle, people)
+        lane = self._db.lane
+        notes = await pinned_for(
+            lane, agent=request.agent.handle, person_ids=people, channel_key=channel
+        )
+        if not notes:
+            return None
+        names = await _names(lane, request.agent.handle, people)
         rank = {NoteScope.AGENT: 0, NoteScope.PERSON: 1, NoteScope.CHANNEL: 2}
         notes.sort(key=lambda n: (rank[n.scope], n.id))
         return ContextBlock(
@@ -52,13 +50,15 @@ class PinnedNotesSource:
         )
 
 
-async def _names(session: AsyncSession, agent: str, people: list[str]) -> dict[str, str]:
-    rows = await execute(
-        session,
-        "SELECT id, display_name FROM people WHERE agent = :agent AND id = ANY(:ids)",
-        {"agent": agent, "ids": people},
-    )
-    return {row.id: row.display_name for row in rows}
+# On the driver lane, like the notes themselves: a read every prompt with pinned notes repeats.
+_NAMES = (
+    "SELECT id, display_name FROM people WHERE agent = %(agent)s AND id = ANY(%(ids)s::varchar[])"
+)
+
+
+async def _names(lane: Lane, agent: str, people: list[str]) -> dict[str, str]:
+    rows = await lane.rows(_NAMES, {"agent": agent, "ids": people})
+    return {row["id"]: row["display_name"] for row in rows}
 
 
 def _item(note: Note, names: dict[str, str]) -> str:

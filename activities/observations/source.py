@@ -12,8 +12,7 @@ from activities.context.fencing import Provenance
 from activities.context.model import ContextBlock, ContextRequest, Trim
 from schemas.observations import Observation
 from store.db import Database
-from store.queries.observations import active_observations
-from store.tables import Person
+from store.queries.observations import active_observations_on
 
 OBSERVATIONS = Provenance(
     source="observations",
@@ -56,14 +55,10 @@ class ObservationsSource:
     async def fetch(self, request: ContextRequest) -> ContextBlock | None:
         """The facts about the speaker, the other participants and the agent, ranked."""
         people = list(dict.fromkeys([request.input.person_id, *request.input.participants]))
-        async with self._db.autocommit() as session:
-            facts = await active_observations(
-                session, agent=request.agent.handle, person_ids=[None, *people]
-            )
-            names: dict[str | None, str] = {None: "you"}
-            for person_id in {f.person_id for f in facts if f.person_id is not None}:
-                person = await session.get(Person, person_id)
-                names[person_id] = person.display_name if person is not None else person_id
+        facts, people_named = await active_observations_on(
+            self._db.lane, agent=request.agent.handle, person_ids=[None, *people]
+        )
+        names: dict[str | None, str] = {None: "you"} | people_named
         if not facts:
             return None
         return ContextBlock(

@@ -33,15 +33,14 @@ class ResidueSource:
         """The items, as of the turn's moment (``input.now``)."""
         if not self._settings.enabled:
             return None
-        async with self._db.autocommit() as session:
-            items = await live_items_on(
-                session,
-                agent=request.agent.handle,
-                channel_key=request.input.event.channel.key,
-                now=request.input.now,
-                expire=timedelta(days=self._settings.expire_days),
-                limit=self._settings.max_items,
-            )
+        items = await live_items_on(
+            self._db.lane,
+            agent=request.agent.handle,
+            channel_key=request.input.event.channel.key,
+            now=request.input.now,
+            expire=timedelta(days=self._settings.expire_days),
+            limit=self._settings.max_items,
+        )
         if not items:
             return None
         return ContextBlock(

@@ -7,6 +7,7 @@ from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.agents import AgentConfig, AgentCreate, AgentPublic
+from store.lane import Lane
 from store.tables import Agent
 from store.tables.columns import utcnow
 
@@ -56,6 +57,23 @@ async def get_agent(session: AsyncSession, *, handle: str) -> AgentPublic | None
     """One agent, or ``None``."""
     row = await session.get(Agent, handle)
     return to_public(row) if row is not None else None
+
+
+_AGENT = "SELECT handle, name, persona, config, created_at FROM agents WHERE handle = %(handle)s"
+
+
+async def agent_on(lane: Lane, *, handle: str) -> AgentPublic | None:
+    """One agent, or ``None``: :func:`get_agent` on the driver lane, for every message's prompt."""
+    row = await lane.first(_AGENT, {"handle": handle})
+    if row is None:
+        return None
+    return AgentPublic(
+        handle=row["handle"],
+        name=row["name"],
+        persona=row["persona"],
+        config=AgentConfig.model_validate(row["config"]),
+        created_at=row["created_at"],
+    )
 
 
 async def list_agents(session: AsyncSession) -> list[AgentPublic]:

@@ -21,6 +21,7 @@ from schemas.autonomy import (
     ReminderPublic,
     ReminderStatus,
 )
+from store.lane import Lane
 from store.queries.tool_calls import calls_of
 from store.tables.agents import Agent
 from store.tables.autonomy import AutonomyLogRow, HeartbeatRow, ReminderRow
@@ -330,6 +331,54 @@ async def recent_autonomy(
                 said=activation.text if activation else None,
                 tools=tools_by_activation.get(activation.id, []) if activation else [],
                 assessment=log.assessment,
+            )
+        )
+    return entries
+
+
+# The context source's copy of :func:`recent_autonomy`, on the driver lane: two statements (the
+# firings, then their activations with the tools each called) in place of the session's three.
+_RECENT_FIRINGS = """
+    SELECT kind, fired_at, event_id, reminder_id, objective, assessment
+      FROM autonomy_log
+     WHERE agent = %(agent)s AND delivered IS true AND kind = %(kind)s
+     ORDER BY fired_at DESC
+     LIMIT %(limit)s::integer
+"""
+_FIRING_ACTIVATIONS = """
+    SELECT a.event_id, a.outcome, a.text,
+           ARRAY(SELECT c.name || CASE WHEN c.is_error THEN ' (failed)' ELSE '' END
+                   FROM tool_calls AS c
+                  WHERE c.activation_id = a.id
+                  ORDER BY c.created_at, c.seq) AS tools
+      FROM activations AS a
+     WHERE a.event_id = ANY(%(events)s::varchar[])
+"""
+
+
+async def recent_autonomy_on(
+    lane: Lane, *, agent: str, kind: FiringKind, limit: int = 10
+) -> list[AutonomyEntry]:
+    """:func:`recent_autonomy` of one kind on the driver lane, for the prompt's outcomes."""
+    logs = await lane.rows(_RECENT_FIRINGS, {"agent": agent, "kind": kind.value, "limit": limit})
+    if not logs:
+        return []
+    found = await lane.rows(_FIRING_ACTIVATIONS, {"events": [log["event_id"] for log in logs]})
+    activations = {row["event_id"]: row for row in found}
+    entries = []
+    for log in logs:
+        activation = activations.get(log["event_id"])
+        entries.append(
+            AutonomyEntry(
+                kind=FiringKind(log["kind"]),
+                fired_at=log["fired_at"],
+                event_id=log["event_id"],
+                reminder_id=log["reminder_id"],
+                objective=log["objective"],
+                outcome=activation["outcome"] if activation else "pending",
+                said=activation["text"] if activation else None,
+                tools=activation["tools"] if activation else [],
+                assessment=log["assessment"],
             )
         )
     return entries

@@ -12,9 +12,10 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from schemas.autonomy import SELF_SERVICE
 from schemas.dialog import DialogTurn, Role
 from schemas.events import ChannelRef
+from store.lane import Lane
 from store.queries.dialog import record_turn
 from store.queries.runtime import add_outbox
-from store.tables import Channel, Conversation, DialogTurnRow, Identity, OutboxRow, Person
+from store.tables import Channel, Conversation, DialogTurnRow, Identity, Person
 
 
 @dataclass(frozen=True)
@@ -154,19 +155,28 @@ async def send_unprompted(
     return conversation, queued
 
 
-async def unprompted_messages(
-    session: AsyncSession,
-    *,
-    agent: str,
-    since: datetime | None = None,
-    channel_key: str | None = None,
-    limit: int = 50,
-) -> list[OutboxRow]:
-    """Messages the agent sent on its own, oldest first (the newest ``limit``)."""
-    query = select(OutboxRow).where(OutboxRow.agent == agent, col(OutboxRow.unprompted).is_(True))
-    if since is not None:
-        query = query.where(OutboxRow.created_at > since)
-    if channel_key is not None:
-        query = query.where(OutboxRow.channel_key == channel_key)
-    rows = list(await session.exec(query.order_by(col(OutboxRow.created_at).desc()).limit(limit)))
-    return rows[::-1]
+_DELIVERED = """
+    SELECT text FROM outbox
+     WHERE agent = %(agent)s AND channel_key = %(channel_key)s AND unprompted
+       AND created_at > %(since)s AND starts_with(text, %(prefix)s)
+     ORDER BY created_at DESC
+     LIMIT %(limit)s
+"""
+
+
+async def delivered_texts(
+    lane: Lane, *, agent: str, channel_key: str, since: datetime, prefix: str, limit: int
+) -> list[str]:
+    """Unprompted messages of one kind on a channel: the newest ``limit``, newest first.
+
+    The kind is told by the text's ``prefix`` (a sandbox report, a finished render); only
+    messages after ``since`` count. On the lane: every prompt asks.
+    """
+    params = {
+        "agent": agent,
+        "channel_key": channel_key,
+        "since": since,
+        "prefix": prefix,
+        "limit": limit,
+    }
+    return [row["text"] for row in await lane.rows(_DELIVERED, params)]

@@ -11,6 +11,7 @@ from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.deliberation import Objection, SettleInput
+from store.lane import Lane
 from store.sql import insert_once
 from store.tables.deliberation import ParkedConclusionRow, SpeakDecisionRow
 
@@ -52,22 +53,26 @@ async def park_conclusion(
     return inserted
 
 
+# On the driver lane: every reply's prompt reads it (``activities.deliberation.parked_source``).
+_WAITING = """
+    SELECT id, agent, channel_key, activation_id, conversation_id, candidate, objections,
+           refined, created_at, expires_at, consumed_at, consumed_by
+      FROM parked_conclusions
+     WHERE agent = %(agent)s AND channel_key = %(channel_key)s
+       AND consumed_at IS NULL AND expires_at > %(now)s
+     ORDER BY created_at DESC
+     LIMIT %(limit)s
+"""
+
+
 async def waiting_conclusions(
-    session: AsyncSession, *, agent: str, channel_key: str, now: datetime, limit: int
+    lane: Lane, *, agent: str, channel_key: str, now: datetime, limit: int
 ) -> list[ParkedConclusionRow]:
     """Unconsumed, unexpired conclusions for ``agent`` on ``channel_key``, newest first."""
-    rows = await session.exec(
-        select(ParkedConclusionRow)
-        .where(
-            ParkedConclusionRow.agent == agent,
-            ParkedConclusionRow.channel_key == channel_key,
-            col(ParkedConclusionRow.consumed_at).is_(None),
-            ParkedConclusionRow.expires_at > now,
-        )
-        .order_by(col(ParkedConclusionRow.created_at).desc())
-        .limit(limit)
+    rows = await lane.rows(
+        _WAITING, {"agent": agent, "channel_key": channel_key, "now": now, "limit": limit}
     )
-    return list(rows)
+    return [ParkedConclusionRow(**row) for row in rows]
 
 
 async def conclusions_by_id(

@@ -18,6 +18,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.delivery import BUDGET_EXHAUSTED, DeliveryStatus, PacingSettings
 from schemas.text import estimate_tokens
+from store.lane import Lane
 from store.tables import OutboxRow, UsageRow
 from store.tables.delivery import EVERY_CHANNEL, PacingOverrideRow
 
@@ -167,18 +168,35 @@ async def pacing_for(
     session: AsyncSession, *, agent: str, channel_key: str, defaults: PacingSettings
 ) -> PacingSettings:
     """The defaults, overridden by the agent's own for every channel, then for this one."""
-    rows = {
-        row.channel_key: row.settings
-        for row in await session.exec(
-            select(PacingOverrideRow).where(
-                PacingOverrideRow.agent == agent,
-                col(PacingOverrideRow.channel_key).in_([EVERY_CHANNEL, channel_key]),
-            )
+    rows = await session.exec(
+        select(PacingOverrideRow).where(
+            PacingOverrideRow.agent == agent,
+            col(PacingOverrideRow.channel_key).in_([EVERY_CHANNEL, channel_key]),
         )
-    }
+    )
+    return _merged(defaults, {row.channel_key: row.settings for row in rows}, channel_key)
+
+
+_OVERRIDES = (
+    "SELECT channel_key, settings FROM pacing_overrides "
+    "WHERE agent = %(agent)s AND channel_key = ANY(%(keys)s::varchar[])"
+)
+
+
+async def pacing_on(
+    lane: Lane, *, agent: str, channel_key: str, defaults: PacingSettings
+) -> PacingSettings:
+    """:func:`pacing_for` on the driver lane, for the check before every reply."""
+    rows = await lane.rows(_OVERRIDES, {"agent": agent, "keys": [EVERY_CHANNEL, channel_key]})
+    return _merged(defaults, {row["channel_key"]: row["settings"] for row in rows}, channel_key)
+
+
+def _merged(
+    defaults: PacingSettings, overrides: dict[str, dict[str, Any]], channel_key: str
+) -> PacingSettings:
     merged: dict[str, Any] = defaults.model_dump()
-    merged.update(rows.get(EVERY_CHANNEL, {}))
-    merged.update(rows.get(channel_key, {}))
+    merged.update(overrides.get(EVERY_CHANNEL, {}))
+    merged.update(overrides.get(channel_key, {}))
     return PacingSettings.model_validate(merged)
 
 

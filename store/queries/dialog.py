@@ -17,6 +17,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.dialog import DialogTurn, Role
 from schemas.events import ChannelRef
+from store.lane import Lane
 from store.queries.people import ensure_channel
 from store.sql import execute
 from store.tables import Conversation, DialogTurnRow
@@ -188,34 +189,31 @@ def _to_turn(row: DialogTurnRow) -> DialogTurn:
     )
 
 
-# One array parameter instead of an expanded IN list, and plain rows instead of ORM objects:
-# every prompt loads its window (up to dozens of IDs), and SQLAlchemy re-rendered the IN list
-# and built an instance per turn on each call, most of this read's CPU.
-_LOAD_TURNS = text(
-    """
+# One array parameter instead of an expanded IN list, on the driver lane: every prompt loads
+# its window (up to dozens of IDs), and through the session the statement, the bridge and the
+# row objects were most of this read's CPU.
+_LOAD_TURNS = """
     SELECT id, conversation_id, role, speaker_id, speaker_name, text, at
       FROM dialog_turns
-     WHERE id = ANY(CAST(:ids AS varchar[]))
+     WHERE id = ANY(%(ids)s::varchar[])
      ORDER BY seq
-    """
-)
+"""
 
 
-async def load_turns(session: AsyncSession, *, turn_ids: Sequence[str]) -> list[DialogTurn]:
+async def load_turns(lane: Lane, *, turn_ids: Sequence[str]) -> list[DialogTurn]:
     """The turns with these IDs, in the order they arrived."""
     if not turn_ids:
         return []
-    connection = await session.connection()
-    rows = await connection.execute(_LOAD_TURNS, {"ids": list(turn_ids)})
+    rows = await lane.rows(_LOAD_TURNS, {"ids": list(turn_ids)})
     return [
         DialogTurn(
-            turn_id=row.id,
-            conversation_id=row.conversation_id,
-            role=Role(row.role),
-            speaker_id=row.speaker_id,
-            speaker_name=row.speaker_name,
-            text=row.text,
-            at=row.at,
+            turn_id=row["id"],
+            conversation_id=row["conversation_id"],
+            role=Role(row["role"]),
+            speaker_id=row["speaker_id"],
+            speaker_name=row["speaker_name"],
+            text=row["text"],
+            at=row["at"],
         )
         for row in rows
     ]

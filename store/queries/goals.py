@@ -13,6 +13,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.autonomy import GoalKind, GoalPublic, GoalStatus, QuickFact
 from schemas.ids import new_ulid
+from store.lane import Lane
 from store.tables.autonomy import GoalRow, QuickFactRow
 
 OPEN_STATUSES = (GoalStatus.OPEN, GoalStatus.IN_PROGRESS)
@@ -96,6 +97,52 @@ async def list_goals(
         .limit(limit)
     )
     return [goal_public(row) for row in rows]
+
+
+# The context source's copy of :func:`list_goals`, on the driver lane: every prompt reads the
+# open goals, and through a session the ORM's statement and row objects were most of its CPU.
+_LIST_GOALS = """
+    SELECT id, description, status, created_at, updated_at, note, title, kind, progress_signal,
+           set_by, state, next_step, last_step, last_step_at, blocked_by, moved_at
+      FROM goals
+     WHERE agent = %(agent)s AND status = ANY(%(statuses)s::varchar[])
+     ORDER BY id
+     LIMIT %(limit)s::integer
+"""
+
+
+async def list_goals_on(
+    lane: Lane,
+    *,
+    agent: str,
+    statuses: Sequence[GoalStatus] = OPEN_STATUSES,
+    limit: int = 50,
+) -> list[GoalPublic]:
+    """:func:`list_goals` as one statement on the driver lane, for the prompt's goals."""
+    rows = await lane.rows(
+        _LIST_GOALS, {"agent": agent, "statuses": [s.value for s in statuses], "limit": limit}
+    )
+    return [
+        GoalPublic(
+            goal_id=row["id"],
+            description=row["description"],
+            status=GoalStatus(row["status"]),
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+            note=row["note"],
+            title=row["title"],
+            kind=GoalKind(row["kind"]),
+            progress_signal=row["progress_signal"],
+            set_by="operator" if row["set_by"] == "operator" else "agent",
+            state=row["state"],
+            next_step=row["next_step"],
+            last_step=row["last_step"],
+            last_step_at=row["last_step_at"],
+            blocked_by=row["blocked_by"],
+            moved_at=row["moved_at"] or row["updated_at"],
+        )
+        for row in rows
+    ]
 
 
 async def get_goal(session: AsyncSession, *, agent: str, goal_id: str) -> GoalPublic | None:
@@ -209,6 +256,26 @@ async def get_facts(
     return [
         QuickFact(subject=r.subject, key=r.key, value=r.value, updated_at=r.updated_at)
         for r in rows
+    ]
+
+
+# The context source's copy of :func:`get_facts`, on the driver lane (see ``_LIST_GOALS``).
+_GET_FACTS = """
+    SELECT subject, key, value, updated_at
+      FROM quick_facts
+     WHERE agent = %(agent)s AND subject = ANY(%(subjects)s::varchar[])
+     ORDER BY subject, key
+"""
+
+
+async def get_facts_on(lane: Lane, *, agent: str, subjects: Sequence[str]) -> list[QuickFact]:
+    """:func:`get_facts` about these subjects as one statement on the driver lane."""
+    rows = await lane.rows(_GET_FACTS, {"agent": agent, "subjects": list(subjects)})
+    return [
+        QuickFact(
+            subject=row["subject"], key=row["key"], value=row["value"], updated_at=row["updated_at"]
+        )
+        for row in rows
     ]
 
 

@@ -3,19 +3,25 @@
 Edges are never deleted: a contradicted edge gets ``invalidated_at`` and the ID of the edge
 that replaced it, so every read can be asked "as of" a time. Reads walk the graph with
 recursive CTEs bounded by hop count and row count, so a hub entity cannot make a prompt slow.
+
+Each read is written once, with psycopg's ``%(name)s`` placeholders, and runs either in a
+session (the ``query_graph`` tool) or on the driver lane (``store.lane``: the context source,
+which reads on every prompt); the functions ending in ``_on`` take the lane.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, LiteralString
 
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.graph import MAX_HOPS, GraphEdge, GraphNode, GraphPath, Neighbourhood
 from schemas.ids import new_ulid
+from store.lane import Lane
 from store.sql import execute
 
 MAX_NAME_WORDS = 4
@@ -40,13 +46,30 @@ def mention_keys(input_text: str, *, max_words: int = MAX_NAME_WORDS) -> list[st
     return sorted(keys)
 
 
-def _valid(alias: str, as_of: datetime | None) -> str:
+Reader = Callable[[LiteralString, Mapping[str, Any]], Awaitable[Sequence[Mapping[str, Any]]]]
+"""Runs one read's statement and returns its rows: :meth:`store.lane.Lane.rows`, or
+:func:`_in_session`."""
+
+
+def _in_session(session: AsyncSession) -> Reader:
+    """A reader running the statements on the session's connection, inside its transaction."""
+
+    async def rows(sql: LiteralString, params: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
+        connection = await session.connection()
+        # Straight to the driver: the text has psycopg's placeholders, as the lane takes it.
+        result = await connection.exec_driver_sql(sql, dict(params))
+        return [dict(row._mapping) for row in result]
+
+    return rows
+
+
+def _valid(alias: LiteralString, as_of: datetime | None) -> LiteralString:
     """SQL for "edge ``alias`` held at ``as_of``" (now when ``None``)."""
     if as_of is None:
         return f"{alias}.invalidated_at IS NULL"
     return (
-        f"{alias}.valid_from <= :as_of"
-        f" AND ({alias}.invalidated_at IS NULL OR {alias}.invalidated_at > :as_of)"
+        f"{alias}.valid_from <= %(as_of)s"
+        f" AND ({alias}.invalidated_at IS NULL OR {alias}.invalidated_at > %(as_of)s)"
     )
 
 
@@ -56,26 +79,26 @@ _EDGE_COLUMNS = (
 )
 
 
-def _node(row: Any) -> GraphNode:
+def _node(row: Mapping[str, Any]) -> GraphNode:
     return GraphNode(
-        node_id=row.id,
-        type=row.type,
-        name=row.name,
-        attributes=dict(row.attributes or {}),
-        person_id=row.person_id,
+        node_id=row["id"],
+        type=row["type"],
+        name=row["name"],
+        attributes=dict(row["attributes"] or {}),
+        person_id=row["person_id"],
     )
 
 
-def _edge(row: Any) -> GraphEdge:
+def _edge(row: Mapping[str, Any]) -> GraphEdge:
     return GraphEdge(
-        edge_id=row.id,
-        type=row.type,
-        source_id=row.source_id,
-        target_id=row.target_id,
-        conversation_id=row.conversation_id,
-        valid_from=row.valid_from,
-        invalidated_at=row.invalidated_at,
-        invalidated_by=row.invalidated_by,
+        edge_id=row["id"],
+        type=row["type"],
+        source_id=row["source_id"],
+        target_id=row["target_id"],
+        conversation_id=row["conversation_id"],
+        valid_from=row["valid_from"],
+        invalidated_at=row["invalidated_at"],
+        invalidated_by=row["invalidated_by"],
     )
 
 
@@ -200,6 +223,22 @@ async def invalidate_edge(
     return bool(result.rowcount)
 
 
+async def _mentioned(read: Reader, agent: str, input_text: str, limit: int) -> list[GraphNode]:
+    keys = mention_keys(input_text)
+    if not keys:
+        return []
+    rows = await read(
+        f"""
+        SELECT {_NODE_COLUMNS} FROM graph_nodes
+         WHERE agent = %(agent)s AND name_key = ANY(CAST(%(keys)s AS text[]))
+         ORDER BY length(name_key) DESC, id
+         LIMIT %(limit)s
+        """,
+        {"agent": agent, "keys": keys, "limit": limit},
+    )
+    return [_node(row) for row in rows]
+
+
 async def mentioned_nodes(
     session: AsyncSession, *, agent: str, input_text: str, limit: int = 8
 ) -> list[GraphNode]:
@@ -207,44 +246,36 @@ async def mentioned_nodes(
 
     Longer names first (a mention of "New York" beats one of "York").
     """
-    keys = mention_keys(input_text)
-    if not keys:
-        return []
-    result = await execute(
-        session,
-        f"""
-        SELECT {_NODE_COLUMNS} FROM graph_nodes
-         WHERE agent = :agent AND name_key = ANY(CAST(:keys AS text[]))
-         ORDER BY length(name_key) DESC, id
-         LIMIT :limit
-        """,
-        {"agent": agent, "keys": keys, "limit": limit},
-    )
-    return [_node(row) for row in result]
+    return await _mentioned(_in_session(session), agent, input_text, limit)
+
+
+async def mentioned_nodes_on(
+    lane: Lane, *, agent: str, input_text: str, limit: int = 8
+) -> list[GraphNode]:
+    """:func:`mentioned_nodes` on the driver lane."""
+    return await _mentioned(lane.rows, agent, input_text, limit)
 
 
 async def nodes_named(session: AsyncSession, *, agent: str, names: list[str]) -> list[GraphNode]:
     """The agent's entities called any of ``names`` (matched as name keys)."""
     keys = sorted({name_key(n) for n in names} - {""})
-    result = await execute(
-        session,
+    rows = await _in_session(session)(
         f"SELECT {_NODE_COLUMNS} FROM graph_nodes"
-        " WHERE agent = :agent AND name_key = ANY(CAST(:keys AS text[])) ORDER BY id",
+        " WHERE agent = %(agent)s AND name_key = ANY(CAST(%(keys)s AS text[])) ORDER BY id",
         {"agent": agent, "keys": keys},
     )
-    return [_node(row) for row in result]
+    return [_node(row) for row in rows]
 
 
-async def _nodes(session: AsyncSession, ids: list[str]) -> dict[str, GraphNode]:
-    result = await execute(
-        session,
-        f"SELECT {_NODE_COLUMNS} FROM graph_nodes WHERE id = ANY(CAST(:ids AS varchar[]))",
+async def _nodes(read: Reader, ids: list[str]) -> dict[str, GraphNode]:
+    rows = await read(
+        f"SELECT {_NODE_COLUMNS} FROM graph_nodes WHERE id = ANY(CAST(%(ids)s AS varchar[]))",
         {"ids": ids},
     )
-    return {row.id: _node(row) for row in result}
+    return {row["id"]: _node(row) for row in rows}
 
 
-def _steps(as_of: datetime | None, *, with_edge: bool) -> str:
+def _steps(as_of: datetime | None, *, with_edge: bool) -> LiteralString:
     """A lateral step from ``w.node_id`` to each neighbour, direction ignored."""
     edge = "e.id AS edge_id, " if with_edge else ""
     return f"""
@@ -272,18 +303,36 @@ async def neighbourhood(
     Relations nearest the seeds come first, newest first at each distance; past
     ``max_edges`` the rest are dropped and ``truncated`` says so.
     """
+    return await _neighbourhood(_in_session(session), seeds, hops, as_of, max_edges)
+
+
+async def neighbourhood_on(
+    lane: Lane,
+    *,
+    seeds: list[str],
+    hops: int = 1,
+    as_of: datetime | None = None,
+    max_edges: int = 50,
+) -> Neighbourhood:
+    """:func:`neighbourhood` on the driver lane."""
+    return await _neighbourhood(lane.rows, seeds, hops, as_of, max_edges)
+
+
+async def _neighbourhood(
+    read: Reader, seeds: list[str], hops: int, as_of: datetime | None, max_edges: int
+) -> Neighbourhood:
+    """:func:`neighbourhood`, its statements run by ``read``."""
     hops = max(1, min(hops, MAX_HOPS))
     if not seeds:
         return Neighbourhood(seeds=[], hops=hops, nodes=[], edges=[])
-    result = await execute(
-        session,
+    rows = await read(
         f"""
         WITH RECURSIVE walk(node_id, depth) AS (
-            SELECT CAST(s AS varchar), 0 FROM unnest(CAST(:seeds AS varchar[])) AS s
+            SELECT CAST(s AS varchar), 0 FROM unnest(CAST(%(seeds)s AS varchar[])) AS s
             UNION
             SELECT n.next_id, w.depth + 1
               FROM walk w CROSS JOIN LATERAL ({_steps(as_of, with_edge=False)}) n
-             WHERE w.depth < :hops - 1
+             WHERE w.depth < %(hops)s - 1
         ), inner_nodes AS (
             SELECT node_id, min(depth) AS depth FROM walk GROUP BY node_id
         ), near AS (
@@ -300,15 +349,15 @@ async def neighbourhood(
         SELECT {", ".join("e." + c for c in _EDGE_COLUMNS.split(", "))}
           FROM near JOIN graph_edges e ON e.id = near.id
          ORDER BY near.depth, e.valid_from DESC, e.id
-         LIMIT :limit
+         LIMIT %(limit)s
         """,
         {"seeds": seeds, "hops": hops, "as_of": as_of, "limit": max_edges + 1},
     )
-    edges = [_edge(row) for row in result]
+    edges = [_edge(row) for row in rows]
     truncated = len(edges) > max_edges
     edges = edges[:max_edges]
     ids = sorted({*seeds, *(e.source_id for e in edges), *(e.target_id for e in edges)})
-    nodes = await _nodes(session, ids)
+    nodes = await _nodes(read, ids)
     return Neighbourhood(
         seeds=seeds,
         hops=hops,
@@ -323,23 +372,22 @@ PATH_LEVEL_ROWS = 20_000
 
 
 async def _level(
-    session: AsyncSession, frontier: list[str], as_of: datetime | None
+    read: Reader, frontier: list[str], as_of: datetime | None
 ) -> list[tuple[str, str, str]] | None:
     """(edge, from, to) for every edge touching ``frontier``; ``None`` past the row cap."""
-    result = await execute(
-        session,
+    found = await read(
         f"""
         SELECT e.id, e.source_id AS here, e.target_id AS there FROM graph_edges e
-         WHERE e.source_id = ANY(CAST(:frontier AS varchar[])) AND {_valid("e", as_of)}
+         WHERE e.source_id = ANY(CAST(%(frontier)s AS varchar[])) AND {_valid("e", as_of)}
         UNION ALL
         SELECT e.id, e.target_id, e.source_id FROM graph_edges e
-         WHERE e.target_id = ANY(CAST(:frontier AS varchar[])) AND {_valid("e", as_of)}
+         WHERE e.target_id = ANY(CAST(%(frontier)s AS varchar[])) AND {_valid("e", as_of)}
         ORDER BY 1
-        LIMIT :limit
+        LIMIT %(limit)s
         """,
         {"frontier": frontier, "as_of": as_of, "limit": PATH_LEVEL_ROWS + 1},
     )
-    rows = [(str(row.id), str(row.here), str(row.there)) for row in result]
+    rows = [(str(row["id"]), str(row["here"]), str(row["there"])) for row in found]
     return None if len(rows) > PATH_LEVEL_ROWS else rows
 
 
@@ -380,6 +428,25 @@ async def shortest_path(
     degree^hops). A level that would read more than ``PATH_LEVEL_ROWS`` relations ends the
     search with ``None``.
     """
+    return await _shortest_path(_in_session(session), source_id, target_id, max_hops, as_of)
+
+
+async def shortest_path_on(
+    lane: Lane,
+    *,
+    source_id: str,
+    target_id: str,
+    max_hops: int = MAX_HOPS,
+    as_of: datetime | None = None,
+) -> GraphPath | None:
+    """:func:`shortest_path` on the driver lane."""
+    return await _shortest_path(lane.rows, source_id, target_id, max_hops, as_of)
+
+
+async def _shortest_path(
+    read: Reader, source_id: str, target_id: str, max_hops: int, as_of: datetime | None
+) -> GraphPath | None:
+    """:func:`shortest_path`, its statements run by ``read``."""
     max_hops = max(1, min(max_hops, MAX_HOPS))
     sides: tuple[_Visited, _Visited] = ({source_id: None}, {target_id: None})
     frontiers = ([source_id], [target_id])
@@ -389,7 +456,7 @@ async def shortest_path(
             break
         side = 0 if len(frontiers[0]) <= len(frontiers[1]) else 1
         visited, other = sides[side], sides[1 - side]
-        rows = await _level(session, frontiers[side], as_of)
+        rows = await _level(read, frontiers[side], as_of)
         if rows is None:
             return None
         reached: list[str] = []
@@ -409,13 +476,12 @@ async def shortest_path(
     tail_nodes, tail_edges = _walk_back(sides[1], meeting)
     node_ids = head_nodes + tail_nodes[::-1][1:]
     edge_ids = head_edges + tail_edges[::-1]
-    nodes = await _nodes(session, node_ids)
-    found = await execute(
-        session,
-        f"SELECT {_EDGE_COLUMNS} FROM graph_edges WHERE id = ANY(CAST(:ids AS varchar[]))",
+    nodes = await _nodes(read, node_ids)
+    found = await read(
+        f"SELECT {_EDGE_COLUMNS} FROM graph_edges WHERE id = ANY(CAST(%(ids)s AS varchar[]))",
         {"ids": edge_ids},
     )
-    edges = {r.id: _edge(r) for r in found}
+    edges = {r["id"]: _edge(r) for r in found}
     return GraphPath(
         source_id=source_id,
         target_id=target_id,

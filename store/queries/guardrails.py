@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import LiteralString, Protocol
 
-from sqlalchemy import Executable, func, tuple_, update
-from sqlalchemy import select as select_columns
+from sqlalchemy import func, tuple_, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from store.tables import DialogTurnRow, Identity
-from store.tables.agents import Channel
-from store.tables.autonomy import ToolCallRow
+from store.lane import Lane
+from store.tables import Identity
 from store.tables.guardrails import GuardrailCooldownRow, GuardrailFiringRow
 
 
@@ -29,116 +28,116 @@ class TurnFacts(Protocol):
     conversation_id: str
 
 
-_FACTS = (
-    col(DialogTurnRow.id),
-    col(DialogTurnRow.role),
-    col(DialogTurnRow.text),
-    col(DialogTurnRow.at),
-    col(DialogTurnRow.person_id),
-    col(DialogTurnRow.conversation_id),
+@dataclass(slots=True)
+class _Facts:
+    id: str
+    role: str
+    text: str
+    at: datetime
+    person_id: str | None
+    conversation_id: str
+
+
+# The history reads run on the driver lane: every exchange's evaluation and every blocking
+# rule's screen read them, and through the session the statement building cost more than the
+# reads. Only the columns of TurnFacts: a whole row would parse each turn's embedding too.
+_FACTS = "SELECT d.id, d.role, d.text, d.at, d.person_id, d.conversation_id FROM dialog_turns d "
+_LATEST_FIRST = " ORDER BY d.seq DESC LIMIT %(limit)s"
+
+
+async def _facts(lane: Lane, sql: LiteralString, params: Mapping[str, object]) -> list[TurnFacts]:
+    return [_Facts(**row) for row in await lane.rows(sql, params)]
+
+
+_PERSON_TURNS = _FACTS + "WHERE d.conversation_id = %(conversation_id)s AND d.role = 'person'"
+_THROUGH = " AND d.seq <= coalesce((SELECT t.seq FROM dialog_turns t WHERE t.id = %(mark)s), d.seq)"
+_AGENT_REPLIES = _FACTS + "WHERE d.conversation_id = %(conversation_id)s AND d.role = 'agent'"
+_BEFORE = (
+    " AND d.seq < coalesce((SELECT t.seq FROM dialog_turns t WHERE t.id = %(mark)s), d.seq + 1)"
 )
-"""The columns of :class:`TurnFacts`: a whole row would parse each turn's embedding too."""
-
-
-async def _facts(session: AsyncSession, statement: Executable) -> list[TurnFacts]:
-    """The rows of ``statement``, a select of :data:`_FACTS`, on the session's connection."""
-    connection = await session.connection()
-    rows: list[TurnFacts] = list((await connection.execute(statement)).all())
-    return rows
 
 
 async def person_turns_in_conversation(
-    session: AsyncSession, *, conversation_id: str, limit: int, through: str | None = None
+    lane: Lane, *, conversation_id: str, limit: int, through: str | None = None
 ) -> Sequence[TurnFacts]:
     """The latest ``limit`` turns people said in one conversation, oldest first.
 
     ``through`` ends the stretch at that turn, so an exchange evaluated late is not judged
     by what was said after it.
     """
-    statement = select_columns(*_FACTS).where(
-        col(DialogTurnRow.conversation_id) == conversation_id, col(DialogTurnRow.role) == "person"
-    )
-    if through is not None:
-        mark = select(DialogTurnRow.seq).where(col(DialogTurnRow.id) == through).scalar_subquery()
-        statement = statement.where(
-            col(DialogTurnRow.seq) <= func.coalesce(mark, col(DialogTurnRow.seq))
-        )
-    statement = statement.order_by(col(DialogTurnRow.seq).desc()).limit(limit)
-    return list(reversed(await _facts(session, statement)))
+    sql = _PERSON_TURNS + (_THROUGH if through is not None else "") + _LATEST_FIRST
+    params = {"conversation_id": conversation_id, "mark": through, "limit": limit}
+    return list(reversed(await _facts(lane, sql, params)))
 
 
 async def agent_replies_before(
-    session: AsyncSession, *, conversation_id: str, limit: int, before: str | None = None
+    lane: Lane, *, conversation_id: str, limit: int, before: str | None = None
 ) -> Sequence[TurnFacts]:
     """The agent's latest ``limit`` replies in one conversation, oldest first.
 
     ``before`` (a turn ID) leaves out that turn and every later one; a turn not stored yet
     (a candidate reply) leaves nothing out.
     """
-    statement = select_columns(*_FACTS).where(
-        col(DialogTurnRow.conversation_id) == conversation_id, col(DialogTurnRow.role) == "agent"
-    )
-    if before is not None:
-        mark = select(DialogTurnRow.seq).where(col(DialogTurnRow.id) == before).scalar_subquery()
-        statement = statement.where(
-            col(DialogTurnRow.seq) < func.coalesce(mark, col(DialogTurnRow.seq) + 1)
-        )
-    statement = statement.order_by(col(DialogTurnRow.seq).desc()).limit(limit)
-    return list(reversed(await _facts(session, statement)))
+    sql = _AGENT_REPLIES + (_BEFORE if before is not None else "") + _LATEST_FIRST
+    params = {"conversation_id": conversation_id, "mark": before, "limit": limit}
+    return list(reversed(await _facts(lane, sql, params)))
+
+
+_PERSON_SINCE = (
+    _FACTS + "WHERE d.agent = %(agent)s AND d.person_id = %(person_id)s AND d.role = 'person' "
+    "AND d.at >= %(since)s AND d.at <= %(until)s ORDER BY d.at LIMIT 5000"
+)
 
 
 async def person_turns_since(
-    session: AsyncSession, *, agent: str, person_id: str, since: datetime, until: datetime
+    lane: Lane, *, agent: str, person_id: str, since: datetime, until: datetime
 ) -> Sequence[TurnFacts]:
     """What one person said to the agent in a window, on every channel, oldest first."""
-    return await _facts(
-        session,
-        select_columns(*_FACTS)
-        .where(
-            col(DialogTurnRow.agent) == agent,
-            col(DialogTurnRow.person_id) == person_id,
-            col(DialogTurnRow.role) == "person",
-            col(DialogTurnRow.at) >= since,
-            col(DialogTurnRow.at) <= until,
-        )
-        .order_by(col(DialogTurnRow.at))
-        .limit(5000),
-    )
+    params = {"agent": agent, "person_id": person_id, "since": since, "until": until}
+    return await _facts(lane, _PERSON_SINCE, params)
+
+
+_CHANNEL_SINCE = (
+    _FACTS + "JOIN channels c ON c.id = d.channel_id "
+    "WHERE d.agent = %(agent)s AND c.key = %(channel_key)s AND d.role = 'person' "
+    "AND d.at >= %(since)s AND d.at <= %(until)s ORDER BY d.at LIMIT 5000"
+)
 
 
 async def channel_turns_since(
-    session: AsyncSession, *, agent: str, channel_key: str, since: datetime, until: datetime
+    lane: Lane, *, agent: str, channel_key: str, since: datetime, until: datetime
 ) -> Sequence[TurnFacts]:
     """What anyone said on one channel in a window, oldest first."""
-    return await _facts(
-        session,
-        select_columns(*_FACTS)
-        .join(Channel, col(Channel.id) == DialogTurnRow.channel_id)
-        .where(
-            col(DialogTurnRow.agent) == agent,
-            col(Channel.key) == channel_key,
-            col(DialogTurnRow.role) == "person",
-            col(DialogTurnRow.at) >= since,
-            col(DialogTurnRow.at) <= until,
-        )
-        .order_by(col(DialogTurnRow.at))
-        .limit(5000),
-    )
+    params = {"agent": agent, "channel_key": channel_key, "since": since, "until": until}
+    return await _facts(lane, _CHANNEL_SINCE, params)
 
 
-async def tool_results(session: AsyncSession, *, activation_id: str) -> Sequence[ToolCallRow]:
-    """The tool calls of one activation that returned something."""
-    rows = await session.exec(
-        select(ToolCallRow)
-        .where(ToolCallRow.activation_id == activation_id, col(ToolCallRow.result).is_not(None))
-        .order_by(col(ToolCallRow.round), col(ToolCallRow.seq))
-    )
-    return rows.all()
+@dataclass(frozen=True, slots=True)
+class ToolResultFacts:
+    """What a rule reads of a tool call that returned something."""
+
+    id: str
+    name: str
+    result: str
 
 
-async def turns_by_id(session: AsyncSession, *, turn_ids: Sequence[str]) -> Sequence[TurnFacts]:
+_TOOL_RESULTS = (
+    "SELECT id, name, result FROM tool_calls "
+    "WHERE activation_id = %(activation_id)s AND result IS NOT NULL ORDER BY round, seq"
+)
+
+
+async def tool_results(lane: Lane, *, activation_id: str) -> list[ToolResultFacts]:
+    """The tool calls of one activation that returned something, in the order they ran."""
+    rows = await lane.rows(_TOOL_RESULTS, {"activation_id": activation_id})
+    return [ToolResultFacts(**row) for row in rows]
+
+
+async def turns_by_id(lane: Lane, *, turn_ids: Sequence[str]) -> Sequence[TurnFacts]:
     """The stored dialog turns among ``turn_ids`` (any order; unknown IDs are skipped)."""
-    return await _facts(session, select_columns(*_FACTS).where(col(DialogTurnRow.id).in_(turn_ids)))
+    return await _facts(
+        lane, _FACTS + "WHERE d.id = ANY(%(ids)s::varchar[])", {"ids": list(turn_ids)}
+    )
 
 
 async def person_of_speaker(

@@ -28,6 +28,7 @@ from schemas.notes import (
     contained,
     similarity,
 )
+from store.lane import Lane
 from store.sql import execute
 
 _SELECT = (
@@ -274,18 +275,28 @@ async def list_notes(
     return [_note(r) for r in rows]
 
 
+# On the driver lane: every prompt reads its pinned notes, an autocommit read of one statement.
+_PINNED_FOR = """
+    SELECT n.*, s.id AS superseded_by
+      FROM notes AS n
+      LEFT JOIN notes AS s ON s.supersedes = n.id
+     WHERE n.agent = %(agent)s AND n.pinned
+       AND NOT EXISTS (SELECT 1 FROM notes AS x WHERE x.supersedes = n.id)
+       AND ((n.scope = 'agent')
+            OR (n.scope = 'person' AND n.scope_id = ANY(%(people)s::text[]))
+            OR (n.scope = 'channel' AND n.scope_id = %(channel)s))
+     ORDER BY n.id
+"""
+
+
 async def pinned_for(
-    session: AsyncSession, *, agent: str, person_ids: Sequence[str], channel_key: str
+    lane: Lane, *, agent: str, person_ids: Sequence[str], channel_key: str
 ) -> list[Note]:
     """The live pinned notes a turn's prompt carries: the agent's, its people's, its channel's."""
-    rows = await execute(
-        session,
-        f"{_SELECT} AND n.pinned{_LIVE} AND ((n.scope = 'agent') "
-        "OR (n.scope = 'person' AND n.scope_id = ANY(:people)) "
-        "OR (n.scope = 'channel' AND n.scope_id = :channel)) ORDER BY n.id",
-        {"agent": agent, "people": list(person_ids), "channel": channel_key},
+    rows = await lane.rows(
+        _PINNED_FOR, {"agent": agent, "people": list(person_ids), "channel": channel_key}
     )
-    return [_note(r) for r in rows]
+    return [Note.model_validate(row) for row in rows]
 
 
 async def remove_note(session: AsyncSession, *, agent: str, note_id: str) -> Note:

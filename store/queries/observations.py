@@ -17,6 +17,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_ulid
 from schemas.observations import Observation, ObservationProposal
+from store.lane import Lane
 from store.tables.columns import utcnow
 from store.tables.observations import ObservationBriefRow, ObservationRow
 
@@ -25,21 +26,23 @@ class ObservationConflictError(Exception):
     """The observation to supersede is missing, another agent's, or no longer active."""
 
 
+_OBSERVATION_FIELDS = (
+    "id",
+    "person_id",
+    "type",
+    "value",
+    "trust",
+    "status",
+    "supersedes",
+    "observed_at",
+    "reason",
+)
+"""The stored columns the wire view carries."""
+
+
 def to_observation(row: ObservationRow) -> Observation:
     """The wire view of a stored row."""
-    return Observation.model_validate(
-        {
-            "id": row.id,
-            "person_id": row.person_id,
-            "type": row.type,
-            "value": row.value,
-            "trust": row.trust,
-            "status": row.status,
-            "supersedes": row.supersedes,
-            "observed_at": row.observed_at,
-            "reason": row.reason,
-        }
-    )
+    return Observation.model_validate({k: getattr(row, k) for k in _OBSERVATION_FIELDS})
 
 
 async def _retire(
@@ -153,6 +156,46 @@ async def active_observations(
         )
     ).all()
     return [to_observation(r) for r in rows]
+
+
+# The context block's read, on the driver lane: every prompt makes it. Each person's name is
+# joined in, where the session path looked the people up one by one.
+_ACTIVE_NAMED = """
+    SELECT o.id, o.person_id, o.type, o.value, o.trust, o.status, o.supersedes, o.observed_at,
+           o.reason, p.display_name
+      FROM observations AS o
+      LEFT JOIN people AS p ON p.id = o.person_id
+     WHERE o.agent = %(agent)s AND o.status = 'active'
+       AND (o.person_id = ANY(CAST(%(named)s AS varchar[]))
+            OR (%(itself)s AND o.person_id IS NULL))
+     ORDER BY o.observed_at, o.id
+"""
+
+
+async def active_observations_on(
+    lane: Lane, *, agent: str, person_ids: Sequence[str | None]
+) -> tuple[list[Observation], dict[str, str]]:
+    """:func:`active_observations` on the driver lane, with the names of the people they are about.
+
+    Returns:
+        The facts, oldest first, and the display name of each person among their subjects (the
+        person's ID if no such person is stored).
+    """
+    rows = await lane.rows(
+        _ACTIVE_NAMED,
+        {
+            "agent": agent,
+            "named": [p for p in person_ids if p is not None],
+            "itself": None in person_ids,
+        },
+    )
+    facts = [Observation.model_validate({k: row[k] for k in _OBSERVATION_FIELDS}) for row in rows]
+    names = {
+        row["person_id"]: row["person_id"] if row["display_name"] is None else row["display_name"]
+        for row in rows
+        if row["person_id"] is not None
+    }
+    return facts, names
 
 
 _SIMILAR = text(

@@ -17,6 +17,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_ulid
 from schemas.residue import ResidueItem, ResidueResult, same_item
+from store.lane import Lane
 from store.sql import execute, rowcount
 
 PRUNE_AFTER = timedelta(days=30)
@@ -75,16 +76,25 @@ async def live_items(
     return [ResidueItem.model_validate(dict(r._mapping)) for r in rows]
 
 
-_COMPARTMENT_OF_KEY = (
-    "SELECT c.id FROM channels AS cur JOIN channels AS c ON c.agent = cur.agent "
-    "AND (c.id = cur.id OR (cur.memory_group IS NOT NULL AND c.memory_group = cur.memory_group)) "
-    "WHERE cur.agent = :a AND cur.key = :key"
-)
-"""The channel ``key`` and those sharing its memory group (as ``memory_formation.compartment``)."""
+# The live items of the channel ``key`` and of those sharing its memory group (as
+# ``memory_formation.compartment``). On the driver lane: every turn's prompt reads them.
+_LIVE_ITEMS_ON = """
+    SELECT id, text, since, last_carried_at, carried FROM residue_items
+     WHERE agent = %(a)s
+       AND channel_id IN (
+           SELECT c.id FROM channels AS cur JOIN channels AS c ON c.agent = cur.agent
+              AND (c.id = cur.id
+                   OR (cur.memory_group IS NOT NULL AND c.memory_group = cur.memory_group))
+            WHERE cur.agent = %(a)s AND cur.key = %(key)s)
+       AND retired_at IS NULL
+       AND last_carried_at > %(cutoff)s AND last_carried_at <= %(now)s
+     ORDER BY last_carried_at DESC, since DESC, id DESC
+     LIMIT %(n)s
+"""
 
 
 async def live_items_on(
-    session: AsyncSession,
+    lane: Lane,
     *,
     agent: str,
     channel_key: str,
@@ -92,16 +102,12 @@ async def live_items_on(
     expire: timedelta,
     limit: int,
 ) -> list[ResidueItem]:
-    """The live items of ``channel_key``'s memory compartment, in one round trip (a turn's)."""
-    rows = await execute(
-        session,
-        "SELECT id, text, since, last_carried_at, carried FROM residue_items "
-        f"WHERE agent = :a AND channel_id IN ({_COMPARTMENT_OF_KEY}) AND retired_at IS NULL "
-        "AND last_carried_at > :cutoff AND last_carried_at <= :now "
-        "ORDER BY last_carried_at DESC, since DESC, id DESC LIMIT :n",
+    """The live items of ``channel_key``'s memory compartment, in one statement (a turn's)."""
+    rows = await lane.rows(
+        _LIVE_ITEMS_ON,
         {"a": agent, "key": channel_key, "cutoff": now - expire, "now": now, "n": limit},
     )
-    return [ResidueItem.model_validate(dict(r._mapping)) for r in rows]
+    return [ResidueItem.model_validate(row) for row in rows]
 
 
 async def carry(

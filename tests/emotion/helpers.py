@@ -54,8 +54,7 @@ async def emotion_worker(
 
 
 async def readings(db: Database, agent: str) -> list[EmotionReadingPublic]:
-    async with db.session() as session:
-        return await latest_readings(session, agent=agent, limit=50)
+    return await latest_readings(db.lane, agent=agent, limit=50)
 
 
 async def decision(db: Database, activation_id: str) -> SpeakDecisionRow:

@@ -67,7 +67,7 @@ async def test_replies_flow_when_the_graph_store_fails(
     async def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("graph store down")
 
-    monkeypatch.setattr(graph_source, "mentioned_nodes", broken)
+    monkeypatch.setattr(graph_source, "mentioned_nodes_on", broken)
     system = await _system(harness, await harness.say(agent, "How is Ben?"))
     assert 'source="graph"' not in system
 

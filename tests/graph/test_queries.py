@@ -9,9 +9,12 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from store.queries.graph import (
     mention_keys,
     mentioned_nodes,
+    mentioned_nodes_on,
     name_key,
     neighbourhood,
+    neighbourhood_on,
     shortest_path,
+    shortest_path_on,
     upsert_edge,
     upsert_node,
 )
@@ -56,6 +59,9 @@ async def test_neighbourhood_reaches_exactly_n_hops(harness: Harness) -> None:
     assert sorted(e.type for e in one.edges) == ["knows", "works_for"]
     assert sorted(n.name for n in two.nodes) == ["Acme", "Ana", "Ben"]
     assert "Oslo" not in {n.name for n in two.nodes}
+    # The lane reads what the session reads.
+    assert await neighbourhood_on(harness.db.lane, seeds=[ids["Ben"]], hops=1) == one
+    assert await neighbourhood_on(harness.db.lane, seeds=[ids["Ana"]], hops=2) == two
 
 
 async def test_neighbourhood_is_bounded_by_rows(harness: Harness) -> None:
@@ -70,6 +76,7 @@ async def test_neighbourhood_is_bounded_by_rows(harness: Harness) -> None:
         await session.commit()
         found = await neighbourhood(session, seeds=[hub], hops=2, max_edges=10)
     assert len(found.edges) == 10 and found.truncated
+    assert await neighbourhood_on(harness.db.lane, seeds=[hub], hops=2, max_edges=10) == found
 
 
 async def test_shortest_path_takes_the_fewest_edges(harness: Harness) -> None:
@@ -97,6 +104,9 @@ async def test_shortest_path_takes_the_fewest_edges(harness: Harness) -> None:
     assert [n.name for n in path.nodes] == ["Ana", "Acme", "Oslo"]
     assert [e.type for e in path.edges] == ["visited", "based_in"]
     assert apart is None  # Ben-Ana-Cy-Dee is three hops
+    lane = harness.db.lane
+    assert await shortest_path_on(lane, source_id=ids["Ana"], target_id=ids["Oslo"]) == path
+    assert await shortest_path_on(lane, source_id=ids["Ben"], target_id=dee, max_hops=2) is None
 
 
 async def test_as_of_answers_before_and_after_an_invalidation(harness: Harness) -> None:
@@ -135,6 +145,12 @@ async def test_as_of_answers_before_and_after_an_invalidation(harness: Harness) 
         row = kept.one()
     assert [e.target_id for e in before.edges] == [oslo]
     assert [e.target_id for e in now.edges] == [rome]
+    lane = harness.db.lane
+    earlier = moved - timedelta(days=1)
+    assert await neighbourhood_on(lane, seeds=[ana], as_of=earlier) == before
+    then = await shortest_path_on(lane, source_id=ana, target_id=oslo, as_of=earlier)
+    assert then is not None and [e.edge_id for e in then.edges] == [first]
+    assert await shortest_path_on(lane, source_id=ana, target_id=oslo) is None
     # The contradicted edge stays, marked with when and by what it was replaced.
     assert (row.invalidated_at, row.invalidated_by) == (moved, second)
 
@@ -184,5 +200,9 @@ async def test_mentions_match_whole_names_longest_first(harness: Harness) -> Non
             session, agent=agent, input_text="Did Annie fly to new  York, or York?"
         )
     assert [n.name for n in found] == ["New York", "York"]  # "Annie" is not "Ann"
+    on_lane = await mentioned_nodes_on(
+        harness.db.lane, agent=agent, input_text="Did Annie fly to new  York, or York?", limit=1
+    )
+    assert on_lane == found[:1]
     assert name_key("  Ana—Lee ") == "ana lee"
     assert "o'brien" in mention_keys("Ask O'Brien.")

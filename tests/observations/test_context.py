@@ -16,7 +16,11 @@ from schemas.ids import new_ulid
 from schemas.models import ModelBinding, ProviderName, TaskType
 from schemas.observations import ObservationProposal
 from store.db import Database
-from store.queries.observations import record_observation
+from store.queries.observations import (
+    active_observations,
+    active_observations_on,
+    record_observation,
+)
 from store.queries.runtime import load_prompt
 from tests.harness import event
 from tests.memory.recall.test_fencing import fenced_blocks, outside_fences
@@ -116,3 +120,19 @@ async def test_a_tight_budget_drops_inferences_before_operator_facts(
     kept = facts(tight)
     assert 1 <= len(kept) < 61
     assert kept[0] == "- Una: home_city = lives in Bath [set by your operator]"
+
+
+async def test_the_lane_read_is_the_session_read_with_the_peoples_names(
+    db: Database, cast: Cast
+) -> None:
+    await _observe(db, cast, cast.una, "job", "works as a teacher", "self", 0)
+    await _observe(db, cast, None, "favourite_colour", "green", "self", 1)
+    await _observe(db, cast, cast.ned, "job", "pilot", "self", 2)
+    await _observe(db, cast, cast.una, "home_city", "lives in Bath", "operator", 2)
+
+    for subjects in ([None, cast.una], [cast.una, cast.ned], [None], []):
+        async with db.session() as session:
+            held = await active_observations(session, agent=cast.agent, person_ids=subjects)
+        facts, names = await active_observations_on(db.lane, agent=cast.agent, person_ids=subjects)
+        assert facts == held
+        assert names == {p: {cast.una: "Una", cast.ned: "Ned"}[p] for p in subjects if p}

@@ -90,8 +90,7 @@ async def test_a_turn_written_and_read_in_autocommit_matches_the_transactional_p
         assert not await record_turn(session, agent=agent.handle, channel=CHANNEL, turn=turns[0])
     # Asked for in any order, returned in the order written; an unknown ID is no turn.
     wanted = [turns[2].turn_id, new_ulid(), turns[0].turn_id, turns[1].turn_id]
-    async with harness.db.autocommit() as session:
-        read = await load_turns(session, turn_ids=wanted)
+    read = await load_turns(harness.db.lane, turn_ids=wanted)
     async with harness.db.session() as session:
         counted = await session.connection()
         count = (

@@ -10,9 +10,9 @@ from datetime import UTC
 
 from activities.context.fencing import Provenance
 from activities.context.model import ContextBlock, ContextRequest
-from schemas.workspaces import SHARED_DIR, Mode, WorkspaceChange, WorkspacePublic
+from schemas.workspaces import SHARED_DIR, Mode
 from store.db import Database
-from store.queries.workspaces import get_workspace, list_changes, memberships
+from store.queries.workspaces import AgentWorkspace, agent_workspaces_on
 
 WORKSPACES = Provenance(
     source="workspaces",
@@ -35,16 +35,11 @@ class WorkspacesSource:
     async def fetch(self, request: ContextRequest) -> ContextBlock | None:
         """The block, or ``None`` for an agent in no workspace."""
         me = request.agent.handle
-        async with self._db.autocommit() as session:
-            mine = await memberships(session, agent=me)
-            items = []
-            for name, (_, mode) in list(mine.items())[:MAX_LISTED]:
-                found = await get_workspace(session, name=name)
-                latest = await list_changes(session, workspace=name, limit=1)
-                items.append(_line(me, name, mode, found, latest[0] if latest else None))
-        if not items:
+        mine, total = await agent_workspaces_on(self._db.lane, agent=me, limit=MAX_LISTED)
+        if not mine:
             return None
-        more = len(mine) - MAX_LISTED
+        items = [_line(me, found) for found in mine]
+        more = total - MAX_LISTED
         if more > 0:
             items.append(f"- and {more} more")
         return ContextBlock(
@@ -57,15 +52,12 @@ class WorkspacesSource:
         )
 
 
-def _line(
-    me: str, name: str, mode: Mode, found: WorkspacePublic | None, last: WorkspaceChange | None
-) -> str:
-    others = [
-        f"{m.agent} ({m.mode.value})" for m in (found.members if found else []) if m.agent != me
-    ]
-    how = "read-write" if mode is Mode.READ_WRITE else "read-only"
+def _line(me: str, found: AgentWorkspace) -> str:
+    others = [f"{m.agent} ({m.mode.value})" for m in found.workspace.members if m.agent != me]
+    how = "read-write" if found.mode is Mode.READ_WRITE else "read-only"
+    name = found.workspace.name
     line = f"- {SHARED_DIR}/{name}: you {how}, with {', '.join(others) or 'no one else'}"
-    if last is not None:
+    if (last := found.latest) is not None:
         who = "you" if last.agent == me else last.agent
         when = f"{last.at.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
         line += f"; last change: {who} {last.kind.value} {last.path} ({when})"

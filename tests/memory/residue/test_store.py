@@ -149,13 +149,23 @@ async def test_a_turn_reads_its_compartments_items_by_channel_key(
         )
         await session.commit()
     await pass_(db, agent, lobby, T0, FRIDAY)
+    await pass_(db, agent, office, T0 + DAY, "Max's oven was broken on Tuesday.", "Ada is away.")
 
     async def on(name: str) -> list[str]:
-        async with db.session() as session:
-            items = await live_items_on(
-                session, agent=agent, channel_key=f"chat:{name}", now=T0, expire=EXPIRE, limit=7
-            )
+        items = await live_items_on(
+            db.lane, agent=agent, channel_key=f"chat:{name}", now=T0, expire=EXPIRE, limit=7
+        )
         return [item.text for item in items]
 
-    assert await on("office") == [FRIDAY]  # grouped with the lobby
+    assert await on("office") == [FRIDAY]  # grouped with the lobby; the office's are later
     assert await on("attic") == [] and await on("nowhere") == []
+    # The lane's read is the session's over the compartment: same items, values and order.
+    at = T0 + 3 * DAY
+    async with db.session() as session:
+        held = await live_items(
+            session, agent=agent, channel_ids=[lobby, office], now=at, expire=EXPIRE, limit=2
+        )
+    read = await live_items_on(
+        db.lane, agent=agent, channel_key="chat:lobby", now=at, expire=EXPIRE, limit=2
+    )
+    assert read == held and len(read) == 2 and FRIDAY not in [item.text for item in read]
