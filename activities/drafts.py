@@ -28,8 +28,7 @@ async def load_draft(db: Database, draft_id: str) -> str:
     """
     if (kept := DRAFTS.get(draft_id)) is not None:
         return kept
-    async with db.autocommit() as session:
-        text = await draft_text(session, draft_id=draft_id)
+    text = await draft_text(db.lane, draft_id=draft_id)
     if text is None:
         raise ApplicationError(
             f"draft {draft_id} is not stored (dropped by retention?)",

@@ -159,15 +159,14 @@ class GenerationActivities:
         if data.draft and data.agent is not None:
             # The answer stays in PostgreSQL; the activation's history carries its ID.
             draft = DraftRef(draft_id=new_ulid(), chars=len(text))
-            async with self._db.autocommit() as session:
-                await save_draft(
-                    session,
-                    draft_id=draft.draft_id,
-                    agent=data.agent,
-                    activation_id=activation_id,
-                    text=text,
-                    created_at=utcnow(),
-                )
+            await save_draft(
+                self._db.lane,
+                draft_id=draft.draft_id,
+                agent=data.agent,
+                activation_id=activation_id,
+                text=text,
+                created_at=utcnow(),
+            )
             DRAFTS.keep(draft.draft_id, text)  # the review and the send read it next
             text = ""
         return ToolGeneration(
@@ -238,8 +237,7 @@ class GenerationActivities:
         assert self._tools is not None
         # Read even on the first round: a heartbeat's self-assessment is extended onto the prompt
         # before the first call.
-        async with self._db.autocommit() as session:
-            extension = await load_extension(session, prompt_id=data.prompt.prompt_id)
+        extension = await load_extension(self._db.lane, prompt_id=data.prompt.prompt_id)
         provider = self._gateway.binding(request).provider
         final = data.tools == "final"
         return request.model_copy(

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any, LiteralString
 
 import psycopg
+from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
@@ -34,6 +35,9 @@ APPLICATION_NAME = "persyn-lane"
 """The lane's connections' ``application_name``."""
 
 Row = dict[str, Any]
+
+Statement = LiteralString | bytes | sql.SQL | sql.Composed
+"""What the lane runs: literal SQL text, or text composed once with psycopg's ``sql``."""
 
 
 def driver_dsn(dsn: str) -> str:
@@ -55,12 +59,14 @@ class Lane:
         self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Row]] | None = None
         self._opening: asyncio.Lock | None = None
 
-    async def rows(self, sql: LiteralString, params: Mapping[str, Any] | None = None) -> list[Row]:
-        """The rows ``sql`` returns (none for a statement that returns none)."""
+    async def rows(
+        self, statement: Statement, params: Mapping[str, Any] | None = None
+    ) -> list[Row]:
+        """The rows ``statement`` returns (none for one that returns none)."""
         pool = await self._open()
         try:
             async with pool.connection() as connection:
-                cursor = await connection.execute(sql, params)
+                cursor = await connection.execute(statement, params)
                 return await cursor.fetchall() if cursor.description is not None else []
         except psycopg.OperationalError:
             # A restarted database leaves every pooled connection dead: drop them all now,
@@ -69,10 +75,10 @@ class Lane:
             raise
 
     async def first(
-        self, sql: LiteralString, params: Mapping[str, Any] | None = None
+        self, statement: Statement, params: Mapping[str, Any] | None = None
     ) -> Row | None:
-        """The first row ``sql`` returns, or ``None``."""
-        found = await self.rows(sql, params)
+        """The first row ``statement`` returns, or ``None``."""
+        found = await self.rows(statement, params)
         return found[0] if found else None
 
     async def _open(self) -> AsyncConnectionPool[psycopg.AsyncConnection[Row]]:

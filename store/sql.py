@@ -12,9 +12,13 @@ from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any
 
-from sqlalchemy import CursorResult, Executable, Table, text
+from psycopg import sql
+from psycopg.types.json import Jsonb
+from sqlalchemy import JSON, CursorResult, Executable, Table, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel.ext.asyncio.session import AsyncSession
+
+from store.lane import Lane
 
 
 async def execute(
@@ -69,6 +73,57 @@ async def insert_once(
     connection = await session.connection()
     result = await connection.execute(_insert_once(table, tuple(key), returning), row)
     return result.scalar_one_or_none() if returning is not None else None
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_once_text(
+    table: str, columns: tuple[str, ...], key: tuple[str, ...], returning: str | None
+) -> bytes:
+    statement = sql.SQL("INSERT INTO {} ({}) VALUES ({}) ON CONFLICT ({}) DO NOTHING").format(
+        sql.Identifier(table),
+        sql.SQL(", ").join(map(sql.Identifier, columns)),
+        sql.SQL(", ").join(map(sql.Placeholder, columns)),
+        sql.SQL(", ").join(map(sql.Identifier, key)),
+    )
+    if returning is not None:
+        statement += sql.SQL(" RETURNING {}").format(sql.Identifier(returning))
+    return statement.as_bytes(None)
+
+
+@functools.lru_cache(maxsize=64)
+def _json_columns(table: Table) -> frozenset[str]:
+    return frozenset(c.name for c in table.columns if isinstance(c.type, JSON))
+
+
+async def insert_once_on(
+    lane: Lane,
+    table: Table,
+    values: Mapping[str, Any],
+    *,
+    key: Sequence[str],
+    returning: str | None = None,
+) -> Any:
+    """:func:`insert_once` on the driver lane: one row, in a statement of its own.
+
+    For the rows every message writes outside any transaction (its prompt, its usage, its
+    decision). The statement's text is built once per table and set of columns.
+
+    Returns:
+        The ``returning`` column of the row written, or ``None`` when the key existed (or
+        nothing was asked back).
+    """
+    json_columns = _json_columns(table)
+    row = {
+        name: Jsonb(value)
+        if name in json_columns and value is not None
+        else value.value
+        if isinstance(value, Enum)
+        else value
+        for name, value in values.items()
+    }
+    statement = _insert_once_text(table.name, tuple(row), tuple(key), returning)
+    found = await lane.first(statement, row)
+    return found[returning] if found is not None and returning is not None else None
 
 
 def vector_literal(vector: Sequence[float]) -> str:

@@ -135,18 +135,17 @@ class ContextAssembler:
         tokens = estimate_tokens(system) + _tokens(messages)
         extra = {block.source: block.extra for block in [*blocks, *hidden] if block.extra}
         # One INSERT, atomic on its own: no transaction around it.
-        async with self._db.autocommit() as session:
-            await save_prompt(
-                session,
-                prompt_id=prompt_id,
-                activation_id=data.activation_id,
-                task=data.task.value,
-                system=system,
-                messages=messages,
-                token_estimate=tokens,
-                created_at=data.now,
-                extra=extra,
-            )
+        await save_prompt(
+            self._db.lane,
+            prompt_id=prompt_id,
+            activation_id=data.activation_id,
+            task=data.task.value,
+            system=system,
+            messages=messages,
+            token_estimate=tokens,
+            created_at=data.now,
+            extra=extra,
+        )
         # The model call reads it back in a moment, usually in this worker (activities/recent.py).
         PROMPTS.keep(
             prompt_id,

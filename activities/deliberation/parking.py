@@ -88,8 +88,7 @@ class DeliberationActivities:
     @activity.defn(name="deliberation.settle")
     async def settle(self, data: SettleInput) -> Settled:
         """Record the decision; if the turn spoke, consume the conclusions woven into it."""
-        async with self._db.autocommit() as session:
-            await record_decision(session, settle=data)
+        await record_decision(self._db.lane, settle=data)
         if not data.transmitted:
             return Settled()
         # The prompt's extra first: its text is read only when conclusions were woven into it.

@@ -15,8 +15,6 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime
 
-from sqlmodel.ext.asyncio.session import AsyncSession
-
 from activities.guardrails.activities import firing_row
 from activities.guardrails.history import Turn, needs
 from activities.guardrails.loading import load_history
@@ -25,6 +23,7 @@ from contract import attribution
 from schemas.deliberation import ScreenInput
 from schemas.guardrails import GuardrailRule
 from store.db import Database
+from store.lane import Lane
 from store.queries import guardrails as queries
 
 log = logging.getLogger(__name__)
@@ -32,13 +31,13 @@ log = logging.getLogger(__name__)
 COOLING_DOWN = "I'm taking a break from this conversation for a while."
 
 
-async def speaker_person(session: AsyncSession, data: ScreenInput) -> str | None:
+async def speaker_person(lane: Lane, data: ScreenInput) -> str | None:
     """The speaker's person: as admission resolved it, else (older inputs) looked up."""
     if data.person_id is not None:
         return data.person_id
     event = data.event
     return await queries.person_of_speaker(
-        session,
+        lane,
         agent=data.agent,
         service=event.channel.service,
         channel=event.channel.channel,
@@ -57,14 +56,13 @@ class CooldownCheck:
 
     async def check(self, data: ScreenInput) -> str | None:
         """The cooldown's reason while one is in force, else ``None``."""
-        async with self._db.autocommit() as session:
-            person = await speaker_person(session, data)
-            keys = [("channel", data.channel.key)]
-            if person is not None:
-                keys.insert(0, ("person", person))
-            row = await queries.active_cooldown(
-                session, agent=data.agent, keys=keys, now=datetime.now(UTC)
-            )
+        person = await speaker_person(self._db.lane, data)
+        keys = [("channel", data.channel.key)]
+        if person is not None:
+            keys.insert(0, ("person", person))
+        row = await queries.active_cooldown(
+            self._db.lane, agent=data.agent, keys=keys, now=datetime.now(UTC)
+        )
         if row is None:
             return None
         return f"{COOLING_DOWN} (guardrail {row.rule_id}, until {row.until:%Y-%m-%d %H:%M} UTC)"
@@ -92,8 +90,7 @@ class BlockingRuleCheck:
         who = attribution.current()
         now = datetime.now(UTC)
         event = data.event
-        async with self._db.autocommit() as session:
-            person = await speaker_person(session, data)
+        person = await speaker_person(self._db.lane, data)
         history = await load_history(
             self._db.lane,
             needs=self._needs,

@@ -17,8 +17,7 @@ class LedgerMeter:
 
     async def record(self, usage: UsageRecord) -> None:
         """Insert the record (a repeated delivery is ignored)."""
-        async with self._db.autocommit() as session:
-            await add_usage(session, usage=usage)
+        await add_usage(self._db.lane, usage=usage)
 
     async def aclose(self) -> None:
         """Nothing to release: the database is shared."""

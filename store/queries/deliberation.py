@@ -12,7 +12,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.deliberation import Objection, SettleInput
 from store.lane import Lane
-from store.sql import insert_once
+from store.sql import insert_once_on
 from store.tables.deliberation import ParkedConclusionRow, SpeakDecisionRow
 
 
@@ -106,11 +106,14 @@ async def consume_conclusions(
     return int(result.rowcount or 0)
 
 
-async def record_decision(session: AsyncSession, *, settle: SettleInput) -> None:
-    """Record why the activation spoke or stayed silent (idempotent per activation)."""
+async def record_decision(lane: Lane, *, settle: SettleInput) -> None:
+    """Record why the activation spoke or stayed silent (idempotent per activation).
+
+    One statement on the driver lane: every activation settles.
+    """
     verdict = settle.verdict
-    await insert_once(
-        session,
+    await insert_once_on(
+        lane,
         SpeakDecisionRow.__table__,  # type: ignore[attr-defined]
         {
             "activation_id": settle.activation_id,
@@ -129,7 +132,6 @@ async def record_decision(session: AsyncSession, *, settle: SettleInput) -> None
         },
         key=["activation_id"],
     )
-    await session.commit()
 
 
 async def get_decision(session: AsyncSession, *, activation_id: str) -> SpeakDecisionRow | None:

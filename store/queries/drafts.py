@@ -1,16 +1,17 @@
-"""Reply drafts: the candidate reply stored once and read by ID (history carries the ID)."""
+"""Reply drafts: the candidate reply stored once and read by ID (history carries the ID).
+
+Both run on the driver lane: a reply's draft is written and read back on every message.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlmodel.ext.asyncio.session import AsyncSession
-
-from store.sql import execute
+from store.lane import Lane
 
 
 async def save_draft(
-    session: AsyncSession,
+    lane: Lane,
     *,
     draft_id: str,
     agent: str,
@@ -18,11 +19,10 @@ async def save_draft(
     text: str,
     created_at: datetime,
 ) -> None:
-    """Store a draft (idempotent: a retried activity keeps the first) and commit."""
-    await execute(
-        session,
+    """Store a draft (idempotent: a retried activity keeps the first)."""
+    await lane.rows(
         "INSERT INTO drafts (id, agent, activation_id, text, created_at) "
-        "VALUES (:id, :agent, :activation, :text, :at) ON CONFLICT (id) DO NOTHING",
+        "VALUES (%(id)s, %(agent)s, %(activation)s, %(text)s, %(at)s) ON CONFLICT (id) DO NOTHING",
         {
             "id": draft_id,
             "agent": agent,
@@ -31,11 +31,9 @@ async def save_draft(
             "at": created_at,
         },
     )
-    await session.commit()
 
 
-async def draft_text(session: AsyncSession, *, draft_id: str) -> str | None:
+async def draft_text(lane: Lane, *, draft_id: str) -> str | None:
     """A stored draft's text, or ``None`` if there is none (never stored, or dropped)."""
-    result = await execute(session, "SELECT text FROM drafts WHERE id = :id", {"id": draft_id})
-    value = result.scalar_one_or_none()
-    return None if value is None else str(value)
+    row = await lane.first("SELECT text FROM drafts WHERE id = %(id)s", {"id": draft_id})
+    return None if row is None else str(row["text"])

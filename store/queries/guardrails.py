@@ -7,13 +7,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import LiteralString, Protocol
 
-from sqlalchemy import func, tuple_, update
+from sqlalchemy import func, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from store.lane import Lane
-from store.tables import Identity
 from store.tables.guardrails import GuardrailCooldownRow, GuardrailFiringRow
 
 
@@ -140,19 +139,21 @@ async def turns_by_id(lane: Lane, *, turn_ids: Sequence[str]) -> Sequence[TurnFa
     )
 
 
+_PERSON_OF_SPEAKER = (
+    "SELECT person_id FROM identities WHERE agent = %(agent)s AND service = %(service)s "
+    "AND channel = %(channel)s AND speaker_id = %(speaker_id)s"
+)
+
+
 async def person_of_speaker(
-    session: AsyncSession, *, agent: str, service: str, channel: str, speaker_id: str
+    lane: Lane, *, agent: str, service: str, channel: str, speaker_id: str
 ) -> str | None:
     """The person an identity belongs to, if the agent has met them."""
-    rows = await session.exec(
-        select(Identity.person_id).where(
-            Identity.agent == agent,
-            Identity.service == service,
-            Identity.channel == channel,
-            Identity.speaker_id == speaker_id,
-        )
+    row = await lane.first(
+        _PERSON_OF_SPEAKER,
+        {"agent": agent, "service": service, "channel": channel, "speaker_id": speaker_id},
     )
-    return rows.first()
+    return None if row is None else str(row["person_id"])
 
 
 async def record_firing(session: AsyncSession, *, row: GuardrailFiringRow) -> GuardrailFiringRow:
@@ -219,27 +220,33 @@ async def set_cooldown(session: AsyncSession, *, row: GuardrailCooldownRow) -> N
     await session.commit()
 
 
+_COOLDOWNS = (
+    "SELECT c.agent, c.scope, c.key, c.until, c.rule_id, c.firing_id "
+    "FROM guardrail_cooldowns c "
+    "JOIN unnest(%(scopes)s::varchar[], %(keys)s::text[]) AS k (scope, key) "
+    "ON c.scope = k.scope AND c.key = k.key "
+    "WHERE c.agent = %(agent)s AND c.until > %(now)s"
+)
+
+
 async def active_cooldown(
-    session: AsyncSession, *, agent: str, keys: Sequence[tuple[str, str]], now: datetime
+    lane: Lane, *, agent: str, keys: Sequence[tuple[str, str]], now: datetime
 ) -> GuardrailCooldownRow | None:
     """The cooldown in force now for any of ``keys`` (``(scope, key)`` pairs), if one is.
 
-    One statement for all of them; the first of ``keys`` in force wins.
+    One statement on the driver lane for all of them (every reply is screened); the first of
+    ``keys`` in force wins.
     """
     if not keys:
         return None
-    rows = (
-        await session.exec(
-            select(GuardrailCooldownRow).where(
-                col(GuardrailCooldownRow.agent) == agent,
-                tuple_(col(GuardrailCooldownRow.scope), col(GuardrailCooldownRow.key)).in_(
-                    list(keys)
-                ),
-                col(GuardrailCooldownRow.until) > now,
-            )
-        )
-    ).all()
-    in_force = {(row.scope, row.key): row for row in rows}
+    params = {
+        "agent": agent,
+        "now": now,
+        "scopes": [scope for scope, _ in keys],
+        "keys": [key for _, key in keys],
+    }
+    rows = await lane.rows(_COOLDOWNS, params)
+    in_force = {(row["scope"], row["key"]): GuardrailCooldownRow(**row) for row in rows}
     return next((in_force[k] for k in keys if k in in_force), None)
 
 

@@ -13,7 +13,8 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.events import CompletionMarker, Outcome
 from schemas.models import ChatMessage
-from store.sql import insert_once
+from store.lane import Lane
+from store.sql import insert_once_on
 from store.tables import MarkerRow, PromptRow
 from store.tables.runtime import ActivationRow
 
@@ -22,7 +23,7 @@ OUTBOX_CHANNEL = "persyn_outbox"
 
 
 async def save_prompt(
-    session: AsyncSession,
+    lane: Lane,
     *,
     prompt_id: str,
     activation_id: str | None,
@@ -33,9 +34,12 @@ async def save_prompt(
     created_at: datetime,
     extra: Mapping[str, Any] | None = None,
 ) -> None:
-    """Store an assembled prompt (idempotent: a retried assembly keeps the first)."""
-    await insert_once(
-        session,
+    """Store an assembled prompt (idempotent: a retried assembly keeps the first).
+
+    One statement on the driver lane: every message's prompt is written.
+    """
+    await insert_once_on(
+        lane,
         PromptRow.__table__,  # type: ignore[attr-defined]
         {
             "id": prompt_id,
@@ -49,7 +53,6 @@ async def save_prompt(
         },
         key=["id"],
     )
-    await session.commit()
 
 
 async def load_prompt(session: AsyncSession, *, prompt_id: str) -> PromptRow | None:

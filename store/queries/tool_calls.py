@@ -17,6 +17,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.models import ChatMessage
 from schemas.tools import ROUND_STRIDE, ToolCallRecord
+from store.lane import Lane
 from store.tables.autonomy import PromptExtensionRow, ToolCallRow
 
 
@@ -49,14 +50,13 @@ async def put_extension(
     )
 
 
-async def load_extension(session: AsyncSession, *, prompt_id: str) -> list[ChatMessage]:
-    """The prompt's extension messages in order."""
-    rows = await session.exec(
-        select(PromptExtensionRow)
-        .where(PromptExtensionRow.prompt_id == prompt_id)
-        .order_by(col(PromptExtensionRow.position))
+async def load_extension(lane: Lane, *, prompt_id: str) -> list[ChatMessage]:
+    """The prompt's extension messages in order (on the driver lane: every tool round reads)."""
+    rows = await lane.rows(
+        "SELECT message FROM prompt_extensions WHERE prompt_id = %(id)s ORDER BY position",
+        {"id": prompt_id},
     )
-    return [ChatMessage.model_validate(row.message) for row in rows]
+    return [ChatMessage.model_validate(row["message"]) for row in rows]
 
 
 async def save_round(

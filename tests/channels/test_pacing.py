@@ -47,22 +47,21 @@ async def _message(harness: Harness, agent: str, text: str, at: datetime) -> str
 
 async def _spend(harness: Harness, agent: str, tokens: int, activation: str, at: datetime) -> None:
     """A model call of ``activation`` on ``agent:bo``, as the gateway's ledger records it."""
-    async with harness.db.session() as session:
-        await add_usage(
-            session,
-            usage=UsageRecord(
-                record_id=new_ulid(),
-                stage="respond",
-                provider="scripted",
-                model="scripted",
-                input_tokens=tokens - 5,
-                output_tokens=5,
-                agent=agent,
-                channel="agent:bo",
-                activation=activation,
-                occurred_at=at,
-            ),
-        )
+    await add_usage(
+        harness.db.lane,
+        usage=UsageRecord(
+            record_id=new_ulid(),
+            stage="respond",
+            provider="scripted",
+            model="scripted",
+            input_tokens=tokens - 5,
+            output_tokens=5,
+            agent=agent,
+            channel="agent:bo",
+            activation=activation,
+            occurred_at=at,
+        ),
+    )
 
 
 async def test_waits_grow_as_an_exchange_speeds_up_and_the_budget_blocks(

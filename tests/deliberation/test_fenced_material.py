@@ -59,17 +59,16 @@ async def test_the_judge_reads_the_conversation_and_the_draft_fenced(db: Databas
 
 async def test_the_refiner_reads_its_draft_and_the_objections_fenced(db: Database) -> None:
     prompt_id = new_ulid()
-    async with db.session() as session:
-        await save_prompt(
-            session,
-            prompt_id=prompt_id,
-            activation_id=None,
-            task="respond",
-            system="You are a test agent.",
-            messages=[ChatMessage(role="user", content="Can you help?")],
-            token_estimate=10,
-            created_at=datetime.now(UTC),
-        )
+    await save_prompt(
+        db.lane,
+        prompt_id=prompt_id,
+        activation_id=None,
+        task="respond",
+        system="You are a test agent.",
+        messages=[ChatMessage(role="user", content="Can you help?")],
+        token_estimate=10,
+        created_at=datetime.now(UTC),
+    )
     objection = Objection(type="manipulation", span=HOSTILE[:200], explanation=HOSTILE)
     request = await RefineActivities(db, gateway()).request(
         RefineInput(prompt_id=prompt_id, candidate=HOSTILE, objections=[objection])

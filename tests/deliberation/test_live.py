@@ -35,18 +35,17 @@ async def test_a_live_provenance_critic_objects_to_a_confabulated_memory(stack: 
     db = Database(stack.dsn)
     prompt_id = new_ulid()
     try:
-        async with db.session() as session:
-            await save_prompt(
-                session,
-                prompt_id=prompt_id,
-                activation_id=None,
-                task="respond",
-                system="You are Wren, a careful agent. No memories were retrieved for this turn.",
-                messages=[ChatMessage(role="user", content="Do you remember our trip to Oslo?")],
-                token_estimate=40,
-                created_at=datetime.now(UTC),
-                extra={"memory": {"mode": "semantic", "records": []}},
-            )
+        await save_prompt(
+            db.lane,
+            prompt_id=prompt_id,
+            activation_id=None,
+            task="respond",
+            system="You are Wren, a careful agent. No memories were retrieved for this turn.",
+            messages=[ChatMessage(role="user", content="Do you remember our trip to Oslo?")],
+            token_estimate=40,
+            created_at=datetime.now(UTC),
+            extra={"memory": {"mode": "semantic", "records": []}},
+        )
         critic = CritiqueActivities(db, gateway, DeliberationSettings())
         critique = await critic.critique(
             CritiqueInput(

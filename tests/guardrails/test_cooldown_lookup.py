@@ -33,12 +33,12 @@ async def test_the_first_key_in_force_wins_and_a_lapsed_one_does_not_count(
                 GuardrailCooldownRow(agent=agent, scope=scope, key=key, until=until, rule_id=rule)
             )
         await session.commit()
-    async with harness.db.autocommit() as session:
-        both = await active_cooldown(session, agent=agent, keys=[person, channel], now=NOW)
-        channel_first = await active_cooldown(session, agent=agent, keys=[channel, person], now=NOW)
-        lapsed = await active_cooldown(session, agent=agent, keys=[other], now=NOW)
-        elsewhere = await active_cooldown(session, agent="nobody", keys=[person], now=NOW)
-        none_asked = await active_cooldown(session, agent=agent, keys=[], now=NOW)
+    lane = harness.db.lane
+    both = await active_cooldown(lane, agent=agent, keys=[person, channel], now=NOW)
+    channel_first = await active_cooldown(lane, agent=agent, keys=[channel, person], now=NOW)
+    lapsed = await active_cooldown(lane, agent=agent, keys=[other], now=NOW)
+    elsewhere = await active_cooldown(lane, agent="nobody", keys=[person], now=NOW)
+    none_asked = await active_cooldown(lane, agent=agent, keys=[], now=NOW)
     assert both is not None and both.rule_id == "on-person"
     assert channel_first is not None and channel_first.rule_id == "on-channel"
     assert lapsed is None and elsewhere is None and none_asked is None

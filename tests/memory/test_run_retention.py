@@ -154,24 +154,23 @@ async def test_usage_totals_are_identical_after_the_rollup(
 ) -> None:
     agent = await new_agent()
     day = datetime(2026, 5, 1, tzinfo=UTC)
-    async with db.session() as session:
-        for i in range(40):
-            at = day + timedelta(days=i % 30, hours=i % 24, minutes=i)
-            await add_usage(
-                session,
-                usage=usage(
-                    agent=agent,
-                    occurred_at=at,
-                    stage=("respond", "critique", "embed")[i % 3],
-                    model=("m1", "m2")[i % 2],
-                    channel=(None, "terminal:tty", "web:x")[i % 3],
-                    input_tokens=100 + i,
-                    output_tokens=i,
-                    units=i % 4,
-                    # Binary fractions, so the sums are exact whatever order they are added in.
-                    cost_usd=None if i % 5 == 0 else i / 8,
-                ),
-            )
+    for i in range(40):
+        at = day + timedelta(days=i % 30, hours=i % 24, minutes=i)
+        await add_usage(
+            db.lane,
+            usage=usage(
+                agent=agent,
+                occurred_at=at,
+                stage=("respond", "critique", "embed")[i % 3],
+                model=("m1", "m2")[i % 2],
+                channel=(None, "terminal:tty", "web:x")[i % 3],
+                input_tokens=100 + i,
+                output_tokens=i,
+                units=i % 4,
+                # Binary fractions, so the sums are exact whatever order they are added in.
+                cost_usd=None if i % 5 == 0 else i / 8,
+            ),
+        )
     everything = UsageQuery(since=day - timedelta(days=1), until=NOW, agent=agent)
     queries = [
         everything,
@@ -203,9 +202,8 @@ async def test_usage_younger_than_the_window_or_its_day_stays_in_the_ledger(
 ) -> None:
     agent = await new_agent()
     cutoff_day = (NOW - timedelta(days=10)).replace(hour=0)
-    async with db.session() as session:
-        for at in (cutoff_day - timedelta(minutes=1), cutoff_day + timedelta(hours=1)):
-            await add_usage(session, usage=usage(agent=agent, occurred_at=at, cost_usd=0.5))
+    for at in (cutoff_day - timedelta(minutes=1), cutoff_day + timedelta(hours=1)):
+        await add_usage(db.lane, usage=usage(agent=agent, occurred_at=at, cost_usd=0.5))
 
     result = await RetentionActivities(db, None, SETTINGS).purge(PurgeInput(agent=agent, now=NOW))
 

@@ -65,9 +65,8 @@ def settings_env(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Iterator[None
 def store(records: list[UsageRecord], dsn: str) -> None:
     async def insert() -> None:
         db = Database(dsn)
-        async with db.session() as session:
-            for item in records:
-                await add_usage(session, usage=item)
+        for item in records:
+            await add_usage(db.lane, usage=item)
         await db.aclose()
 
     asyncio.run(insert())

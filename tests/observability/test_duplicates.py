@@ -32,7 +32,7 @@ async def test_duplicate_delivery_is_counted_once(stack: Stack, tmp_path: Path) 
     again.emit(record)
     await again.aclose()
     async with db.session() as session:
-        assert await add_usage(session, usage=record) is False
+        assert await add_usage(db.lane, usage=record) is False
         query = UsageQuery(
             since=record.occurred_at - timedelta(minutes=1),
             until=record.occurred_at + timedelta(minutes=1),

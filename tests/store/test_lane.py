@@ -14,7 +14,9 @@ from schemas.ids import new_ulid
 from store.db import Database
 from store.lane import APPLICATION_NAME
 from store.queries.contacts import delivered_texts
-from store.queries.runtime import add_outbox
+from store.queries.runtime import add_outbox, load_prompt
+from store.sql import insert_once_on
+from store.tables import PromptRow
 from tests.harness import Harness
 
 
@@ -115,3 +117,31 @@ async def test_delivered_texts_are_one_kind_on_one_channel_newest_first(harness:
         limit=3,
     )
     assert found == ["[report] 3", "[report] 2", "[report] 1"]
+
+
+async def test_insert_once_on_the_lane_writes_json_once_and_says_so(harness: Harness) -> None:
+    prompt_id = new_ulid()
+    values: dict[str, object] = {
+        "id": prompt_id,
+        "activation_id": None,
+        "task": "respond",
+        "system": "You are a test agent.",
+        "messages": [{"role": "user", "content": "hi \u2603"}],
+        "extra": {"memory": {"records": []}},
+        "token_estimate": 5,
+        "created_at": datetime.now(UTC),
+    }
+    table = PromptRow.__table__  # type: ignore[attr-defined]
+    first = await insert_once_on(harness.db.lane, table, values, key=["id"], returning="id")
+    again = await insert_once_on(
+        harness.db.lane, table, {**values, "system": "changed"}, key=["id"], returning="id"
+    )
+    assert (first, again) == (prompt_id, None)
+    async with harness.db.autocommit() as session:
+        stored = await load_prompt(session, prompt_id=prompt_id)
+    assert stored is not None
+    assert (stored.system, stored.messages, stored.extra) == (
+        "You are a test agent.",
+        values["messages"],
+        values["extra"],
+    )

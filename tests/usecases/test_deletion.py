@@ -175,7 +175,7 @@ async def test_a_prompt_only_an_ended_run_knew_goes_and_another_agents_stays(
             await create_agent(session, spec=AgentCreate(handle=handle, name="A", persona="B"))
         for activation in (ended, other):
             await save_prompt(
-                session,
+                db.lane,
                 prompt_id=new_ulid(),
                 activation_id=activation,
                 task="respond",
