@@ -8,16 +8,24 @@ from activities import drafts
 from activities.recent import DRAFTS
 from schemas.ids import new_ulid
 from store.db import Database
+from store.lane import Lane, Row
 
 
-class Unreachable(Database):
-    """A database nobody may ask: a read from memory must not touch it."""
+class UnreachableLane(Lane):
+    """A lane nobody may ask: a read from memory must not touch it."""
 
     def __init__(self) -> None:
         pass
 
-    def autocommit(self):  # type: ignore[no-untyped-def]
+    async def rows(self, statement: object, params: object = None) -> list[Row]:
         raise AssertionError("the draft was read from the database")
+
+
+class Unreachable(Database):
+    """A database nobody may ask (drafts are read on its lane)."""
+
+    def __init__(self) -> None:
+        self.lane = UnreachableLane()
 
 
 async def test_a_draft_this_process_wrote_is_read_from_memory() -> None:
