@@ -49,6 +49,13 @@ def _insert_once(table: Table, key: tuple[str, ...], returning: str | None) -> E
     return statement.returning(table.c[returning]) if returning is not None else statement
 
 
+def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with each enum member as its value."""
+    return {
+        name: value.value if isinstance(value, Enum) else value for name, value in values.items()
+    }
+
+
 async def insert_once(
     session: AsyncSession,
     table: Table,
@@ -67,9 +74,7 @@ async def insert_once(
         The ``returning`` column of the row written, or ``None`` when the key existed (or
         nothing was asked back).
     """
-    row = {
-        name: value.value if isinstance(value, Enum) else value for name, value in values.items()
-    }
+    row = _plain(values)
     connection = await session.connection()
     result = await connection.execute(_insert_once(table, tuple(key), returning), row)
     return result.scalar_one_or_none() if returning is not None else None
@@ -114,12 +119,8 @@ async def insert_once_on(
     """
     json_columns = _json_columns(table)
     row = {
-        name: Jsonb(value)
-        if name in json_columns and value is not None
-        else value.value
-        if isinstance(value, Enum)
-        else value
-        for name, value in values.items()
+        name: Jsonb(value) if name in json_columns and value is not None else value
+        for name, value in _plain(values).items()
     }
     statement = _insert_once_text(table.name, tuple(row), tuple(key), returning)
     found = await lane.first(statement, row)

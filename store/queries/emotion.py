@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import LiteralString
+from typing import Any, LiteralString
 
 from psycopg.types.json import Jsonb
 from sqlmodel import col, delete
@@ -16,22 +16,27 @@ from store.sql import insert_once
 from store.tables.emotion import EmotionReadingRow
 
 
+def _values(reading: EmotionReadingPublic) -> dict[str, Any]:
+    """A reading's row."""
+    return {
+        "id": reading.id,
+        "agent": reading.agent,
+        "conversation_id": reading.conversation_id,
+        "channel_key": reading.channel_key,
+        "activation_id": reading.activation_id,
+        "at": reading.at,
+        "top": reading.top.value,
+        "probability": reading.probability,
+        "distribution": {k.value: v for k, v in reading.distribution.items()},
+    }
+
+
 async def insert_reading(session: AsyncSession, *, reading: EmotionReadingPublic) -> bool:
     """Store ``reading`` unless its activation has one already; True if it was stored."""
     stored = await insert_once(
         session,
         EmotionReadingRow.__table__,  # type: ignore[attr-defined]
-        {
-            "id": reading.id,
-            "agent": reading.agent,
-            "conversation_id": reading.conversation_id,
-            "channel_key": reading.channel_key,
-            "activation_id": reading.activation_id,
-            "at": reading.at,
-            "top": reading.top.value,
-            "probability": reading.probability,
-            "distribution": {k.value: v for k, v in reading.distribution.items()},
-        },
+        _values(reading),
         key=["activation_id"],
         returning="id",
     )
@@ -75,20 +80,10 @@ async def keep_reading(
     activation has a reading already) and the prune of readings taken before
     ``prune_before``, each atomic alone. Returns whether the reading was stored.
     """
+    values = _values(reading)
     row = await lane.first(
         _KEEP,
-        {
-            "id": reading.id,
-            "agent": reading.agent,
-            "conversation_id": reading.conversation_id,
-            "channel_key": reading.channel_key,
-            "activation_id": reading.activation_id,
-            "at": reading.at,
-            "top": reading.top.value,
-            "probability": reading.probability,
-            "distribution": Jsonb({k.value: v for k, v in reading.distribution.items()}),
-            "before": prune_before,
-        },
+        {**values, "distribution": Jsonb(values["distribution"]), "before": prune_before},
     )
     return row is not None and row["kept"] > 0
 

@@ -102,9 +102,7 @@ async def list_goals(
 # The context source's copy of :func:`list_goals`, on the driver lane: every prompt reads the
 # open goals, and through a session the ORM's statement and row objects were most of its CPU.
 _LIST_GOALS = """
-    SELECT id, description, status, created_at, updated_at, note, title, kind, progress_signal,
-           set_by, state, next_step, last_step, last_step_at, blocked_by, moved_at
-      FROM goals
+    SELECT * FROM goals
      WHERE agent = %(agent)s AND status = ANY(%(statuses)s::varchar[])
      ORDER BY id
      LIMIT %(limit)s::integer
@@ -122,27 +120,7 @@ async def list_goals_on(
     rows = await lane.rows(
         _LIST_GOALS, {"agent": agent, "statuses": [s.value for s in statuses], "limit": limit}
     )
-    return [
-        GoalPublic(
-            goal_id=row["id"],
-            description=row["description"],
-            status=GoalStatus(row["status"]),
-            created_at=row["created_at"],
-            updated_at=row["updated_at"],
-            note=row["note"],
-            title=row["title"],
-            kind=GoalKind(row["kind"]),
-            progress_signal=row["progress_signal"],
-            set_by="operator" if row["set_by"] == "operator" else "agent",
-            state=row["state"],
-            next_step=row["next_step"],
-            last_step=row["last_step"],
-            last_step_at=row["last_step_at"],
-            blocked_by=row["blocked_by"],
-            moved_at=row["moved_at"] or row["updated_at"],
-        )
-        for row in rows
-    ]
+    return [goal_public(GoalRow(**row)) for row in rows]
 
 
 async def get_goal(session: AsyncSession, *, agent: str, goal_id: str) -> GoalPublic | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import LiteralString, Protocol
+from typing import LiteralString
 
 from sqlalchemy import func, update
 from sqlalchemy.dialects.postgresql import insert
@@ -16,19 +16,10 @@ from store.lane import Lane
 from store.tables.guardrails import GuardrailCooldownRow, GuardrailFiringRow
 
 
-class TurnFacts(Protocol):
+@dataclass(slots=True)
+class TurnFacts:
     """What a rule reads of a stored turn: never its vectors or its text-search columns."""
 
-    id: str
-    role: str
-    text: str
-    at: datetime
-    person_id: str | None
-    conversation_id: str
-
-
-@dataclass(slots=True)
-class _Facts:
     id: str
     role: str
     text: str
@@ -45,7 +36,7 @@ _LATEST_FIRST = " ORDER BY d.seq DESC LIMIT %(limit)s"
 
 
 async def _facts(lane: Lane, sql: LiteralString, params: Mapping[str, object]) -> list[TurnFacts]:
-    return [_Facts(**row) for row in await lane.rows(sql, params)]
+    return [TurnFacts(**row) for row in await lane.rows(sql, params)]
 
 
 _PERSON_TURNS = _FACTS + "WHERE d.conversation_id = %(conversation_id)s AND d.role = 'person'"
