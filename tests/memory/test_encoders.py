@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from activities.memory.encoder import EncoderUnavailableError
 from activities.memory.encoders import EncoderConfigError, build_encoder
@@ -152,3 +154,15 @@ def test_api_key_never_appears_in_settings_output() -> None:
     settings = Settings(encoder="openai-compatible", encoder_api_key="sk-secret-value")
     assert "sk-secret-value" not in repr(settings)
     assert "sk-secret-value" not in str(settings.model_dump())
+
+
+@given(st.lists(st.integers(min_value=2, max_value=MAX_TOKENS), max_size=200))
+def test_any_lengths_are_batched_within_both_budgets_each_once(lengths: list[int]) -> None:
+    # The planner sees only true token counts, so no text, however dense, can slip past it.
+    batches = LocalEncoder()._batches(lengths)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
+    for batch in batches:
+        longest = max(lengths[i] for i in batch)
+        assert len(batch) <= BATCH_SIZE
+        assert len(batch) == 1 or len(batch) * longest <= BATCH_TOKENS
+        assert len(batch) == 1 or len(batch) * longest * longest <= ATTENTION_CELLS
