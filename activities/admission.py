@@ -108,16 +108,15 @@ class AdmissionActivities:
             text=perceived.text if perceived is not None else person_text(event),
             at=data.at,
         )
-        async with self._db.session() as session:
-            window = await admit_turn(
-                session,
-                agent=data.agent,
-                channel=event.channel,
-                turn=turn,
-                opening=data.opening,
-                window_turns=data.window_turns,
-                opening_turns=self._opening_turns,
-            )
+        window = await admit_turn(
+            self._db,
+            agent=data.agent,
+            channel=event.channel,
+            turn=turn,
+            opening=data.opening,
+            window_turns=data.window_turns,
+            opening_turns=self._opening_turns,
+        )
         if window is None:
             return Admitted(
                 admission=Admission.CLOSED, person_id=person_id, person_name=person_name

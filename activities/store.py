@@ -54,15 +54,14 @@ class StoreActivities:
     @activity.defn(name="store.resolve_speaker")
     async def resolve_speaker(self, data: ResolveSpeakerInput) -> ResolvedSpeaker:
         """The person behind a speaker, created on first contact."""
-        # A known speaker (nearly every message) is one statement: no transaction around it.
-        async with self._db.autocommit() as session:
-            known = await known_speaker(
-                session,
-                agent=data.agent,
-                channel=data.channel,
-                speaker=data.speaker,
-                seen_at=data.seen_at,
-            )
+        # A known speaker (nearly every message) is one statement, on the driver lane.
+        known = await known_speaker(
+            self._db.lane.rows,
+            agent=data.agent,
+            channel=data.channel,
+            speaker=data.speaker,
+            seen_at=data.seen_at,
+        )
         if known is not None:
             return known
         # First contact creates the person and identity together, so it needs a transaction.

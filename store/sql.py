@@ -8,9 +8,9 @@ full-text queries travel as bound text parameters, written by the functions belo
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from enum import Enum
-from typing import Any
+from typing import Any, LiteralString
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
@@ -36,6 +36,24 @@ async def execute(
     """
     connection = await session.connection()
     return await connection.execute(text(sql), dict(params or {}))
+
+
+Reader = Callable[[LiteralString, Mapping[str, Any]], Awaitable[Sequence[Mapping[str, Any]]]]
+"""Runs one statement, its text in psycopg's ``%(name)s`` form, and returns its rows as
+mappings: :meth:`store.lane.Lane.rows` outside any transaction, or :func:`in_session` inside
+one. A query written once against a reader serves both."""
+
+
+def in_session(session: AsyncSession) -> Reader:
+    """A reader running the statements on the session's connection, inside its transaction."""
+
+    async def rows(sql: LiteralString, params: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
+        connection = await session.connection()
+        # Straight to the driver: the text has psycopg's placeholders, as the lane takes it.
+        result = await connection.exec_driver_sql(sql, dict(params))
+        return [dict(row._mapping) for row in result] if result.returns_rows else []
+
+    return rows
 
 
 async def rowcount(session: AsyncSession, sql: str, params: Mapping[str, Any] | None = None) -> int:

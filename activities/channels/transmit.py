@@ -12,8 +12,8 @@ from schemas.activation import SendReplyInput, SentReply, Transmission, Transmit
 from schemas.delivery import DeliverySettings
 from schemas.dialog import DialogTurn, Role
 from store.db import Database
-from store.queries.dialog import record_turn
-from store.queries.runtime import add_outbox, record_outcome
+from store.queries.dialog import record_turn_on
+from store.queries.runtime import add_outbox_on, record_outcome_on
 
 
 class ChannelActivities:
@@ -43,21 +43,20 @@ class ChannelActivities:
             at=data.at,
         )
         delivered = answered_in_place(data.channel, unprompted=False)
-        # Two statements, each atomic and idempotent on its own: no transaction around them.
-        async with self._db.autocommit() as session:
-            await record_turn(session, agent=data.agent, channel=data.channel, turn=turn)
-            inserted = await add_outbox(
-                session,
-                message_id=data.turn_id,
-                activation_id=data.activation_id,
-                agent=data.agent,
-                channel_key=data.channel.key,
-                conversation_id=data.conversation_id,
-                text_=text,
-                created_at=data.at,
-                delivered=delivered,
-                event_id=data.event_id,
-            )
+        # Two statements on the driver lane, each atomic and idempotent on its own.
+        await record_turn_on(self._db, agent=data.agent, channel=data.channel, turn=turn)
+        inserted = await add_outbox_on(
+            self._db.lane,
+            message_id=data.turn_id,
+            activation_id=data.activation_id,
+            agent=data.agent,
+            channel_key=data.channel.key,
+            conversation_id=data.conversation_id,
+            text_=text,
+            created_at=data.at,
+            delivered=delivered,
+            event_id=data.event_id,
+        )
         if self._client is not None and not delivered:
             # Also on a retry: the insert may have committed just before a crash, and the
             # delivery run's ID is the row's, so it starts once.
@@ -81,8 +80,7 @@ class ChannelActivities:
         """
         sent = await self.transmit(data.transmit)
         marker = data.marker.model_copy(update={"text": sent.turn.text})
-        async with self._db.autocommit() as session:
-            await record_outcome(
-                session, agent=data.transmit.agent, trigger=data.trigger, marker=marker
-            )
+        await record_outcome_on(
+            self._db.lane, agent=data.transmit.agent, trigger=data.trigger, marker=marker
+        )
         return SentReply(turn=sent.turn, marker=marker)

@@ -13,11 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import Enum
+from typing import LiteralString
 
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from schemas.dialog import DialogTurn
+from schemas.dialog import DialogTurn, Role
 from schemas.events import ChannelRef
+from store.db import Database
+from store.lane import Lane
 from store.queries.dialog import insert_conversation, write_turn
 from store.sql import execute
 
@@ -40,6 +44,56 @@ _WINDOW = """
       FROM conversations AS v
      WHERE v.id = :id
 """
+
+_ADMIT_ON: LiteralString = """
+    WITH earlier AS (
+        SELECT conversation_id FROM dialog_turns WHERE id = %(id)s
+    ), locked AS (
+        SELECT v.id FROM conversations AS v
+         WHERE v.id = %(conversation_id)s AND v.status = 'open'
+           AND NOT EXISTS (SELECT 1 FROM earlier)
+           FOR UPDATE
+    ), inserted AS (
+        INSERT INTO dialog_turns (id, agent, conversation_id, channel_id, role, speaker_id,
+                                  speaker_name, person_id, text, at)
+        SELECT %(id)s, %(agent)s, l.id, c.id, %(role)s, %(speaker_id)s, %(speaker_name)s,
+               %(person_id)s, %(text)s, %(at)s
+          FROM locked AS l
+          JOIN channels AS c ON c.agent = %(agent)s AND c.key = %(channel_key)s
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id
+    ), counted AS (
+        UPDATE conversations AS v
+           SET turns = v.turns + 1,
+               participants = CASE
+                   WHEN CAST(%(person_id)s AS varchar) IS NULL
+                     OR CAST(%(person_id)s AS varchar) = ANY(v.participants) THEN v.participants
+                   ELSE array_append(v.participants, CAST(%(person_id)s AS varchar)) END
+          FROM inserted AS i
+         WHERE v.id = %(conversation_id)s
+        RETURNING v.id
+    )
+    SELECT EXISTS (SELECT 1 FROM earlier) AS earlier,
+           EXISTS (SELECT 1 FROM locked) AS open,
+           EXISTS (SELECT 1 FROM counted) AS written
+"""
+"""The usual admission as one statement: lock the open conversation, write the turn into it and
+count it. It writes nothing when the turn is already stored (a retried attempt's) or the
+conversation is not open, and says which."""
+
+_WINDOW_ON: LiteralString = """
+    SELECT v.participants,
+           ARRAY(SELECT d.id FROM dialog_turns AS d
+                  WHERE d.conversation_id = v.id AND d.seq <= t.seq
+                  ORDER BY d.seq DESC LIMIT %(n)s) AS recent,
+           ARRAY(SELECT d.id FROM dialog_turns AS d
+                  WHERE d.conversation_id = v.id
+                  ORDER BY d.seq ASC LIMIT %(head)s) AS opening
+      FROM conversations AS v
+      JOIN dialog_turns AS t ON t.id = %(turn_id)s
+     WHERE v.id = %(conversation_id)s
+"""
+"""The window up to and including the turn just admitted, once it is committed."""
 
 _NEWEST_INPUT = """
     SELECT id FROM dialog_turns
@@ -65,8 +119,15 @@ class Window:
     """The conversation's first turns that are not among ``turn_ids`` (oldest first)."""
 
 
+class _Settled(Enum):
+    CLOSED = "closed"
+    """The conversation is not open: the turn was not written."""
+    IN_TRANSACTION = "in-transaction"
+    """The single statement could not settle it: the transaction must."""
+
+
 async def admit_turn(
-    session: AsyncSession,
+    db: Database,
     *,
     agent: str,
     channel: ChannelRef,
@@ -76,6 +137,94 @@ async def admit_turn(
     opening_turns: int = 0,
 ) -> Window | None:
     """Write ``turn`` into its conversation if that is open; ``None`` if it has closed.
+
+    A turn into a conversation already recorded (nearly every message) is one statement on the
+    driver lane, and its window one more read. A conversation to record first, a turn an
+    earlier attempt already stored and a missing channel row take the transaction of
+    :func:`admit_turn_in`, which says what the window holds.
+    """
+    if not opening:
+        admitted = await _admit_on(db.lane, agent=agent, channel=channel, turn=turn)
+        if admitted is _Settled.CLOSED:
+            return None
+        if admitted is not _Settled.IN_TRANSACTION:
+            return await _window_on(
+                db.lane, turn=turn, window_turns=window_turns, opening_turns=opening_turns
+            )
+    async with db.session() as session:
+        return await admit_turn_in(
+            session,
+            agent=agent,
+            channel=channel,
+            turn=turn,
+            opening=opening,
+            window_turns=window_turns,
+            opening_turns=opening_turns,
+        )
+
+
+async def _admit_on(
+    lane: Lane, *, agent: str, channel: ChannelRef, turn: DialogTurn
+) -> _Settled | None:
+    """The turn written in one statement (``None``), or why it was not."""
+    row = await lane.first(
+        _ADMIT_ON,
+        {
+            "id": turn.turn_id,
+            "agent": agent,
+            "conversation_id": turn.conversation_id,
+            "channel_key": channel.key,
+            "role": turn.role.value,
+            "speaker_id": turn.speaker_id,
+            "speaker_name": turn.speaker_name,
+            "person_id": turn.speaker_id if turn.role is Role.PERSON else None,
+            "text": turn.text,
+            "at": turn.at,
+        },
+    )
+    assert row is not None  # a SELECT of three values always returns its row
+    if row["written"]:
+        return None
+    if row["earlier"] or row["open"]:
+        # Stored by an attempt before (perhaps into another conversation), or an open
+        # conversation whose channel row is missing: both are the transaction's to settle.
+        return _Settled.IN_TRANSACTION
+    return _Settled.CLOSED
+
+
+async def _window_on(
+    lane: Lane, *, turn: DialogTurn, window_turns: int, opening_turns: int
+) -> Window:
+    row = await lane.first(
+        _WINDOW_ON,
+        {
+            "conversation_id": turn.conversation_id,
+            "turn_id": turn.turn_id,
+            "n": window_turns,
+            "head": opening_turns,
+        },
+    )
+    assert row is not None  # the turn was committed into the conversation just now
+    recent = list(reversed(row["recent"]))
+    return Window(
+        conversation_id=turn.conversation_id,
+        turn_ids=recent,
+        participants=list(row["participants"]),
+        opening_ids=[each for each in row["opening"] if each not in recent],
+    )
+
+
+async def admit_turn_in(
+    session: AsyncSession,
+    *,
+    agent: str,
+    channel: ChannelRef,
+    turn: DialogTurn,
+    opening: bool,
+    window_turns: int,
+    opening_turns: int = 0,
+) -> Window | None:
+    """:func:`admit_turn` in one transaction, for every case.
 
     With ``opening`` the conversation is recorded first (a no-op when a retry already did).
     The turn is written under the conversation row's lock, so a close waits for it. A turn an

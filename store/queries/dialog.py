@@ -9,17 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import LiteralString
 
-from sqlalchemy import text, update
+from sqlalchemy import update
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.dialog import DialogTurn, Role
 from schemas.events import ChannelRef
+from store.db import Database
 from store.lane import Lane
 from store.queries.people import ensure_channel
-from store.sql import execute
+from store.sql import execute, in_session
 from store.tables import Conversation, DialogTurnRow
 
 
@@ -71,16 +73,15 @@ async def insert_conversation(
     )
 
 
-_RECORD_TURN = text(
-    """
+_RECORD_TURN: LiteralString = """
     WITH params AS (
-        SELECT CAST(:id AS varchar) AS id, CAST(:agent AS varchar) AS agent,
-               CAST(:conversation_id AS varchar) AS conversation_id,
-               CAST(:channel_key AS varchar) AS channel_key, CAST(:role AS varchar) AS role,
-               CAST(:speaker_id AS varchar) AS speaker_id,
-               CAST(:speaker_name AS varchar) AS speaker_name,
-               CAST(:person_id AS varchar) AS person_id, CAST(:text AS text) AS text,
-               CAST(:at AS timestamptz) AS at
+        SELECT CAST(%(id)s AS varchar) AS id, CAST(%(agent)s AS varchar) AS agent,
+               CAST(%(conversation_id)s AS varchar) AS conversation_id,
+               CAST(%(channel_key)s AS varchar) AS channel_key, CAST(%(role)s AS varchar) AS role,
+               CAST(%(speaker_id)s AS varchar) AS speaker_id,
+               CAST(%(speaker_name)s AS varchar) AS speaker_name,
+               CAST(%(person_id)s AS varchar) AS person_id, CAST(%(text)s AS text) AS text,
+               CAST(%(at)s AS timestamptz) AS at
     ), inserted AS (
         INSERT INTO dialog_turns (id, agent, conversation_id, channel_id, role, speaker_id,
                                   speaker_name, person_id, text, at)
@@ -100,7 +101,6 @@ _RECORD_TURN = text(
      WHERE v.id = p.conversation_id AND EXISTS (SELECT 1 FROM inserted)
     RETURNING v.id
     """
-)
 
 
 async def record_turn(
@@ -115,11 +115,8 @@ async def record_turn(
     return stored
 
 
-async def write_turn(
-    session: AsyncSession, *, agent: str, channel: ChannelRef, turn: DialogTurn
-) -> bool:
-    """:func:`record_turn` without the commit, for a caller that reads on in its transaction."""
-    params = {
+def _turn(agent: str, channel: ChannelRef, turn: DialogTurn) -> dict[str, object]:
+    return {
         "id": turn.turn_id,
         "agent": agent,
         "conversation_id": turn.conversation_id,
@@ -131,13 +128,34 @@ async def write_turn(
         "text": turn.text,
         "at": turn.at,
     }
-    connection = await session.connection()
-    stored = (await connection.execute(_RECORD_TURN, params)).first() is not None
+
+
+async def write_turn(
+    session: AsyncSession, *, agent: str, channel: ChannelRef, turn: DialogTurn
+) -> bool:
+    """:func:`record_turn` without the commit, for a caller that reads on in its transaction."""
+    params = _turn(agent, channel, turn)
+    read = in_session(session)
+    stored = bool(await read(_RECORD_TURN, params))
     if not stored and await session.get(DialogTurnRow, turn.turn_id) is None:
         # The channel row is missing (a path that never resolved a speaker): create it, retry.
         await ensure_channel(session, agent=agent, channel=channel, seen_at=turn.at)
-        stored = (await connection.execute(_RECORD_TURN, params)).first() is not None
+        stored = bool(await read(_RECORD_TURN, params))
     return stored
+
+
+async def record_turn_on(
+    db: Database, *, agent: str, channel: ChannelRef, turn: DialogTurn
+) -> bool:
+    """:func:`record_turn` in one statement on the driver lane, for every reply's turn.
+
+    A turn the statement did not write (stored already by an attempt before, or its channel
+    row missing) is settled by :func:`record_turn` in a session, which tells the two apart.
+    """
+    if await db.lane.rows(_RECORD_TURN, _turn(agent, channel, turn)):
+        return True
+    async with db.autocommit() as session:
+        return await record_turn(session, agent=agent, channel=channel, turn=turn)
 
 
 async def every_open_conversation(session: AsyncSession) -> list[tuple[str, str]]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, LiteralString
 
@@ -22,7 +22,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from schemas.graph import MAX_HOPS, GraphEdge, GraphNode, GraphPath, Neighbourhood
 from schemas.ids import new_ulid
 from store.lane import Lane
-from store.sql import execute
+from store.sql import Reader, execute, in_session
 
 MAX_NAME_WORDS = 4
 """Longest entity name, in words, matched in input text."""
@@ -44,23 +44,6 @@ def mention_keys(input_text: str, *, max_words: int = MAX_NAME_WORDS) -> list[st
         for i in range(len(words) - n + 1)
     }
     return sorted(keys)
-
-
-Reader = Callable[[LiteralString, Mapping[str, Any]], Awaitable[Sequence[Mapping[str, Any]]]]
-"""Runs one read's statement and returns its rows: :meth:`store.lane.Lane.rows`, or
-:func:`_in_session`."""
-
-
-def _in_session(session: AsyncSession) -> Reader:
-    """A reader running the statements on the session's connection, inside its transaction."""
-
-    async def rows(sql: LiteralString, params: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
-        connection = await session.connection()
-        # Straight to the driver: the text has psycopg's placeholders, as the lane takes it.
-        result = await connection.exec_driver_sql(sql, dict(params))
-        return [dict(row._mapping) for row in result]
-
-    return rows
 
 
 def _valid(alias: LiteralString, as_of: datetime | None) -> LiteralString:
@@ -246,7 +229,7 @@ async def mentioned_nodes(
 
     Longer names first (a mention of "New York" beats one of "York").
     """
-    return await _mentioned(_in_session(session), agent, input_text, limit)
+    return await _mentioned(in_session(session), agent, input_text, limit)
 
 
 async def mentioned_nodes_on(
@@ -259,7 +242,7 @@ async def mentioned_nodes_on(
 async def nodes_named(session: AsyncSession, *, agent: str, names: list[str]) -> list[GraphNode]:
     """The agent's entities called any of ``names`` (matched as name keys)."""
     keys = sorted({name_key(n) for n in names} - {""})
-    rows = await _in_session(session)(
+    rows = await in_session(session)(
         f"SELECT {_NODE_COLUMNS} FROM graph_nodes"
         " WHERE agent = %(agent)s AND name_key = ANY(CAST(%(keys)s AS text[])) ORDER BY id",
         {"agent": agent, "keys": keys},
@@ -303,7 +286,7 @@ async def neighbourhood(
     Relations nearest the seeds come first, newest first at each distance; past
     ``max_edges`` the rest are dropped and ``truncated`` says so.
     """
-    return await _neighbourhood(_in_session(session), seeds, hops, as_of, max_edges)
+    return await _neighbourhood(in_session(session), seeds, hops, as_of, max_edges)
 
 
 async def neighbourhood_on(
@@ -428,7 +411,7 @@ async def shortest_path(
     degree^hops). A level that would read more than ``PATH_LEVEL_ROWS`` relations ends the
     search with ``None``.
     """
-    return await _shortest_path(_in_session(session), source_id, target_id, max_hops, as_of)
+    return await _shortest_path(in_session(session), source_id, target_id, max_hops, as_of)
 
 
 async def shortest_path_on(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import LiteralString
 
 from sqlalchemy import func, text
 from sqlalchemy.dialects.postgresql import insert
@@ -12,6 +13,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from schemas.events import ChannelRef, Speaker
 from schemas.ids import new_ulid
 from schemas.records import ResolvedSpeaker
+from store.sql import Reader, in_session
 from store.tables import Channel, Identity, Person
 
 
@@ -41,24 +43,23 @@ async def ensure_channel(
     return str(result.scalar_one())
 
 
-_KNOWN_SPEAKER = text(
-    """
+_KNOWN_SPEAKER: LiteralString = """
     WITH known AS (
         UPDATE people AS p
-           SET last_seen_at = GREATEST(p.last_seen_at, CAST(:seen_at AS timestamptz)),
+           SET last_seen_at = GREATEST(p.last_seen_at, CAST(%(seen_at)s AS timestamptz)),
                display_name = CASE WHEN p.name_curated THEN p.display_name
-                                   ELSE COALESCE(CAST(:display_name AS varchar), p.display_name)
+                                   ELSE COALESCE(CAST(%(display_name)s AS varchar), p.display_name)
                               END
           FROM identities AS i
-         WHERE i.agent = :agent AND i.service = :service AND i.channel = :channel
-           AND i.speaker_id = :speaker_id AND p.id = i.person_id
+         WHERE i.agent = %(agent)s AND i.service = %(service)s AND i.channel = %(channel)s
+           AND i.speaker_id = %(speaker_id)s AND p.id = i.person_id
         RETURNING p.id, p.display_name
     ), touched AS (
         INSERT INTO channels (id, agent, key, service, channel, created_at, last_active_at,
                               last_person_id)
-        SELECT CAST(:id AS varchar), CAST(:agent AS varchar), CAST(:key AS varchar),
-               CAST(:service AS varchar), CAST(:channel AS varchar),
-               CAST(:seen_at AS timestamptz), CAST(:seen_at AS timestamptz), k.id
+        SELECT CAST(%(id)s AS varchar), CAST(%(agent)s AS varchar), CAST(%(key)s AS varchar),
+               CAST(%(service)s AS varchar), CAST(%(channel)s AS varchar),
+               CAST(%(seen_at)s AS timestamptz), CAST(%(seen_at)s AS timestamptz), k.id
           FROM known AS k
         ON CONFLICT ON CONSTRAINT uq_channel_key
         DO UPDATE SET last_active_at = GREATEST(channels.last_active_at,
@@ -69,7 +70,6 @@ _KNOWN_SPEAKER = text(
     )
     SELECT id, display_name FROM known
     """
-)
 """A known speaker: their person touched and the channel's activity recorded, in one statement."""
 
 _TOUCH_CHANNEL = text(
@@ -87,7 +87,7 @@ _TOUCH_CHANNEL = text(
 
 
 async def known_speaker(
-    session: AsyncSession,
+    read: Reader,
     *,
     agent: str,
     channel: ChannelRef,
@@ -97,27 +97,28 @@ async def known_speaker(
     """The person behind a speaker already known, touched as seen; ``None`` for a stranger.
 
     One statement, atomic on its own: it refreshes the person's last-seen time and name and
-    the channel's last activity. It commits nothing, so it runs in autocommit as well.
+    the channel's last activity. ``read`` runs it: the driver lane's (nearly every message),
+    or a session's inside its transaction (:func:`store.sql.in_session`).
     """
-    connection = await session.connection()
-    known = (
-        await connection.execute(
-            _KNOWN_SPEAKER,
-            {
-                "id": new_ulid(),
-                "agent": agent,
-                "key": channel.key,
-                "service": channel.service,
-                "channel": channel.channel,
-                "speaker_id": speaker.speaker_id,
-                "seen_at": seen_at,
-                "display_name": speaker.display_name,
-            },
-        )
-    ).first()
-    if known is None:
+    rows = await read(
+        _KNOWN_SPEAKER,
+        {
+            "id": new_ulid(),
+            "agent": agent,
+            "key": channel.key,
+            "service": channel.service,
+            "channel": channel.channel,
+            "speaker_id": speaker.speaker_id,
+            "seen_at": seen_at,
+            "display_name": speaker.display_name,
+        },
+    )
+    if not rows:
         return None
-    return ResolvedSpeaker(person_id=str(known[0]), person_name=str(known[1]), created=False)
+    known = rows[0]
+    return ResolvedSpeaker(
+        person_id=str(known["id"]), person_name=str(known["display_name"]), created=False
+    )
 
 
 async def resolve_speaker(
@@ -135,7 +136,7 @@ async def resolve_speaker(
     speaker costs one statement (:func:`known_speaker`).
     """
     known = await known_speaker(
-        session, agent=agent, channel=channel, speaker=speaker, seen_at=seen_at
+        in_session(session), agent=agent, channel=channel, speaker=speaker, seen_at=seen_at
     )
     if known is not None:
         await session.commit()

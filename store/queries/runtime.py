@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, LiteralString
 
 from sqlalchemy import text
 from sqlmodel import select
@@ -14,7 +14,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from schemas.events import CompletionMarker, Outcome
 from schemas.models import ChatMessage
 from store.lane import Lane
-from store.sql import insert_once_on
+from store.sql import in_session, insert_once_on
 from store.tables import MarkerRow, PromptRow
 from store.tables.runtime import ActivationRow
 
@@ -68,53 +68,58 @@ async def prompt_extra(session: AsyncSession, *, prompt_id: str) -> dict[str, ob
     return dict(row) if row is not None else None
 
 
-_RECORD_OUTCOME = text(
-    """
+_RECORD_OUTCOME: LiteralString = """
     WITH activation AS (
         INSERT INTO activations (id, agent, event_id, conversation_id, trigger, outcome, text,
                                  reason, degraded, completed_at)
-        SELECT CAST(:activation_id AS varchar), CAST(:agent AS varchar),
-               CAST(:event_id AS varchar), CAST(:conversation_id AS varchar),
-               CAST(:trigger AS varchar), CAST(:outcome AS varchar), CAST(:text AS text),
-               CAST(:reason AS varchar), CAST(:degraded AS boolean),
-               CAST(:completed_at AS timestamptz)
-         WHERE CAST(:activation_id AS varchar) IS NOT NULL
+        SELECT CAST(%(activation_id)s AS varchar), CAST(%(agent)s AS varchar),
+               CAST(%(event_id)s AS varchar), CAST(%(conversation_id)s AS varchar),
+               CAST(%(trigger)s AS varchar), CAST(%(outcome)s AS varchar), CAST(%(text)s AS text),
+               CAST(%(reason)s AS varchar), CAST(%(degraded)s AS boolean),
+               CAST(%(completed_at)s AS timestamptz)
+         WHERE CAST(%(activation_id)s AS varchar) IS NOT NULL
         ON CONFLICT (id) DO NOTHING
     )
     INSERT INTO completion_markers (event_id, agent, activation_id, conversation_id, outcome,
                                     text, reason, degraded, completed_at, expires_at)
-    VALUES (CAST(:event_id AS varchar), CAST(:agent AS varchar),
-            CAST(:activation_id AS varchar), CAST(:conversation_id AS varchar),
-            CAST(:outcome AS varchar), CAST(:text AS text), CAST(:reason AS varchar),
-            CAST(:degraded AS boolean), CAST(:completed_at AS timestamptz),
-            CAST(:expires_at AS timestamptz))
+    VALUES (CAST(%(event_id)s AS varchar), CAST(%(agent)s AS varchar),
+            CAST(%(activation_id)s AS varchar), CAST(%(conversation_id)s AS varchar),
+            CAST(%(outcome)s AS varchar), CAST(%(text)s AS text), CAST(%(reason)s AS varchar),
+            CAST(%(degraded)s AS boolean), CAST(%(completed_at)s AS timestamptz),
+            CAST(%(expires_at)s AS timestamptz))
     ON CONFLICT (event_id) DO NOTHING
     """
-)
+
+
+def _outcome(agent: str, trigger: str, marker: CompletionMarker) -> dict[str, Any]:
+    return {
+        "activation_id": marker.activation_id,
+        "agent": agent,
+        "event_id": marker.event_id,
+        "conversation_id": marker.conversation_id,
+        "trigger": trigger,
+        "outcome": marker.outcome.value,
+        "text": marker.text,
+        "reason": marker.reason,
+        "degraded": marker.degraded,
+        "completed_at": marker.completed_at,
+        "expires_at": marker.expires_at,
+    }
 
 
 async def record_outcome(
     session: AsyncSession, *, agent: str, trigger: str, marker: CompletionMarker
 ) -> None:
     """Persist the activation's outcome and its completion marker in one statement (idempotent)."""
-    connection = await session.connection()
-    await connection.execute(
-        _RECORD_OUTCOME,
-        {
-            "activation_id": marker.activation_id,
-            "agent": agent,
-            "event_id": marker.event_id,
-            "conversation_id": marker.conversation_id,
-            "trigger": trigger,
-            "outcome": marker.outcome.value,
-            "text": marker.text,
-            "reason": marker.reason,
-            "degraded": marker.degraded,
-            "completed_at": marker.completed_at,
-            "expires_at": marker.expires_at,
-        },
-    )
+    await in_session(session)(_RECORD_OUTCOME, _outcome(agent, trigger, marker))
     await session.commit()
+
+
+async def record_outcome_on(
+    lane: Lane, *, agent: str, trigger: str, marker: CompletionMarker
+) -> None:
+    """:func:`record_outcome` on the driver lane: every reply's outcome is recorded."""
+    await lane.rows(_RECORD_OUTCOME, _outcome(agent, trigger, marker))
 
 
 async def get_marker(
@@ -151,22 +156,51 @@ async def purge_expired_markers(session: AsyncSession, *, now: datetime) -> int:
     return int(result.rowcount or 0)
 
 
-_ADD_OUTBOX = text(
-    """
+_ADD_OUTBOX: LiteralString = """
     WITH queued AS (
         INSERT INTO outbox (id, activation_id, agent, channel_key, conversation_id, text,
                             unprompted, created_at, status, delivered_at, event_id)
-        VALUES (CAST(:id AS varchar), CAST(:activation_id AS varchar), CAST(:agent AS varchar),
-                CAST(:channel_key AS varchar), CAST(:conversation_id AS varchar),
-                CAST(:text AS text), CAST(:unprompted AS boolean),
-                CAST(:created_at AS timestamptz), CAST(:status AS varchar),
-                CAST(:delivered_at AS timestamptz), CAST(:event_id AS varchar))
+        VALUES (CAST(%(id)s AS varchar), CAST(%(activation_id)s AS varchar),
+                CAST(%(agent)s AS varchar),
+                CAST(%(channel_key)s AS varchar), CAST(%(conversation_id)s AS varchar),
+                CAST(%(text)s AS text), CAST(%(unprompted)s AS boolean),
+                CAST(%(created_at)s AS timestamptz), CAST(%(status)s AS varchar),
+                CAST(%(delivered_at)s AS timestamptz), CAST(%(event_id)s AS varchar))
         ON CONFLICT (activation_id) DO NOTHING
         RETURNING id
     )
-    SELECT pg_notify(CAST(:notify_channel AS text), CAST(:payload AS text)) FROM queued
+    SELECT pg_notify(CAST(%(notify_channel)s AS text), CAST(%(payload)s AS text)) FROM queued
     """
-)
+
+
+def _outbox(
+    *,
+    message_id: str,
+    activation_id: str,
+    agent: str,
+    channel_key: str,
+    conversation_id: str | None,
+    text_: str,
+    created_at: datetime,
+    unprompted: bool,
+    delivered: bool,
+    event_id: str | None,
+) -> dict[str, Any]:
+    return {
+        "id": message_id,
+        "activation_id": activation_id,
+        "agent": agent,
+        "channel_key": channel_key,
+        "conversation_id": conversation_id,
+        "text": text_,
+        "unprompted": unprompted,
+        "created_at": created_at,
+        "status": "delivered" if delivered else "pending",
+        "delivered_at": created_at if delivered else None,
+        "event_id": event_id,
+        "notify_channel": OUTBOX_CHANNEL,
+        "payload": json.dumps({"id": message_id, "agent": agent, "channel": channel_key}),
+    }
 
 
 async def add_outbox(
@@ -189,28 +223,50 @@ async def add_outbox(
     channel's waiting client), so it needs no delivery run (docs/channels.md). ``event_id``:
     the inbound event a reply answers.
     """
-    connection = await session.connection()
-    result = await connection.execute(
-        _ADD_OUTBOX,
-        {
-            "id": message_id,
-            "activation_id": activation_id,
-            "agent": agent,
-            "channel_key": channel_key,
-            "conversation_id": conversation_id,
-            "text": text_,
-            "unprompted": unprompted,
-            "created_at": created_at,
-            "status": "delivered" if delivered else "pending",
-            "delivered_at": created_at if delivered else None,
-            "event_id": event_id,
-            "notify_channel": OUTBOX_CHANNEL,
-            "payload": json.dumps({"id": message_id, "agent": agent, "channel": channel_key}),
-        },
+    params = _outbox(
+        message_id=message_id,
+        activation_id=activation_id,
+        agent=agent,
+        channel_key=channel_key,
+        conversation_id=conversation_id,
+        text_=text_,
+        created_at=created_at,
+        unprompted=unprompted,
+        delivered=delivered,
+        event_id=event_id,
     )
-    inserted = result.first() is not None
+    inserted = bool(await in_session(session)(_ADD_OUTBOX, params))
     await session.commit()
     return inserted
+
+
+async def add_outbox_on(
+    lane: Lane,
+    *,
+    message_id: str,
+    activation_id: str,
+    agent: str,
+    channel_key: str,
+    conversation_id: str | None,
+    text_: str,
+    created_at: datetime,
+    delivered: bool = False,
+    event_id: str | None = None,
+) -> bool:
+    """:func:`add_outbox` of a reply on the driver lane, one statement: every reply is queued."""
+    params = _outbox(
+        message_id=message_id,
+        activation_id=activation_id,
+        agent=agent,
+        channel_key=channel_key,
+        conversation_id=conversation_id,
+        text_=text_,
+        created_at=created_at,
+        unprompted=False,
+        delivered=delivered,
+        event_id=event_id,
+    )
+    return bool(await lane.rows(_ADD_OUTBOX, params))
 
 
 async def activations_of_event(session: AsyncSession, *, event_id: str) -> list[str]:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from schemas.dialog import DialogTurn, Role
 from schemas.events import ChannelRef
 from schemas.ids import new_ulid
-from store.queries.admission import Window, admit_turn, close_if_settled
+from store.queries.admission import Window, _window_on, admit_turn, close_if_settled
 from store.tables import Conversation, DialogTurnRow
 from tests.harness import Harness
 
@@ -28,10 +28,9 @@ def turn(conversation_id: str, text: str) -> DialogTurn:
 
 
 async def admit(harness: Harness, agent: str, said: DialogTurn, *, opening: bool) -> Window | None:
-    async with harness.db.session() as session:
-        return await admit_turn(
-            session, agent=agent, channel=CHANNEL, turn=said, opening=opening, window_turns=40
-        )
+    return await admit_turn(
+        harness.db, agent=agent, channel=CHANNEL, turn=said, opening=opening, window_turns=40
+    )
 
 
 async def close(harness: Harness, conversation_id: str, last_input: str | None) -> bool:
@@ -142,21 +141,73 @@ async def test_the_opening_turns_come_apart_once_the_window_no_longer_holds_them
     said = [turn(conversation, f"turn {n}") for n in range(6)]
     windows = []
     for n, each in enumerate(said):
-        async with harness.db.session() as session:
-            windows.append(
-                await admit_turn(
-                    session,
-                    agent=agent,
-                    channel=CHANNEL,
-                    turn=each,
-                    opening=n == 0,
-                    window_turns=3,
-                    opening_turns=2,
-                )
+        windows.append(
+            await admit_turn(
+                harness.db,
+                agent=agent,
+                channel=CHANNEL,
+                turn=each,
+                opening=n == 0,
+                window_turns=3,
+                opening_turns=2,
             )
+        )
     ids = [t.turn_id for t in said]
 
     assert windows[2] is not None and windows[2].opening_ids == []  # the window holds them
     assert windows[3] is not None and windows[3].opening_ids == ids[:1]  # one slid out
     last = windows[5]
     assert last is not None and last.turn_ids == ids[3:] and last.opening_ids == ids[:2]
+
+
+async def test_an_attempt_run_again_into_a_recorded_conversation_counts_the_turn_once(
+    harness: Harness,
+) -> None:
+    # The one-statement path finds the turn already stored and leaves it to the transaction.
+    agent = (await harness.create_agent()).handle
+    conversation = new_ulid()
+    first = turn(conversation, "hello")
+    await admit(harness, agent, first, opening=True)
+    second = turn(conversation, "again")
+    window = await admit(harness, agent, second, opening=False)
+    retried = await admit(harness, agent, second, opening=False)
+
+    assert window is not None and retried is not None
+    assert retried.turn_ids == window.turn_ids == [first.turn_id, second.turn_id]
+    async with harness.db.session() as session:
+        row = await session.get(Conversation, conversation)
+        assert row is not None and row.turns == 2
+
+
+async def test_a_turn_from_a_channel_never_recorded_is_admitted_through_the_transaction(
+    harness: Harness,
+) -> None:
+    agent = (await harness.create_agent()).handle
+    conversation = new_ulid()
+    await admit(harness, agent, turn(conversation, "hello"), opening=True)
+    elsewhere = turn(conversation, "from a channel no speaker was resolved on")
+    window = await admit_turn(
+        harness.db,
+        agent=agent,
+        channel=ChannelRef(service="team", channel="never-seen"),
+        turn=elsewhere,
+        opening=False,
+        window_turns=40,
+    )
+
+    assert window is not None and window.turn_ids[-1] == elsewhere.turn_id
+    async with harness.db.session() as session:
+        assert await session.get(DialogTurnRow, elsewhere.turn_id) is not None
+
+
+async def test_the_lane_window_ends_at_the_turn_admitted(harness: Harness) -> None:
+    # Read after the commit: a turn written later is not in this turn's window.
+    agent = (await harness.create_agent()).handle
+    conversation = new_ulid()
+    said = [turn(conversation, f"turn {n}") for n in range(4)]
+    for n, each in enumerate(said):
+        await admit(harness, agent, each, opening=n == 0)
+    window = await _window_on(harness.db.lane, turn=said[1], window_turns=40, opening_turns=0)
+
+    assert window.turn_ids == [said[0].turn_id, said[1].turn_id]
+    assert window.participants == [each.speaker_id for each in said]

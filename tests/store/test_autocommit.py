@@ -102,15 +102,14 @@ async def test_a_turn_written_and_read_in_autocommit_matches_the_transactional_p
     assert count == 3
 
 
-async def test_a_known_speaker_is_touched_in_one_autocommit_statement(harness: Harness) -> None:
+async def test_a_known_speaker_is_touched_in_one_statement_on_the_lane(harness: Harness) -> None:
     agent = await harness.create_agent()
     first = datetime.now(UTC)
     later = first + timedelta(minutes=5)
     speaker = Speaker(speaker_id="k", display_name="Kit")
-    async with harness.db.autocommit() as session:
-        stranger = await known_speaker(
-            session, agent=agent.handle, channel=CHANNEL, speaker=speaker, seen_at=first
-        )
+    stranger = await known_speaker(
+        harness.db.lane.rows, agent=agent.handle, channel=CHANNEL, speaker=speaker, seen_at=first
+    )
     assert stranger is None
     async with harness.db.session() as session:
         created = await resolve_speaker(
@@ -118,10 +117,9 @@ async def test_a_known_speaker_is_touched_in_one_autocommit_statement(harness: H
         )
     assert created.created
     renamed = Speaker(speaker_id="k", display_name="Kit B")
-    async with harness.db.autocommit() as session:
-        known = await known_speaker(
-            session, agent=agent.handle, channel=CHANNEL, speaker=renamed, seen_at=later
-        )
+    known = await known_speaker(
+        harness.db.lane.rows, agent=agent.handle, channel=CHANNEL, speaker=renamed, seen_at=later
+    )
     assert known == ResolvedSpeaker(person_id=created.person_id, person_name="Kit B", created=False)
     async with harness.db.session() as session:
         person = await session.get(Person, created.person_id)

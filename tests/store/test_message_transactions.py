@@ -2,9 +2,10 @@
 
 Every read and every single-statement write on the path runs in autocommit: a transaction
 around them costs two more round trips (``BEGIN`` and its ``COMMIT`` or ``ROLLBACK``) and
-reads nothing different under READ COMMITTED (``store.db.Database.autocommit``). One step
-needs one: admission writes the person's turn under the conversation row's lock, and reads the
-window it made before letting go.
+reads nothing different under READ COMMITTED (``store.db.Database.autocommit``). Only a
+conversation's first turn needs one: admission records the conversation and writes the turn
+into it together. Every later turn is one statement on the driver lane, which locks the
+conversation's row, writes the turn and counts it (``store.queries.admission``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from temporalio import activity
 from tests.harness import Harness
 
 TRANSACTIONAL = "admission.admit"
-"""The one step whose statements must run together."""
+"""The one step whose statements must run together, when its turn opens a conversation."""
 
 
 def _step() -> str:
@@ -28,11 +29,10 @@ def _step() -> str:
         return "(outside an activity)"
 
 
-async def test_a_message_opens_one_transaction_for_the_turn_it_admits(
+async def test_only_the_turn_that_opens_a_conversation_opens_a_transaction(
     harness: Harness,
 ) -> None:
     agent = (await harness.create_agent()).handle
-    await harness.say(agent, "hello there")  # the conversation opens: a write of its own
     opened: Counter[str] = Counter()
 
     def on_end(connection: Connection) -> None:
@@ -45,6 +45,11 @@ async def test_a_message_opens_one_transaction_for_the_turn_it_admits(
     event.listen(engine, "commit", on_end)
     event.listen(engine, "rollback", on_end)
     try:
+        # First contact: the person is created with their identity, then the conversation is
+        # recorded with the turn in it, each a transaction of admission's.
+        await harness.say(agent, "hello there")
+        first = Counter(opened)
+        opened.clear()
         for i in range(3):
             receipt = await harness.say(agent, f"message {i}")
             assert receipt.marker is not None
@@ -52,4 +57,5 @@ async def test_a_message_opens_one_transaction_for_the_turn_it_admits(
         event.remove(engine, "commit", on_end)
         event.remove(engine, "rollback", on_end)
 
-    assert opened == {TRANSACTIONAL: 3}, opened
+    assert first == {TRANSACTIONAL: 2}, first
+    assert opened == Counter(), opened
