@@ -126,8 +126,7 @@ class GuardrailActivities:
     async def evaluate(self, data: GuardrailInput) -> GuardrailEvaluation:
         """Run the background rules over the exchange's history; record each firing once."""
         now = data.at
-        async with self._db.autocommit() as session:
-            held = await queries.blocking_firings(session, activation_id=data.activation_id)
+        held = await queries.blocking_firings_on(self._db.lane, activation_id=data.activation_id)
         firings = [to_firing(row, self._by_id.get(row.rule_id)) for row in held]
         if not self._rules:
             return GuardrailEvaluation(firings=firings)

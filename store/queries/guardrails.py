@@ -277,14 +277,15 @@ async def fired_recently(
     return bool((await session.exec(statement)).one())
 
 
-async def blocking_firings(
-    session: AsyncSession, *, activation_id: str
-) -> Sequence[GuardrailFiringRow]:
-    """The firings blocking rules recorded in one activation's screen."""
-    rows = await session.exec(
-        select(GuardrailFiringRow).where(
-            GuardrailFiringRow.activation_id == activation_id,
-            col(GuardrailFiringRow.blocking).is_(True),
-        )
-    )
-    return rows.all()
+_BLOCKING: LiteralString = """
+    SELECT id, agent, rule_id, actions, evidence, summary, person_id, channel_key,
+           conversation_id, activation_id, blocking, fired_at, notified_at
+      FROM guardrail_firings
+     WHERE activation_id = %(activation_id)s AND blocking
+"""
+
+
+async def blocking_firings_on(lane: Lane, *, activation_id: str) -> list[GuardrailFiringRow]:
+    """The firings blocking rules recorded in one activation's screen (every exchange asks)."""
+    rows = await lane.rows(_BLOCKING, {"activation_id": activation_id})
+    return [GuardrailFiringRow(**row) for row in rows]
