@@ -27,8 +27,30 @@ from schemas.text import MessageText, Name, unstorable
 __all__ = ["Name"]  # re-exported: models across schemas/ take it from here
 
 
+def _storable(value: object) -> bool:
+    """Whether every string inside ``value`` (keys too) can be stored: the common case, fast."""
+    # Iterative, so a hostile 10,000-deep payload cannot exhaust the stack; no paths are built
+    # until a string fails (first_unstorable then walks again to name it).
+    stack: list[object] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if unstorable(item) is not None:
+                return False
+        elif isinstance(item, dict):
+            for key in item:
+                if isinstance(key, str) and unstorable(key) is not None:
+                    return False
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return True
+
+
 def first_unstorable(value: object, path: str) -> tuple[str, str] | None:
     """The first string inside ``value`` that cannot be stored: its path and the reason."""
+    if _storable(value):
+        return None
     # Iterative, so a hostile 10,000-deep payload cannot exhaust the stack.
     stack: list[tuple[object, str]] = [(value, path)]
     while stack:

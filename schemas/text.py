@@ -37,6 +37,10 @@ MAX_NAME_CHARS = 200
 """Longest name or identifier (a speaker, a channel, an agent's display name)."""
 
 
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+"""NUL, or a lone surrogate: what :func:`unstorable` refuses."""
+
+
 class InvalidTextError(ValueError):
     """Text that cannot be accepted, with a message that says what to fix."""
 
@@ -48,15 +52,16 @@ def unstorable(value: str) -> str | None:
     UTF-8 form, so no database, log or JSON encoder downstream can hold it. Either would pass a
     ``str`` check at the door and fail every attempt of the step that stores it.
     """
+    # One scan in C: every wire string passes here, most of them long and clean.
+    found = _UNSTORABLE.search(value)
+    if found is None:
+        return None
     if "\x00" in value:
         return "contains a NUL character (U+0000), which cannot be stored: remove it"
-    for ch in value:
-        if "\ud800" <= ch <= "\udfff":
-            return (
-                f"is not valid UTF-8 (it holds the lone surrogate U+{ord(ch):04X}): "
-                "re-encode it as UTF-8"
-            )
-    return None
+    return (
+        f"is not valid UTF-8 (it holds the lone surrogate U+{ord(found.group()):04X}): "
+        "re-encode it as UTF-8"
+    )
 
 
 def clean_name(value: str, *, what: str = "name") -> str:

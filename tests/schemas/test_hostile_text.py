@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from temporalio.exceptions import ApplicationError
 
 from contract.catalog import HANDLERS, HandlerSpec
-from schemas.events import SubmitEventInput
+from schemas.events import SubmitEventInput, first_unstorable
 from schemas.ids import new_ulid
 from schemas.text import unstorable
 from workflows.handlers import INVALID_INPUT, decode
@@ -190,3 +190,23 @@ def test_the_published_name_pattern_says_what_the_door_refuses() -> None:
     schema = SubmitEventInput.model_json_schema()
     speaker = schema["$defs"]["Speaker"]["properties"]["speaker_id"]
     assert "\\u0000" in speaker["pattern"] and "\\u202E" in speaker["pattern"]
+
+
+def _refused_by_definition(text: str) -> bool:
+    """What the door refuses, spelled out a character at a time: NUL or a lone surrogate."""
+    return any(ch == "\x00" or "\ud800" <= ch <= "\udfff" for ch in text)
+
+
+@given(text=hostile_text)
+def test_the_fast_check_refuses_exactly_nul_and_lone_surrogates(text: str) -> None:
+    problem = unstorable(text)
+    assert (problem is not None) == _refused_by_definition(text)
+    if problem is not None and "\x00" not in text:
+        first = next(ch for ch in text if "\ud800" <= ch <= "\udfff")
+        assert f"U+{ord(first):04X}" in problem  # names the first one
+
+
+@given(payload=json_values)
+def test_the_walk_finds_an_unstorable_string_wherever_it_is(payload: object) -> None:
+    found = first_unstorable(payload, "")
+    assert (found is not None) == any(_refused_by_definition(s) for s in strings_in(payload))
