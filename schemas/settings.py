@@ -268,6 +268,14 @@ class Settings(BaseSettings):
     encoder_api_key: SecretStr | None = Field(
         default=None, description="Bearer token of the encoding service, if it wants one."
     )
+    encoder_threads: int = Field(
+        default=1,
+        ge=1,
+        le=256,
+        description="CPU threads one local inference may use. One by default: the texts are "
+        "short, and spread over two cores the same work took about half as much CPU time "
+        "again (bench/encoder_throughput.py), time the database and Temporal need.",
+    )
 
     # Tools, reminders, goals and the heartbeat; see docs/autonomy.md
     autonomy: AutonomySettings = Field(default_factory=AutonomySettings)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 
 import pytest
@@ -75,6 +76,28 @@ async def test_local_batches_stay_within_the_budgets_and_keep_their_order(
     alone = [(await encoder.encode([text]))[0] for text in texts[::9]]
     for a, b in zip(together[::9], alone, strict=True):
         assert dot(a, b) > 0.9999
+
+
+async def test_one_text_does_not_wait_behind_a_batch_and_both_keep_their_vectors(
+    encoder: LocalEncoder,
+) -> None:
+    # A search's question arrives while a conversation's turns are being encoded.
+    batch = [f"turn {i}: " + "a long remembered sentence about the lake " * 12 for i in range(96)]
+    alone = (await encoder.encode(["the question"]))[0]
+    before = await encoder.encode(batch[:3])
+    running = asyncio.ensure_future(encoder.encode(batch))
+    asked = asyncio.ensure_future(encoder.encode(["the question"]))
+    done, _ = await asyncio.wait({running, asked}, return_when=asyncio.FIRST_COMPLETED)
+
+    assert asked in done and running not in done
+    assert asked.result()[0] == pytest.approx(alone, abs=1e-5)
+    assert (await running)[:3] == [pytest.approx(v, abs=1e-5) for v in before]
+
+
+def test_the_local_encoder_takes_its_threads_from_settings() -> None:
+    encoder = build_encoder(Settings(encoder="local", encoder_threads=2))
+    assert isinstance(encoder, LocalEncoder) and encoder._threads == 2
+    assert Settings().encoder_threads == 1
 
 
 async def test_local_encodes_nothing_for_no_texts(encoder: LocalEncoder) -> None:

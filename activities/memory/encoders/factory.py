@@ -47,4 +47,4 @@ def build_encoder(settings: Settings) -> Encoder:
             f"PERSYN_EMBEDDING_DIMENSIONS is {settings.embedding_dimensions}: set it to "
             f"{DIMENSIONS}, then run `persyn memory reindex`"
         )
-    return LocalEncoder()
+    return LocalEncoder(threads=settings.encoder_threads)

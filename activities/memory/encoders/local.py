@@ -82,7 +82,7 @@ def model_file() -> Path:
 
 
 class _Model:
-    """Tokenizer and inference session; used from one thread at a time."""
+    """Tokenizer and inference session; both may be used from several threads at once."""
 
     def __init__(self, *, threads: int | None, arena: bool) -> None:
         import onnxruntime as ort
@@ -132,13 +132,16 @@ class _Model:
 
 
 class LocalEncoder:
-    """all-MiniLM-L6-v2 in this process; loads on first use, infers on one private thread.
+    """all-MiniLM-L6-v2 in this process; loads on first use, infers on two private threads.
 
-    One thread serialises inference: onnxruntime already spreads one call over the cores, and
-    overlapping calls would only contend for them. The event loop never waits on it.
+    A call of one text (a search's question, on a message's path) runs on a thread of its own,
+    so it never waits behind a batch (a conversation's turns, a consolidation's memories) that
+    can take tens of milliseconds; batches queue on the other. Both share one inference session,
+    which onnxruntime lets several threads run at once. The event loop never waits on either.
 
     Args:
-        threads: Cores one inference may use (onnxruntime's default: all).
+        threads: Cores one inference may use (onnxruntime's default: all). Short texts gain
+            little from more than one and pay for them in CPU time (bench/encoder_throughput.py).
         batch_size: Texts per inference call.
         arena: Use onnxruntime's memory arena and memory patterns: a little faster, but the
             process keeps the peak any batch ever needed.
@@ -156,6 +159,7 @@ class LocalEncoder:
         self._model: _Model | None = None
         self._load_lock = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="persyn-encoder")
+        self._quick = ThreadPoolExecutor(max_workers=1, thread_name_prefix="persyn-encoder-one")
 
     def _loaded(self) -> _Model:
         with self._load_lock:
@@ -220,8 +224,10 @@ class LocalEncoder:
         if not texts:
             return []
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self.encode_sync, list(texts))
+        executor = self._quick if len(texts) == 1 else self._executor
+        return await loop.run_in_executor(executor, self.encode_sync, list(texts))
 
     async def aclose(self) -> None:
-        """Stop the inference thread (after any running call)."""
+        """Stop the inference threads (after any running call)."""
         self._executor.shutdown(wait=False, cancel_futures=True)
+        self._quick.shutdown(wait=False, cancel_futures=True)
