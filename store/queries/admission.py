@@ -18,11 +18,11 @@ from typing import LiteralString
 
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from schemas.dialog import DialogTurn, Role
+from schemas.dialog import DialogTurn
 from schemas.events import ChannelRef
 from store.db import Database
 from store.lane import Lane
-from store.queries.dialog import insert_conversation, write_turn
+from store.queries.dialog import insert_conversation, turn_params, write_turn
 from store.sql import execute
 
 _ADMITTED_TO = """
@@ -167,21 +167,7 @@ async def _admit_on(
     lane: Lane, *, agent: str, channel: ChannelRef, turn: DialogTurn
 ) -> _Settled | None:
     """The turn written in one statement (``None``), or why it was not."""
-    row = await lane.first(
-        _ADMIT_ON,
-        {
-            "id": turn.turn_id,
-            "agent": agent,
-            "conversation_id": turn.conversation_id,
-            "channel_key": channel.key,
-            "role": turn.role.value,
-            "speaker_id": turn.speaker_id,
-            "speaker_name": turn.speaker_name,
-            "person_id": turn.speaker_id if turn.role is Role.PERSON else None,
-            "text": turn.text,
-            "at": turn.at,
-        },
-    )
+    row = await lane.first(_ADMIT_ON, turn_params(agent, channel, turn))
     assert row is not None  # a SELECT of three values always returns its row
     if row["written"]:
         return None

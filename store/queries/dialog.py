@@ -115,7 +115,8 @@ async def record_turn(
     return stored
 
 
-def _turn(agent: str, channel: ChannelRef, turn: DialogTurn) -> dict[str, object]:
+def turn_params(agent: str, channel: ChannelRef, turn: DialogTurn) -> dict[str, object]:
+    """A turn's row as the statements writing it take their parameters."""
     return {
         "id": turn.turn_id,
         "agent": agent,
@@ -134,7 +135,7 @@ async def write_turn(
     session: AsyncSession, *, agent: str, channel: ChannelRef, turn: DialogTurn
 ) -> bool:
     """:func:`record_turn` without the commit, for a caller that reads on in its transaction."""
-    params = _turn(agent, channel, turn)
+    params = turn_params(agent, channel, turn)
     read = in_session(session)
     stored = bool(await read(_RECORD_TURN, params))
     if not stored and await session.get(DialogTurnRow, turn.turn_id) is None:
@@ -152,7 +153,7 @@ async def record_turn_on(
     A turn the statement did not write (stored already by an attempt before, or its channel
     row missing) is settled by :func:`record_turn` in a session, which tells the two apart.
     """
-    if await db.lane.rows(_RECORD_TURN, _turn(agent, channel, turn)):
+    if await db.lane.rows(_RECORD_TURN, turn_params(agent, channel, turn)):
         return True
     async with db.autocommit() as session:
         return await record_turn(session, agent=agent, channel=channel, turn=turn)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, LiteralString
+from typing import Any, LiteralString, NotRequired, TypedDict, Unpack
 
 from sqlalchemy import text
 from sqlmodel import select
@@ -173,100 +173,57 @@ _ADD_OUTBOX: LiteralString = """
     """
 
 
-def _outbox(
-    *,
-    message_id: str,
-    activation_id: str,
-    agent: str,
-    channel_key: str,
-    conversation_id: str | None,
-    text_: str,
-    created_at: datetime,
-    unprompted: bool,
-    delivered: bool,
-    event_id: str | None,
-) -> dict[str, Any]:
+class Outbox(TypedDict):
+    """A transmitted message to queue once per activation; its ID is the reply turn's."""
+
+    message_id: str
+    activation_id: str
+    agent: str
+    channel_key: str
+    conversation_id: str | None
+    text_: str
+    created_at: datetime
+    unprompted: NotRequired[bool]
+    delivered: NotRequired[bool]
+    """It has reached its people already (a reply returned to a pull channel's waiting
+    client), so it needs no delivery run (docs/channels.md)."""
+    event_id: NotRequired[str | None]
+    """The inbound event a reply answers."""
+
+
+def _outbox(fields: Outbox) -> dict[str, Any]:
+    delivered = fields.get("delivered", False)
+    message_id, agent, channel_key = fields["message_id"], fields["agent"], fields["channel_key"]
     return {
         "id": message_id,
-        "activation_id": activation_id,
+        "activation_id": fields["activation_id"],
         "agent": agent,
         "channel_key": channel_key,
-        "conversation_id": conversation_id,
-        "text": text_,
-        "unprompted": unprompted,
-        "created_at": created_at,
+        "conversation_id": fields["conversation_id"],
+        "text": fields["text_"],
+        "unprompted": fields.get("unprompted", False),
+        "created_at": fields["created_at"],
         "status": "delivered" if delivered else "pending",
-        "delivered_at": created_at if delivered else None,
-        "event_id": event_id,
+        "delivered_at": fields["created_at"] if delivered else None,
+        "event_id": fields.get("event_id"),
         "notify_channel": OUTBOX_CHANNEL,
         "payload": json.dumps({"id": message_id, "agent": agent, "channel": channel_key}),
     }
 
 
-async def add_outbox(
-    session: AsyncSession,
-    *,
-    message_id: str,
-    activation_id: str,
-    agent: str,
-    channel_key: str,
-    conversation_id: str | None,
-    text_: str,
-    created_at: datetime,
-    unprompted: bool = False,
-    delivered: bool = False,
-    event_id: str | None = None,
-) -> bool:
+async def add_outbox(session: AsyncSession, **fields: Unpack[Outbox]) -> bool:
     """Queue a transmitted message once per activation and announce it; ``False`` on a retry.
 
-    ``delivered``: the message has reached its people already (a reply returned to a pull
-    channel's waiting client), so it needs no delivery run (docs/channels.md). ``event_id``:
-    the inbound event a reply answers.
+    Commits.
     """
-    params = _outbox(
-        message_id=message_id,
-        activation_id=activation_id,
-        agent=agent,
-        channel_key=channel_key,
-        conversation_id=conversation_id,
-        text_=text_,
-        created_at=created_at,
-        unprompted=unprompted,
-        delivered=delivered,
-        event_id=event_id,
-    )
-    inserted = bool(await in_session(session)(_ADD_OUTBOX, params))
+    inserted = bool(await in_session(session)(_ADD_OUTBOX, _outbox(fields)))
     await session.commit()
     return inserted
 
 
-async def add_outbox_on(
-    lane: Lane,
-    *,
-    message_id: str,
-    activation_id: str,
-    agent: str,
-    channel_key: str,
-    conversation_id: str | None,
-    text_: str,
-    created_at: datetime,
-    delivered: bool = False,
-    event_id: str | None = None,
-) -> bool:
-    """:func:`add_outbox` of a reply on the driver lane, one statement: every reply is queued."""
-    params = _outbox(
-        message_id=message_id,
-        activation_id=activation_id,
-        agent=agent,
-        channel_key=channel_key,
-        conversation_id=conversation_id,
-        text_=text_,
-        created_at=created_at,
-        unprompted=False,
-        delivered=delivered,
-        event_id=event_id,
-    )
-    return bool(await lane.rows(_ADD_OUTBOX, params))
+async def add_outbox_on(lane: Lane, **fields: Unpack[Outbox]) -> bool:
+    """:func:`add_outbox` on the driver lane, one statement: every reply is queued."""
+    return bool(await lane.rows(_ADD_OUTBOX, _outbox(fields)))
 
 
 async def activations_of_event(session: AsyncSession, *, event_id: str) -> list[str]:
