@@ -52,6 +52,9 @@ SOURCE_NAME = "memory"
 TOKENS_PER_RECORD = 40
 """A short summary with its annotation; sizes how many candidates could fill the budget."""
 
+MAX_KEPT_PLACES = 10_000
+"""Agents' channels remembered as keeping records, at most (each a few dozen bytes)."""
+
 TRAJECTORY_LENGTH = 5
 """Emotion tags shown in the trajectory line, newest last."""
 
@@ -207,6 +210,9 @@ class MemoryRecall:
         self._settings = settings
         self._synthesizer = synthesizer
         self._primed: Primed[_Grounded] = Primed()
+        # Agents and channels whose last ground kept something: their question is embedded
+        # beside the ground read, not after it (records are rarely all forgotten at once).
+        self._keeps: set[tuple[str, str]] = set()
 
     def candidate_limit(self, context_window: int) -> int:
         """How many candidates to fetch: enough to fill the budget, within the set bounds."""
@@ -246,11 +252,31 @@ class MemoryRecall:
         return await self._ground(agent, channel_key, query)
 
     async def _ground(self, agent: str, channel_key: str, query: str) -> _Grounded:
-        """One round trip, then the input's embedding started if there is anything to rank."""
-        async with self._db.autocommit() as session:
-            ground = await recall_ground(session, agent=agent, channel_key=channel_key, query=query)
-        vector = asyncio.ensure_future(self._embed(query)) if ground.anything else None
-        return _Grounded(ground, vector)
+        """One round trip, and the input's embedding if there is anything to rank.
+
+        Where the last ground kept something the embedding starts beside the read; elsewhere
+        after it, and only if the read finds something, so a new agent never pays for it.
+        """
+        where = (agent, channel_key)
+        early = asyncio.ensure_future(self._embed(query)) if where in self._keeps else None
+        try:
+            async with self._db.autocommit() as session:
+                ground = await recall_ground(
+                    session, agent=agent, channel_key=channel_key, query=query
+                )
+        except BaseException:
+            if early is not None:
+                early.cancel()
+            raise
+        if not ground.anything:
+            self._keeps.discard(where)
+            if early is not None:
+                early.cancel()  # all forgotten since: the vector is not wanted
+            return _Grounded(ground, None)
+        if len(self._keeps) >= MAX_KEPT_PLACES:
+            self._keeps.clear()  # bounded: the next recall of each reads first again
+        self._keeps.add(where)
+        return _Grounded(ground, early or asyncio.ensure_future(self._embed(query)))
 
     async def recall(
         self,

@@ -3,6 +3,7 @@ is written, are used once by the recall of the same input, and change nothing it
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from schemas.memory import MemorySettings
 from schemas.recall import SurfacedMemories
 from store.db import Database
 from store.queries.recall import recall_ground
+from store.sql import execute
 from tests.memory.recall.records import NOW, add_channel, add_memory, new_agent
 
 ADA = new_ulid()
@@ -93,6 +95,45 @@ async def test_an_agent_with_nothing_kept_never_embeds_even_when_primed(
     recall.prime(agent=agent, channel_key=channel.key, query=QUESTION)
     assert await _recall(recall, agent, channel) is None
     assert counting.texts == []
+
+
+async def test_where_something_was_kept_the_question_is_embedded_beside_the_ground_read(
+    db: Database, encoder: LocalEncoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    channel = ChannelRef(service="terminal", channel="beside")
+    agent = await _kept(db, encoder, channel)
+    counting = CountingEncoder(encoder)
+    recall = MemoryRecall(db, counting, MemorySettings())  # type: ignore[arg-type]
+    embedded_when_read: list[int] = []
+
+    async def watched(session: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(0)  # the read's first wait: a task started beside it runs now
+        embedded_when_read.append(len(counting.texts))
+        return await recall_ground(session, **kwargs)
+
+    monkeypatch.setattr(recall_module, "recall_ground", watched)
+    first = await _recall(recall, agent, channel)  # learns that this channel keeps records
+    second = await _recall(recall, agent, channel)
+
+    assert embedded_when_read == [0, 2]  # the first read went alone; the second had company
+    assert counting.texts == [QUESTION, QUESTION]
+    assert first is not None and second is not None
+    assert [r.id for r in second.records] == [r.id for r in first.records]
+
+
+async def test_an_early_embedding_is_dropped_once_everything_was_forgotten(
+    db: Database, encoder: LocalEncoder
+) -> None:
+    channel = ChannelRef(service="terminal", channel="forgotten")
+    agent = await _kept(db, encoder, channel)
+    recall = MemoryRecall(db, encoder, MemorySettings())
+    assert await _recall(recall, agent, channel) is not None
+    async with db.session() as session:
+        await execute(
+            session, "UPDATE memory_records SET forgotten_at = now() WHERE agent = :a", {"a": agent}
+        )
+        await session.commit()
+    assert await _recall(recall, agent, channel) is None
 
 
 async def test_records_no_one_present_may_see_surface_nothing(
