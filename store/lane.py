@@ -8,7 +8,8 @@ single-statement writes every message repeats. Its statements are SQL text with 
 ``%(name)s`` placeholders; psycopg prepares each one server-side after a few runs, which saves
 PostgreSQL the parse and the plan as well.
 
-Nothing that needs a transaction runs here: several writes that must land together stay on
+Nothing that needs a transaction runs here, but for one statement with settings of its own
+(:meth:`Lane.rows_with`): several writes that must land together stay on
 :meth:`store.db.Database.session`. Under READ COMMITTED a single statement sees exactly what it
 would inside a transaction, so a read moved to the lane reads the same rows.
 """
@@ -72,6 +73,32 @@ class Lane:
             # A restarted database leaves every pooled connection dead: drop them all now,
             # so the activity's retry does not meet them one by one.
             await pool.check()
+            raise
+
+    async def rows_with(
+        self,
+        settings: Mapping[str, str],
+        statement: Statement,
+        params: Mapping[str, Any] | None = None,
+    ) -> list[Row]:
+        """The rows ``statement`` returns, in a transaction of its own with ``settings``.
+
+        The settings hold for this statement alone (``SET LOCAL``: the index options a search
+        wants, for instance).
+        """
+        pool = await self._open()
+        setup = sql.SQL("SELECT {}").format(
+            sql.SQL(", ").join(sql.SQL("set_config(%s, %s, true)") for _ in settings)
+        )
+        values = [each for pair in settings.items() for each in pair]
+        try:
+            async with pool.connection() as connection, connection.transaction():
+                if settings:
+                    await connection.execute(setup, values)
+                cursor = await connection.execute(statement, params)
+                return await cursor.fetchall() if cursor.description is not None else []
+        except psycopg.OperationalError:
+            await pool.check()  # as in rows()
             raise
 
     async def first(

@@ -39,7 +39,7 @@ from store.queries.recall import (
     Ground,
     lexical_candidates,
     recall_ground,
-    semantic_candidates,
+    semantic_candidates_on,
     top_recollections,
 )
 from store.queries.supersession import Span, replaced_facts
@@ -303,20 +303,20 @@ class MemoryRecall:
         limit = self.candidate_limit(context_window)
         vector = await grounded.vector if grounded.vector is not None else None
         candidates: list[Candidate] = []
-        # The search sets its index options SET LOCAL, so it keeps a transaction.
-        async with self._db.session() as session:
-            if vector is not None:
-                candidates = await semantic_candidates(
-                    session,
-                    fence,
-                    vector=vector,
-                    model=self._encoder.name,
-                    limit=limit,
-                    ef_search=max(self._settings.recall_ef_search, limit),
-                )
-            if not candidates:
-                # No vector, or no record embedded by this encoder (formed while it was down).
-                vector = None
+        if vector is not None:
+            # On the lane, in a transaction of its own for its SET LOCAL index options.
+            candidates = await semantic_candidates_on(
+                self._db.lane,
+                fence,
+                vector=vector,
+                model=self._encoder.name,
+                limit=limit,
+                ef_search=max(self._settings.recall_ef_search, limit),
+            )
+        if not candidates:
+            # No vector, or no record embedded by this encoder (formed while it was down).
+            vector = None
+            async with self._db.autocommit() as session:
                 candidates = await lexical_candidates(session, fence, lexemes=lexemes, limit=limit)
         if not candidates:
             # The lexical search returns every visible record it may: none passes the fences.

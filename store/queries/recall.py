@@ -12,7 +12,7 @@ selective filter still yields ``limit`` rows instead of the few that survive one
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -21,9 +21,10 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.dialog import DialogTurn, Role
 from schemas.memory import MemoryRecordPublic
+from store.lane import Lane
 from store.queries.memory import to_public
 from store.sql import execute as _execute
-from store.sql import tsquery_any, vector_literal
+from store.sql import for_driver, tsquery_any, vector_literal
 from store.tables.memory import MemoryRecord
 
 
@@ -86,23 +87,23 @@ class Candidate:
     last_at: datetime | None = None
 
 
-def _candidate(row: Any, cosine: float | None = None) -> Candidate:
+def _candidate(row: Mapping[Any, Any], cosine: float | None = None) -> Candidate:
     return Candidate(
-        id=str(row.id),
-        channel_id=str(row.channel_id),
-        summary=str(row.summary),
-        created_at=row.created_at,
-        emotion=row.emotion,
-        sensitivity=str(row.sensitivity),
-        participants=list(row.participants or []),
-        lexemes=list(row.lexemes or []),
+        id=str(row["id"]),
+        channel_id=str(row["channel_id"]),
+        summary=str(row["summary"]),
+        created_at=row["created_at"],
+        emotion=row["emotion"],
+        sensitivity=str(row["sensitivity"]),
+        participants=list(row["participants"] or []),
+        lexemes=list(row["lexemes"] or []),
         cosine=cosine,
-        turn_first=row.turn_first,
-        turn_last=row.turn_last,
-        level=int(row.level),
-        folded_into=row.folded_into,
-        first_at=row.turn_first_at,
-        last_at=row.turn_last_at,
+        turn_first=row["turn_first"],
+        turn_last=row["turn_last"],
+        level=int(row["level"]),
+        folded_into=row["folded_into"],
+        first_at=row["turn_first_at"],
+        last_at=row["turn_last_at"],
     )
 
 
@@ -183,25 +184,62 @@ async def semantic_candidates(
     """
     if not fence.channel_ids:
         return []
+    settings = _index_settings(ef_search)
     # Both settings in one round trip; is_local=true makes them SET LOCAL (this transaction).
     await _execute(
         session,
-        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+        "SELECT set_config('hnsw.iterative_scan', :scan, true), "
         "set_config('hnsw.ef_search', :ef, true)",
-        {"ef": str(max(10, min(1000, int(ef_search))))},
+        {"scan": settings["hnsw.iterative_scan"], "ef": settings["hnsw.ef_search"]},
     )
-    rows = await _execute(
-        session,
-        "WITH nearest AS MATERIALIZED ("
-        "  SELECT m.id, m.embedding <=> CAST(:v AS vector) AS distance"
-        "  FROM memory_records m"
-        f" WHERE {FENCE_SQL} AND m.embed_model = :model AND m.embedding IS NOT NULL"
-        "  ORDER BY m.embedding <=> CAST(:v AS vector) LIMIT :limit"
-        f") SELECT {_COLUMNS}, n.distance FROM nearest n JOIN memory_records m ON m.id = n.id "
-        "ORDER BY n.distance + 0, m.id",
-        {**fence.params(), "v": vector_literal(vector), "model": model, "limit": limit},
+    params = _nearest_params(fence, vector=vector, model=model, limit=limit)
+    rows = await _execute(session, _NEAREST, params)
+    return [_candidate(row._mapping, 1.0 - float(row.distance)) for row in rows]
+
+
+async def semantic_candidates_on(
+    lane: Lane,
+    fence: Fence,
+    *,
+    vector: Sequence[float],
+    model: str,
+    limit: int,
+    ef_search: int,
+) -> list[Candidate]:
+    """:func:`semantic_candidates` on the driver lane: every recall with a vector runs it."""
+    if not fence.channel_ids:
+        return []
+    rows = await lane.rows_with(
+        _index_settings(ef_search),
+        for_driver(_NEAREST),
+        _nearest_params(fence, vector=vector, model=model, limit=limit),
     )
-    return [_candidate(row, 1.0 - float(row.distance)) for row in rows]
+    return [_candidate(row, 1.0 - float(row["distance"])) for row in rows]
+
+
+_NEAREST = (
+    "WITH nearest AS MATERIALIZED ("
+    "  SELECT m.id, m.embedding <=> CAST(:v AS vector) AS distance"
+    "  FROM memory_records m"
+    f" WHERE {FENCE_SQL} AND m.embed_model = :model AND m.embedding IS NOT NULL"
+    "  ORDER BY m.embedding <=> CAST(:v AS vector) LIMIT :limit"
+    f") SELECT {_COLUMNS}, n.distance FROM nearest n JOIN memory_records m ON m.id = n.id "
+    "ORDER BY n.distance + 0, m.id"
+)
+"""The nearest visible records; the outer query orders them again (``relaxed_order``)."""
+
+
+def _index_settings(ef_search: int) -> dict[str, str]:
+    return {
+        "hnsw.iterative_scan": "relaxed_order",
+        "hnsw.ef_search": str(max(10, min(1000, int(ef_search)))),
+    }
+
+
+def _nearest_params(
+    fence: Fence, *, vector: Sequence[float], model: str, limit: int
+) -> dict[str, Any]:
+    return {**fence.params(), "v": vector_literal(vector), "model": model, "limit": limit}
 
 
 async def lexical_candidates(
@@ -224,7 +262,7 @@ async def lexical_candidates(
             "LIMIT :limit",
             {**fence.params(), "q": tsquery_any(lexemes), "limit": limit},
         )
-        found = [_candidate(row) for row in rows]
+        found = [_candidate(row._mapping) for row in rows]
     if len(found) < limit:
         rows = await _execute(
             session,
@@ -232,7 +270,7 @@ async def lexical_candidates(
             "AND NOT (m.id = ANY(CAST(:seen AS varchar[]))) ORDER BY m.id DESC LIMIT :limit",
             {**fence.params(), "seen": [c.id for c in found], "limit": limit - len(found)},
         )
-        found.extend(_candidate(row) for row in rows)
+        found.extend(_candidate(row._mapping) for row in rows)
     return found
 
 
@@ -261,7 +299,7 @@ async def top_recollections(
         f"WHERE {FENCE_SQL}",
         {**fence.params(), "ids": list(record_ids)},
     )
-    return {str(row.start): _candidate(row) for row in rows}
+    return {str(row.start): _candidate(row._mapping) for row in rows}
 
 
 async def memory_record(session: AsyncSession, *, record_id: str) -> MemoryRecordPublic | None:

@@ -15,7 +15,7 @@ from store.db import Database
 from store.lane import APPLICATION_NAME
 from store.queries.contacts import delivered_texts
 from store.queries.runtime import add_outbox, load_prompt
-from store.sql import insert_once_on
+from store.sql import for_driver, insert_once_on
 from store.tables import PromptRow
 from tests.harness import Harness
 
@@ -144,4 +144,20 @@ async def test_insert_once_on_the_lane_writes_json_once_and_says_so(harness: Har
         "You are a test agent.",
         values["messages"],
         values["extra"],
+    )
+
+
+async def test_settings_hold_for_their_statement_alone(harness: Harness) -> None:
+    db = harness.db
+    inside = await db.lane.rows_with({"work_mem": "7MB"}, "SELECT current_setting('work_mem') AS v")
+    after = await db.lane.first("SELECT current_setting('work_mem') AS v")
+
+    assert inside == [{"v": "7MB"}]
+    assert after is not None and after["v"] != "7MB"
+
+
+def test_text_for_the_session_is_rewritten_for_the_driver() -> None:
+    statement = "SELECT x::int, CAST(:a AS text[]), '5%' FROM t WHERE b = ANY(:b_2)"
+    assert for_driver(statement) == (
+        b"SELECT x::int, CAST(%(a)s AS text[]), '5%%' FROM t WHERE b = ANY(%(b_2)s)"
     )

@@ -16,7 +16,12 @@ from schemas.ids import new_ulid
 from schemas.memory import MemorySettings
 from schemas.recall import SurfacedMemories
 from store.db import Database
-from store.queries.recall import recall_ground
+from store.queries.recall import (
+    Fence,
+    recall_ground,
+    semantic_candidates,
+    semantic_candidates_on,
+)
 from store.sql import execute
 from tests.memory.recall.records import NOW, add_channel, add_memory, new_agent
 
@@ -134,6 +139,23 @@ async def test_an_early_embedding_is_dropped_once_everything_was_forgotten(
         )
         await session.commit()
     assert await _recall(recall, agent, channel) is None
+
+
+async def test_the_lane_finds_the_nearest_records_the_session_finds(
+    db: Database, encoder: LocalEncoder
+) -> None:
+    channel = ChannelRef(service="terminal", channel="nearest")
+    agent = await _kept(db, encoder, channel)
+    async with db.autocommit() as session:
+        ground = await recall_ground(session, agent=agent, channel_key=channel.key, query="")
+    fence = Fence(agent=agent, channel_ids=ground.channel_ids, present=[ADA])
+    [vector] = await encoder.encode([QUESTION])
+    asked: dict[str, Any] = {"vector": vector, "model": encoder.name, "limit": 5, "ef_search": 40}
+    async with db.session() as session:
+        by_session = await semantic_candidates(session, fence, **asked)
+    by_lane = await semantic_candidates_on(db.lane, fence, **asked)
+
+    assert by_lane == by_session and [c.summary for c in by_lane] == [REMEMBERED]
 
 
 async def test_records_no_one_present_may_see_surface_nothing(
