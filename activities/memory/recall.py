@@ -260,10 +260,9 @@ class MemoryRecall:
         where = (agent, channel_key)
         early = asyncio.ensure_future(self._embed(query)) if where in self._keeps else None
         try:
-            async with self._db.autocommit() as session:
-                ground = await recall_ground(
-                    session, agent=agent, channel_key=channel_key, query=query
-                )
+            ground = await recall_ground(
+                self._db.lane, agent=agent, channel_key=channel_key, query=query
+            )
         except BaseException:
             if early is not None:
                 early.cancel()
@@ -388,8 +387,7 @@ class MemoryRecall:
         ]
         if not spans:  # nothing to look up: no round trip
             return records
-        async with self._db.autocommit() as session:
-            replaced = await replaced_facts(session, agent=agent, spans=spans, present=present)
+        replaced = await replaced_facts(self._db.lane, agent=agent, spans=spans, present=present)
         return marked(records, replaced)
 
     async def fetch(self, request: ContextRequest) -> ContextBlock | None:

@@ -141,29 +141,28 @@ class Ground:
     anything: bool
 
 
-async def recall_ground(
-    session: AsyncSession, *, agent: str, channel_key: str, query: str
-) -> Ground:
+_GROUND = (
+    f"WITH ch AS ({_GROUP_CHANNELS}) "
+    "SELECT ARRAY(SELECT id FROM ch ORDER BY id) AS channel_ids, "
+    "tsvector_to_array(to_tsvector('english', :q)) AS lexemes, "
+    "EXISTS (SELECT 1 FROM memory_records m WHERE m.agent = :agent "
+    "AND m.channel_id IN (SELECT id FROM ch) AND m.forgotten_at IS NULL) AS anything"
+)
+
+
+async def recall_ground(lane: Lane, *, agent: str, channel_key: str, query: str) -> Ground:
     """The channels, the query's lexemes and whether any record is kept there, in one statement.
 
     It needs only the agent, the channel and the text, so admission can ask it before the
-    person's turn is written (``activities.memory.recall.MemoryRecall.prime``).
+    person's turn is written (``activities.memory.recall.MemoryRecall.prime``). On the driver
+    lane: every message's recall asks it.
     """
-    row = (
-        await _execute(
-            session,
-            f"WITH ch AS ({_GROUP_CHANNELS}) "
-            "SELECT ARRAY(SELECT id FROM ch ORDER BY id) AS channel_ids, "
-            "tsvector_to_array(to_tsvector('english', :q)) AS lexemes, "
-            "EXISTS (SELECT 1 FROM memory_records m WHERE m.agent = :agent "
-            "AND m.channel_id IN (SELECT id FROM ch) AND m.forgotten_at IS NULL) AS anything",
-            {"agent": agent, "key": channel_key, "q": query},
-        )
-    ).one()
+    row = await lane.first(for_driver(_GROUND), {"agent": agent, "key": channel_key, "q": query})
+    assert row is not None  # a SELECT of values always returns its row
     return Ground(
-        channel_ids=[str(i) for i in row.channel_ids or []],
-        lexemes=[str(lexeme) for lexeme in row.lexemes or []],
-        anything=bool(row.anything),
+        channel_ids=[str(i) for i in row["channel_ids"] or []],
+        lexemes=[str(lexeme) for lexeme in row["lexemes"] or []],
+        anything=bool(row["anything"]),
     )
 
 

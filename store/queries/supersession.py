@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import LiteralString
 
-from sqlmodel.ext.asyncio.session import AsyncSession
-
-from store.sql import execute
+from store.lane import Lane
 
 
 @dataclass(frozen=True)
@@ -35,22 +34,29 @@ class Replaced:
     now: str
 
 
+_REPLACED: LiteralString = """
+    SELECT s.memory_id, o.type, o.value AS was, n.value AS now
+      FROM unnest(CAST(%(ids)s AS varchar[]), CAST(%(firsts)s AS varchar[]),
+                  CAST(%(lasts)s AS varchar[])) AS s(memory_id, first, last)
+      JOIN observations AS o ON o.agent = %(agent)s AND o.status = 'superseded'
+       AND o.turn_first >= s.first AND o.turn_last <= s.last
+       AND (o.person_id IS NULL OR o.person_id = ANY(CAST(%(present)s AS varchar[])))
+      JOIN observations AS n ON n.agent = o.agent AND n.supersedes = o.id
+     ORDER BY o.observed_at, o.id
+"""
+
+
 async def replaced_facts(
-    session: AsyncSession, *, agent: str, spans: Sequence[Span], present: Sequence[str]
+    lane: Lane, *, agent: str, spans: Sequence[Span], present: Sequence[str]
 ) -> list[Replaced]:
-    """The superseded facts learned inside each span, with their successors; oldest first."""
+    """The superseded facts learned inside each span, with their successors; oldest first.
+
+    One statement on the driver lane: a recall that surfaces memories with turns asks it.
+    """
     if not spans:
         return []
-    rows = await execute(
-        session,
-        "SELECT s.memory_id, o.type, o.value AS was, n.value AS now FROM unnest("
-        "CAST(:ids AS varchar[]), CAST(:firsts AS varchar[]), CAST(:lasts AS varchar[])) "
-        "AS s(memory_id, first, last) "
-        "JOIN observations AS o ON o.agent = :agent AND o.status = 'superseded' "
-        "AND o.turn_first >= s.first AND o.turn_last <= s.last "
-        "AND (o.person_id IS NULL OR o.person_id = ANY(:present)) "
-        "JOIN observations AS n ON n.agent = o.agent AND n.supersedes = o.id "
-        "ORDER BY o.observed_at, o.id",
+    rows = await lane.rows(
+        _REPLACED,
         {
             "agent": agent,
             "ids": [s.memory_id for s in spans],
@@ -59,4 +65,4 @@ async def replaced_facts(
             "present": list(present),
         },
     )
-    return [Replaced(r.memory_id, r.type, r.was, r.now) for r in rows]
+    return [Replaced(r["memory_id"], r["type"], r["was"], r["now"]) for r in rows]

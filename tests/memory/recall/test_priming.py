@@ -111,10 +111,10 @@ async def test_where_something_was_kept_the_question_is_embedded_beside_the_grou
     recall = MemoryRecall(db, counting, MemorySettings())  # type: ignore[arg-type]
     embedded_when_read: list[int] = []
 
-    async def watched(session: Any, **kwargs: Any) -> Any:
+    async def watched(lane: Any, **kwargs: Any) -> Any:
         await asyncio.sleep(0)  # the read's first wait: a task started beside it runs now
         embedded_when_read.append(len(counting.texts))
-        return await recall_ground(session, **kwargs)
+        return await recall_ground(lane, **kwargs)
 
     monkeypatch.setattr(recall_module, "recall_ground", watched)
     first = await _recall(recall, agent, channel)  # learns that this channel keeps records
@@ -146,8 +146,7 @@ async def test_the_lane_finds_the_nearest_records_the_session_finds(
 ) -> None:
     channel = ChannelRef(service="terminal", channel="nearest")
     agent = await _kept(db, encoder, channel)
-    async with db.autocommit() as session:
-        ground = await recall_ground(session, agent=agent, channel_key=channel.key, query="")
+    ground = await recall_ground(db.lane, agent=agent, channel_key=channel.key, query="")
     fence = Fence(agent=agent, channel_ids=ground.channel_ids, present=[ADA])
     [vector] = await encoder.encode([QUESTION])
     asked: dict[str, Any] = {"vector": vector, "model": encoder.name, "limit": 5, "ef_search": 40}
@@ -183,11 +182,11 @@ async def test_a_failed_early_read_is_read_again_at_recall(
     agent = await _kept(db, encoder, channel)
     calls: list[str] = []
 
-    async def flaky(session: Any, **kwargs: Any) -> Any:
+    async def flaky(lane: Any, **kwargs: Any) -> Any:
         calls.append(kwargs["query"])
         if len(calls) == 1:
             raise ConnectionError("the database went away")
-        return await recall_ground(session, **kwargs)
+        return await recall_ground(lane, **kwargs)
 
     monkeypatch.setattr(recall_module, "recall_ground", flaky)
     recall = MemoryRecall(db, encoder, MemorySettings())
@@ -205,20 +204,17 @@ async def test_the_ground_reads_the_memory_group_and_forgotten_records(db: Datab
     here_id = await add_channel(db, agent, here, group="home")
     there_id = await add_channel(db, agent, there, group="home")
     await add_channel(db, agent, elsewhere)
-    async with db.autocommit() as session:
-        ground = await recall_ground(
-            session, agent=agent, channel_key=here.key, query="The plants were watered"
-        )
-        unknown = await recall_ground(session, agent=agent, channel_key="terminal:none", query="")
+    ground = await recall_ground(
+        db.lane, agent=agent, channel_key=here.key, query="The plants were watered"
+    )
+    unknown = await recall_ground(db.lane, agent=agent, channel_key="terminal:none", query="")
     assert ground.channel_ids == sorted([here_id, there_id])
     assert set(ground.lexemes) == {"plant", "water"}
     assert not ground.anything
     assert unknown.channel_ids == [] and not unknown.anything
     await add_memory(db, agent=agent, channel_id=there_id, summary="x", forgotten_at=NOW)
-    async with db.autocommit() as session:
-        forgotten = await recall_ground(session, agent=agent, channel_key=here.key, query="x")
+    forgotten = await recall_ground(db.lane, agent=agent, channel_key=here.key, query="x")
     assert not forgotten.anything
     await add_memory(db, agent=agent, channel_id=there_id, summary="y")
-    async with db.autocommit() as session:
-        kept = await recall_ground(session, agent=agent, channel_key=here.key, query="y")
+    kept = await recall_ground(db.lane, agent=agent, channel_key=here.key, query="y")
     assert kept.anything

@@ -90,7 +90,6 @@ async def test_the_store_finds_facts_replaced_inside_a_memorys_turns(
 
     holds = Span("m-old", turn(T0 - timedelta(minutes=5)), turn(T0 + timedelta(minutes=5)))
     later = Span("m-new", turn(T0 + timedelta(days=3)), turn(T0 + timedelta(days=3, minutes=1)))
-    async with db.session() as session:
-        replaced = await replaced_facts(session, agent=agent, spans=[holds, later], present=[ada])
+    replaced = await replaced_facts(db.lane, agent=agent, spans=[holds, later], present=[ada])
     # Bob is not present: what he said stays out, even in a memory that holds it.
     assert replaced == [Replaced("m-old", "home_city", "lives in Leeds", "lives in Bath")]
