@@ -22,14 +22,15 @@ class Database:
 
     def __init__(self, dsn: str, *, pool_size: int = 10) -> None:
         self.dsn = dsn
-        # No pre-ping: it would cost a round trip per checkout on the hot path. A connection
-        # that died with a database restart fails its statement, SQLAlchemy discards the
-        # pool, and the activity's retry gets a fresh connection.
+        # Pre-ping: the message path's statements run on the lane, so the engine's pooled
+        # connections can sit idle through a database restart, and the next session would
+        # meet a dead one, in an activity (a retry) or outside one (a CLI command, a web
+        # request: an error). One round trip per checkout, on the paths that are left.
         self.engine: AsyncEngine = create_async_engine(
             dsn,
             pool_size=pool_size,
             max_overflow=pool_size,
-            pool_pre_ping=False,
+            pool_pre_ping=True,
             pool_recycle=1800,
         )
         self._sessions = async_sessionmaker(
