@@ -120,6 +120,8 @@ class Window:
 
 
 class _Settled(Enum):
+    WRITTEN = "written"
+    """The turn is in the open conversation, counted."""
     CLOSED = "closed"
     """The conversation is not open: the turn was not written."""
     IN_TRANSACTION = "in-transaction"
@@ -147,7 +149,7 @@ async def admit_turn(
         admitted = await _admit_on(db.lane, agent=agent, channel=channel, turn=turn)
         if admitted is _Settled.CLOSED:
             return None
-        if admitted is not _Settled.IN_TRANSACTION:
+        if admitted is _Settled.WRITTEN:
             return await _window_on(
                 db.lane, turn=turn, window_turns=window_turns, opening_turns=opening_turns
             )
@@ -163,14 +165,12 @@ async def admit_turn(
         )
 
 
-async def _admit_on(
-    lane: Lane, *, agent: str, channel: ChannelRef, turn: DialogTurn
-) -> _Settled | None:
-    """The turn written in one statement (``None``), or why it was not."""
+async def _admit_on(lane: Lane, *, agent: str, channel: ChannelRef, turn: DialogTurn) -> _Settled:
+    """Whether the turn was written in one statement, or why it was not."""
     row = await lane.first(_ADMIT_ON, turn_params(agent, channel, turn))
     assert row is not None  # a SELECT of three values always returns its row
     if row["written"]:
-        return None
+        return _Settled.WRITTEN
     if row["earlier"] or row["open"]:
         # Stored by an attempt before (perhaps into another conversation), or an open
         # conversation whose channel row is missing: both are the transaction's to settle.
