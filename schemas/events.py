@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+from contextvars import ContextVar
 from enum import StrEnum
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import (
     AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
+    ModelWrapValidatorHandler,
     SerializerFunctionWrapHandler,
     StringConstraints,
     WithJsonSchema,
@@ -72,6 +74,12 @@ def first_unstorable(value: object, path: str) -> tuple[str, str] | None:
     return None
 
 
+_WALKED: ContextVar[bool] = ContextVar("persyn_wire_walked", default=False)
+"""Set while a wire model validates an input it walked whole: the models nested in it, which
+pydantic validates within that call, do not walk their part again (each level of nesting
+walked the same strings once more)."""
+
+
 class Wire(BaseModel):
     """Base of every wire model.
 
@@ -83,9 +91,11 @@ class Wire(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=False)
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def _storable(cls, data: object) -> object:
+    def _storable(cls, data: object, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        if _WALKED.get():  # a wire model inside one whose whole input was walked already
+            return handler(data)
         found = first_unstorable(data, "")
         if found is not None:
             where, problem = found
@@ -94,7 +104,11 @@ class Wire(BaseModel):
                 "{where} {problem}",
                 {"where": where or "text", "problem": problem},
             )
-        return data
+        walked = _WALKED.set(True)
+        try:
+            return handler(data)
+        finally:
+            _WALKED.reset(walked)
 
 
 class Evolving(Wire):

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, Field, model_validator
+from pydantic import AwareDatetime, Field, ModelWrapValidatorHandler, model_validator
 
 from schemas.events import Wire, first_unstorable
 from schemas.text import storable
@@ -335,14 +335,18 @@ class TokenUsage(Wire):
 class ModelResponse(Wire):
     """A completed exchange."""
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def _replace_unstorable(cls, data: object) -> object:
+    def _replace_unstorable(
+        cls, data: object, handler: ModelWrapValidatorHandler[ModelResponse]
+    ) -> ModelResponse:
         # What a model wrote is output, not a client's input: a NUL in it is replaced, so the
         # reply reaches the person instead of failing every retry of the call that got it.
+        # A wrap, so it runs before the wire check (also a wrap: pydantic runs every wrap
+        # validator before any "before" one, the subclass's outermost).
         if isinstance(data, dict) and isinstance(data.get("text"), str):
-            return {**data, "text": storable(data["text"])}
-        return data
+            data = {**data, "text": storable(data["text"])}
+        return handler(data)
 
     text: str
     model: str

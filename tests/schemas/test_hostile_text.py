@@ -210,3 +210,27 @@ def test_the_fast_check_refuses_exactly_nul_and_lone_surrogates(text: str) -> No
 def test_the_walk_finds_an_unstorable_string_wherever_it_is(payload: object) -> None:
     found = first_unstorable(payload, "")
     assert (found is not None) == any(_refused_by_definition(s) for s in strings_in(payload))
+
+
+def test_a_nested_input_is_walked_once_and_a_model_on_its_own_still_walks_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from schemas import events
+
+    walks: list[object] = []
+    real = events.first_unstorable
+
+    def counted(value: object, path: str) -> tuple[str, str] | None:
+        walks.append(value)
+        return real(value, path)
+
+    monkeypatch.setattr(events, "first_unstorable", counted)
+    payload = copy.deepcopy(VALID_SUBMIT)
+    SubmitEventInput.model_validate(payload)
+    assert walks == [payload]  # the event, its channel and speaker are not walked again
+    walks.clear()
+    speaker = payload["event"]["speaker"]
+    events.Speaker.model_validate(speaker)
+    assert walks == [speaker]
+    with pytest.raises(ValueError, match="NUL"):
+        events.Speaker.model_validate({**speaker, "display_name": "a\x00b"})
