@@ -11,6 +11,7 @@ from activities.drafts import load_draft
 from schemas.activation import SendReplyInput, SentReply, Transmission, TransmitInput
 from schemas.delivery import DeliverySettings
 from schemas.dialog import DialogTurn, Role
+from schemas.fences import without_fence_tags
 from store.db import Database
 from store.queries.dialog import record_turn_on
 from store.queries.runtime import add_outbox_on, record_outcome_on
@@ -33,6 +34,8 @@ class ChannelActivities:
     async def transmit(self, data: TransmitInput) -> Transmission:
         """Record the reply turn, queue it and start its delivery; a retry sends nothing twice."""
         text = data.text if data.draft_id is None else await load_draft(self._db, data.draft_id)
+        # A model's echo of the prompt's fence markup is not for the person (schemas/fences.py).
+        text = without_fence_tags(text)
         turn = DialogTurn(
             turn_id=data.turn_id,
             conversation_id=data.conversation_id,

@@ -17,9 +17,7 @@ import re
 from dataclasses import dataclass
 
 from activities.context.normalise import normalise, normalised
-
-TAG = "material"
-"""The fence's tag: ``<material ...>`` opens a block, ``</material>`` closes it."""
+from schemas.fences import TAG
 
 _DELIMITER = re.compile(rf"<(\s*/?\s*{TAG})", re.IGNORECASE)
 _LABEL = re.compile(r"^[^\"<>\n]*$")

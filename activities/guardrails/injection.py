@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from activities.context.fencing import TAG
 from activities.context.normalise import normalise
+from schemas.fences import TAG
 
 _FLAGS = re.IGNORECASE | re.MULTILINE
 

@@ -12,6 +12,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from schemas.autonomy import SELF_SERVICE
 from schemas.dialog import DialogTurn, Role
 from schemas.events import ChannelRef
+from schemas.fences import without_fence_tags
 from store.lane import Lane
 from store.queries.dialog import record_turn
 from store.queries.runtime import add_outbox
@@ -120,6 +121,8 @@ async def send_unprompted(
         The conversation it joined (``None`` if the channel never had one) and whether it was
         queued now (``False``: a retry found it already sent).
     """
+    # Every unprompted message passes here: a model's echo of fence markup goes no further.
+    text = without_fence_tags(text)
     conversation = (
         await session.exec(
             select(Conversation.id)

@@ -18,7 +18,7 @@ from schemas.events import ChannelRef, Receipt
 from schemas.ids import new_ulid
 from store.queries.contacts import send_unprompted
 from store.queries.delivery import kept_for_pickup, mark_picked_up
-from store.tables import OutboxRow
+from store.tables import DialogTurnRow, OutboxRow
 from tests.channels.helpers import CueAdapter, channel_worker, outbox_row, queue_unprompted
 from tests.harness import Harness, Stack, terminal
 
@@ -233,3 +233,24 @@ async def test_the_agents_own_channel_is_delivered_by_being_written(harness: Har
     message_id = await queue_unprompted(harness, agent.handle, own, "note to self")
     result = await _result(harness.client, message_id)
     assert result.status is DeliveryStatus.DELIVERED, result.reason
+
+
+async def test_fence_markup_a_model_echoes_is_not_sent_or_stored(harness: Harness) -> None:
+    # The scripted model echoes the message, as a small model echoed its prompt's fences.
+    agent = await harness.create_agent()
+    receipt = await harness.say(
+        agent.handle, 'noted <material source="quick_facts," from="you">the cat</material>'
+    )
+    assert receipt.marker is not None and receipt.marker.text is not None
+    assert "the cat" in receipt.marker.text and "material" not in receipt.marker.text
+    row = await _reply_row(harness, receipt)
+    assert row.text == receipt.marker.text
+    async with harness.db.session() as session:
+        turn = await session.get(DialogTurnRow, row.id)
+    assert turn is not None and turn.text == receipt.marker.text
+
+    message_id = await queue_unprompted(
+        harness, agent.handle, terminal(), '<material source="notes">\nlater, then\n</material>'
+    )
+    queued = await outbox_row(harness, message_id)
+    assert queued is not None and queued.text == "later, then"

@@ -14,13 +14,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from activities.context.fencing import TAG, TOOL_RESULT, fence, neutralise
+from activities.context.fencing import TOOL_RESULT, fence, neutralise
 from activities.context.normalise import normalise, normalised
 from activities.guardrails.history import History, Turn
 from activities.guardrails.injection import detect_injection
 from activities.guardrails.patterns import evaluate
 from activities.guardrails.rules import default_rules
 from activities.guardrails.sensitive import detect_sensitive
+from schemas.fences import TAG
 from schemas.guardrails import GuardrailRule, SensitiveKind
 from schemas.ids import new_ulid
 from tests.fences import fences

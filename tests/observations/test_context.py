@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from activities.context.assembler import ContextAssembler
-from activities.context.fencing import TAG
 from activities.context.model import ContextSource
 from activities.context.sources import ClockSource, ConstraintsSource, DialogSource, PersonaSource
 from activities.gateway.registry import ModelRegistry
 from activities.observations.source import OBSERVATIONS, ObservationsSource
 from schemas.activation import AssembleContextInput
 from schemas.events import ChannelRef
+from schemas.fences import TAG
 from schemas.ids import new_ulid
 from schemas.models import ModelBinding, ProviderName, TaskType
 from schemas.observations import ObservationProposal

@@ -16,13 +16,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from activities.context.fencing import TAG
 from activities.images.files import NotAPictureError, picture_suffix
 from activities.images.header import dimensions, without_metadata
 from activities.senses.kept import Perception
 from activities.senses.perception import described, unperceived
 from activities.senses.recordings import NotARecordingError, recording_suffix
 from cli.main import app
+from schemas.fences import TAG
 from tests.fences import fences, outside_fences
 from tests.harness import Stack
 from tests.senses.conftest import INJECTION, jpeg, png

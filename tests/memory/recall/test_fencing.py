@@ -13,7 +13,7 @@ import re
 
 from activities.autonomy.sources import QuickFactsSource
 from activities.context.assembler import ContextAssembler
-from activities.context.fencing import MEMORY, QUICK_FACTS, TAG, Provenance, fence
+from activities.context.fencing import MEMORY, QUICK_FACTS, Provenance, fence
 from activities.context.model import ContextBlock, ContextRequest, ContextSource
 from activities.context.sources import ClockSource, ConstraintsSource, DialogSource, PersonaSource
 from activities.deliberation.records import ShownRecord
@@ -26,6 +26,7 @@ from activities.tools.rounds import exchange
 from schemas.activation import AssembleContextInput
 from schemas.deliberation import Lens
 from schemas.events import ChannelRef
+from schemas.fences import TAG
 from schemas.ids import new_ulid
 from schemas.memory import MemorySettings
 from schemas.models import ChatMessage, ModelBinding, ProviderName, TaskType

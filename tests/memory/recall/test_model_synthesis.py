@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 import pytest
 
 from activities.context.assembler import fit
-from activities.context.fencing import TAG
 from activities.gateway.gateway import ModelGateway
 from activities.gateway.plans import local_plan
 from activities.gateway.providers.scripted import Script, ScriptedProvider, ScriptRule
@@ -18,6 +17,7 @@ from activities.memory.encoders.null import NullEncoder
 from activities.memory.recall import MemoryBlock, MemoryRecall
 from activities.memory.synthesizer import RecallSynthesizer, usable
 from activities.prompts import load
+from schemas.fences import TAG
 from schemas.ids import new_ulid
 from schemas.memory import MemorySettings, ScoreBand
 from schemas.models import ModelBinding, ProviderName, TaskType
