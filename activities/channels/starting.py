@@ -13,16 +13,17 @@ import contextlib
 import logging
 from datetime import UTC, datetime, timedelta
 
+from pydantic import ValidationError
 from temporalio import activity
 from temporalio.client import Client
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from contract import names
-from schemas.delivery import DeliveryInput, DeliverySettings
+from schemas.delivery import DeliveryInput, DeliverySettings, DeliveryStatus
 from schemas.events import ChannelRef
 from store.db import Database
-from store.queries.delivery import pending_messages
+from store.queries.delivery import pending_messages, settle
 
 log = logging.getLogger(__name__)
 
@@ -107,22 +108,39 @@ async def sweep_pending(
         # Forget rows no longer pending (bounded memory), skip those already handled.
         seen.intersection_update(row.id for row in rows)
         rows = [row for row in rows if row.id not in seen]
+    started = 0
     for row in rows:
+        try:
+            channel = channel_ref(row.channel_key)
+        except ValueError as err:
+            # A row no channel can take (written by hand, or by an older version) fails on
+            # its own, saying why, instead of stopping every sweep at it.
+            await _fail_unroutable(db, row.id, row.channel_key, err)
+            continue
         await start_delivery(
             client,
             message_id=row.id,
             agent=row.agent,
-            channel=channel_ref(row.channel_key),
+            channel=channel,
             unprompted=row.unprompted,
             settings=settings,
             conversation_id=row.conversation_id,
             task_queue=task_queue,
         )
+        started += 1
         if seen is not None:
             seen.add(row.id)
-    if rows:
-        log.info("delivery sweep: %d pending outbox messages given a run", len(rows))
-    return len(rows)
+    if started:
+        log.info("delivery sweep: %d pending outbox messages given a run", started)
+    return started
+
+
+async def _fail_unroutable(db: Database, message_id: str, key: str, err: ValueError) -> None:
+    detail = err.errors()[0]["msg"] if isinstance(err, ValidationError) else str(err)
+    reason = f"its channel key {key[:200]!r} names no channel (service:channel): {detail}"
+    log.warning("delivery sweep: outbox message %s failed: %s", message_id, reason)
+    async with db.session() as session:
+        await settle(session, message_id=message_id, status=DeliveryStatus.FAILED, reason=reason)
 
 
 async def sweep_forever(

@@ -18,6 +18,7 @@ from schemas.events import ChannelRef, Receipt
 from schemas.ids import new_ulid
 from store.queries.contacts import send_unprompted
 from store.queries.delivery import kept_for_pickup, mark_picked_up
+from store.queries.runtime import add_outbox
 from store.tables import DialogTurnRow, OutboxRow
 from tests.channels.helpers import CueAdapter, channel_worker, outbox_row, queue_unprompted
 from tests.harness import Harness, Stack, terminal
@@ -219,6 +220,49 @@ async def test_the_sweep_gives_a_row_without_a_run_its_delivery_once(harness: Ha
         seen=seen,
     )
     assert message_id not in seen
+
+
+async def test_a_row_no_channel_can_take_fails_alone_and_the_sweep_goes_on(
+    harness: Harness,
+) -> None:
+    agent = await harness.create_agent()
+    broken, good = new_ulid(), new_ulid()
+    at = datetime.now(UTC)
+    async with harness.db.session() as session:
+        # Older than the good row, so a sweep that stopped at it would never reach the next.
+        await add_outbox(
+            session,
+            message_id=broken,
+            activation_id=broken,
+            agent=agent.handle,
+            channel_key="no-colon-here",
+            conversation_id=None,
+            text_="lost?",
+            created_at=at - timedelta(seconds=5),
+            unprompted=True,
+        )
+        await send_unprompted(
+            session,
+            message_id=good,
+            agent=agent.handle,
+            agent_name="Tester",
+            channel=terminal(),
+            text="still delivered",
+            at=at,
+        )
+    swept = await sweep_pending(
+        harness.db,
+        harness.client,
+        task_queue=harness.task_queue,
+        settings=DeliverySettings(sweep_after_seconds=0),
+        now=at + timedelta(seconds=1),
+    )
+    assert swept >= 1
+    assert (await _result(harness.client, good)).status is DeliveryStatus.AWAITING_PICKUP
+    failed = await outbox_row(harness, broken)
+    assert failed is not None and failed.status == DeliveryStatus.FAILED
+    assert failed.last_error is not None and "'no-colon-here'" in failed.last_error
+    assert failed.text == "lost?"  # kept, for the operator to see
 
 
 async def test_the_agents_own_channel_is_delivered_by_being_written(harness: Harness) -> None:
