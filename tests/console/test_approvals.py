@@ -50,5 +50,8 @@ async def test_refusing_from_the_console_gives_the_model_the_refusal(
     prompt, reply, bell, kept = await _decide_from_the_console(client, stack, "r")
 
     assert prompt.status == "refused" and prompt.decision is False
-    assert bell.runs == [] and reply.startswith("The bell: ")
+    # The scripted reply quotes the tool's result, which reached the model fenced; the fence
+    # tags are not sent on (schemas/fences.py), the refusal is.
+    assert bell.runs == [] and reply.startswith("The bell:") and "refused by" in reply
+    assert "<material" not in reply
     assert kept == [(ApprovalStatus.REFUSED, "grace")]
