@@ -20,6 +20,7 @@ from pathlib import Path
 
 from contract.names import SEARCH_ATTRIBUTES
 from store.private_files import open_private, private_dir
+from temporal.ports import free_port
 
 LOW_LATENCY_CONFIG: dict[str, object] = {
     "history.transferProcessorMaxPollRPS": 10_000,
@@ -33,6 +34,9 @@ SQLITE_PRAGMAS = ("journal_mode=wal", "synchronous=normal")
 """Write-ahead logging, synced at checkpoints: every commit survives a crash of any process
 (only an operating-system crash can lose the last moments), at a fraction of the CPU the
 default rollback journal costs per workflow task (see bench/RESULTS.md)."""
+
+
+__all__ = ["DevServer", "DevServerError", "free_port", "port_open", "temporal_binary"]
 
 
 class DevServerError(RuntimeError):
@@ -59,13 +63,6 @@ def port_open(port: int, host: str = "127.0.0.1") -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.settimeout(0.2)
         return sock.connect_ex((host, port)) == 0
-
-
-def free_port() -> int:
-    """A TCP port nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass(frozen=True)
@@ -154,10 +151,9 @@ class DevServer:
     ) -> tuple[DevServer, subprocess.Popen[bytes]]:
         """Start a copy of this server on a free port; the copy started and its process.
 
-        A port found free can be taken before the server binds it (an outgoing connection's
-        ephemeral port is drawn from the same range): a test session's server once died so
-        ("bind: address already in use") and every test after it failed. Each attempt takes
-        another port.
+        A port found free can be taken before the server binds it (by another program: see
+        :mod:`temporal.ports`): a test session's server once died so ("bind: address already
+        in use") and every test after it failed. Each attempt takes another port.
 
         Raises:
             DevServerError: Every attempt failed.

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from sqlalchemy.exc import OperationalError
+from temporalio.client import Client
 
 from activities.channels.starting import sweep_forever
 from activities.guardrails.rules import RulesError
@@ -27,10 +28,10 @@ from activities.scheduling.heartbeats import reconcile_heartbeats
 from activities.tools.mcp import ToolServers
 from observability import tracing
 from observability.metering import sdk_metrics
-from schemas.settings import get_settings
+from schemas.settings import Settings, get_settings
 from store.migrate import upgrade
 from temporal import search_attributes
-from temporal.client import connect
+from temporal.client import TemporalUnavailableError, connect
 from workers import liveness, unstick
 from workers.build import build_dependencies, build_worker
 from workers.logs import readable_logs
@@ -39,6 +40,9 @@ from workers.warm import warm
 
 log = logging.getLogger("persyn.worker")
 T = TypeVar("T")
+
+ANNOUNCE_WAIT_AFTER_S = 5.0
+"""How long the worker waits for a dependency in silence before it logs what it waits for."""
 
 
 async def serve() -> None:
@@ -56,7 +60,7 @@ async def serve() -> None:
         ),
         deadline,
     )
-    client = await connect(settings, ready_within=max(0.0, deadline - time.monotonic()))
+    client = await _connect_patiently(settings, deadline)
     await search_attributes.register(client)
     # Autonomy: heartbeat schedules follow their durable records (deleted stays deleted).
     await reconcile_heartbeats(client, settings)
@@ -101,14 +105,31 @@ async def serve() -> None:
 
 async def _patiently(step: Callable[[], Awaitable[T]], deadline: float) -> T:
     """``step()``, retried while the database is not answering yet, until ``deadline``."""
+    announce_at: float | None = time.monotonic() + ANNOUNCE_WAIT_AFTER_S
     while True:
         try:
             return await step()
         except OperationalError as err:
             if time.monotonic() >= deadline:
                 raise
-            log.debug("waiting for a dependency: %s", _first_line(err))
+            # Said once, so the log's last line tells `persyn up` (and whoever reads it) what
+            # a slow start is waiting for.
+            if announce_at is not None and time.monotonic() >= announce_at:
+                log.info("still waiting for PostgreSQL: %s", _first_line(err))
+                announce_at = None
             await asyncio.sleep(0.1)
+
+
+async def _connect_patiently(settings: Settings, deadline: float) -> Client:
+    """A Temporal client, retried until ``deadline``; a long wait is logged once."""
+    first = min(ANNOUNCE_WAIT_AFTER_S, max(0.0, deadline - time.monotonic()))
+    try:
+        return await connect(settings, ready_within=first)
+    except TemporalUnavailableError as err:
+        if time.monotonic() >= deadline:
+            raise
+        log.info("still waiting for Temporal: %s", _first_line(err))
+    return await connect(settings, ready_within=max(0.0, deadline - time.monotonic()))
 
 
 def main() -> None:

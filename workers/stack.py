@@ -44,6 +44,7 @@ from workers.process import (
     TEMPORAL,
     WORKER,
     Started,
+    last_line,
     log_file,
     pid_file,
     start_supervisor,
@@ -53,6 +54,9 @@ from workers.supervisor_state import ChildState, read_state, state_file
 
 JUST_STARTED_GRACE_S = 20.0
 """How long ``up`` keeps trying an embedded Temporal it has just started before giving up."""
+
+SERVER_CHECK_INTERVAL_S = 1.0
+"""How often ``up`` checks, while the worker starts, that Temporal and PostgreSQL still run."""
 
 SUPERVISOR_STOP_MARGIN_S = 10.0
 """How long ``down`` lets the supervisor take beyond its children's graces before it is killed."""
@@ -172,6 +176,7 @@ class EmbeddedStack:
     ) -> None:
         """Until the worker's beacon is fresh and the model server (if any) answers."""
         deadline = time.monotonic() + timeout
+        next_check = time.monotonic() + SERVER_CHECK_INTERVAL_S
         while True:
             state = read_state(self.settings)
             if state is None:
@@ -180,11 +185,37 @@ class EmbeddedStack:
                     raise StackError(f"the supervisor is not running: see {log}")
             elif self._serving(state.children, began):
                 return
+            if self.settings.embedded and time.monotonic() >= next_check:
+                self._check_servers_run()
+                next_check = time.monotonic() + SERVER_CHECK_INTERVAL_S
             if time.monotonic() > deadline:
                 name = MODEL_SERVER if liveness.alive(self.settings) else WORKER
                 log = log_file(self.settings, name)
-                raise StackError(f"the {name} is not serving after {timeout:g}s: see {log}")
+                raise StackError(
+                    f"the {name} is not serving after {timeout:g}s "
+                    f"(last logged: {last_line(log)}): see {log}"
+                )
             time.sleep(0.05)
+
+    def _check_servers_run(self) -> None:
+        """Raise if the embedded Temporal or PostgreSQL stopped after it had started.
+
+        Either may die after opening its port (a port of its own taken meanwhile, a full disk),
+        and the worker would then wait for it in silence: name the one that stopped instead of
+        blaming the worker a minute later.
+        """
+        if pidfile.live_pid(self._pid_file(TEMPORAL)) is None or not port_open(self.temporal_port):
+            log = log_file(self.settings, TEMPORAL)
+            raise StackError(
+                f"Temporal stopped while the worker was starting "
+                f"(last logged: {last_line(log)}): see {log}"
+            )
+        postgres = self.postgres()
+        if not postgres.running():
+            raise StackError(
+                f"PostgreSQL stopped while the worker was starting "
+                f"(last logged: {last_line(postgres.log_file)}): see {postgres.log_file}"
+            )
 
     def _serving(self, children: dict[str, ChildState], began: datetime) -> bool:
         for child in children.values():

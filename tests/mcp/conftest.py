@@ -19,18 +19,11 @@ from activities.tools.mcp import ToolServers
 from activities.tools.registry import Tool, ToolRun
 from schemas.mcp import McpSettings
 from schemas.tools import ToolContext
+from temporal.devserver import free_port
 from tests.harness import terminal, until
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = "tests.mcp.servers.demo"
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def stdio_server(name: str = "demo", **extra: Any) -> dict[str, Any]:

@@ -12,8 +12,9 @@ from itertools import islice
 from activities.tools.mcp import ToolServers
 from activities.tools.mcp.servers import backoff
 from activities.tools.registry import Tool
+from temporal.devserver import free_port
 from tests.harness import until
-from tests.mcp.conftest import HttpServer, call, free_port, http_server, settings
+from tests.mcp.conftest import HttpServer, call, http_server, settings
 
 
 def test_the_wait_between_attempts_doubles_and_stays_bounded() -> None:

@@ -7,11 +7,11 @@ import time
 import pytest
 
 from activities.tools.registry import ToolError
+from temporal.devserver import free_port
 from tests.mcp.conftest import (
     by_name,
     call,
     connected,
-    free_port,
     http_server,
     kill,
     pid_of,

@@ -17,9 +17,10 @@ from activities.gateway.providers.scripted import (
 from activities.tools.mcp import ToolServers
 from schemas.events import Outcome
 from schemas.models import ModelRequest, ProviderName
+from temporal.devserver import free_port
 from tests.autonomy.conftest import tool_calls
 from tests.harness import Harness, Stack, close_dependencies, dependencies, unique, until
-from tests.mcp.conftest import HttpServer, free_port, http_server, kill, pid_of, stdio_server
+from tests.mcp.conftest import HttpServer, http_server, kill, pid_of, stdio_server
 from workers.build import build_worker
 
 

@@ -60,11 +60,20 @@ def _stack(root: Path) -> Iterator[dict[str, str]]:
     for key in ("PERSYN_DATABASE_URL", "PERSYN_EMBEDDED"):
         env.pop(key, None)
     up = persyn(env, "up")
-    assert up.returncode == 0, up.stderr
+    assert up.returncode == 0, up.stderr + _log_tails(root)
     created = persyn(env, "agent", "create", "ada", "--name", "Ada", "--persona", "Curious.")
     assert created.returncode == 0, created.stderr
     yield env
     persyn(env, "down")
+
+
+def _log_tails(root: Path, lines: int = 15) -> str:
+    """The end of every log of the home: a failed start in CI leaves nothing else to read."""
+    said = []
+    for log in sorted((root / "logs").glob("*.log")):
+        tail = log.read_text(errors="replace").splitlines()[-lines:]
+        said.append(f"\n--- {log.name}\n" + "\n".join(tail))
+    return "".join(said)
 
 
 def persyn(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
