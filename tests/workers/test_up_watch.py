@@ -87,33 +87,38 @@ def _kill_temporal(stack: EmbeddedStack) -> None:
     os.kill(pid, signal.SIGKILL)
 
 
-def test_temporal_dying_while_the_worker_starts_is_named_at_once(
-    stack: EmbeddedStack, never_serves: Started, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    killer = _once_waiting(stack, monkeypatch, lambda: _kill_temporal(stack))
+def _up_failing(
+    stack: EmbeddedStack,
+    never_serves: Started,
+    monkeypatch: pytest.MonkeyPatch,
+    then: Callable[[], None],
+) -> tuple[str, float]:
+    """``up`` with ``then`` done while it waits: its error and the seconds it took."""
+    actor = _once_waiting(stack, monkeypatch, then)
     began = time.monotonic()
     with pytest.raises(StackError) as raised:
         stack.up(timeout=UP_TIMEOUT_S, supervisor=never_serves)
-    killer.join()
-    message = str(raised.value)
+    actor.join()
+    return str(raised.value), time.monotonic() - began
+
+
+def test_temporal_dying_while_the_worker_starts_is_named_at_once(
+    stack: EmbeddedStack, never_serves: Started, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    message, took = _up_failing(stack, never_serves, monkeypatch, lambda: _kill_temporal(stack))
     assert message.startswith("Temporal stopped while the worker was starting")
     assert str(log_file(stack.settings, TEMPORAL)) in message
     # Named within seconds of the kill, not when the worker's minute ran out.
-    assert time.monotonic() - began < UP_TIMEOUT_S / 2
+    assert took < UP_TIMEOUT_S / 2
 
 
 def test_postgres_dying_while_the_worker_starts_is_named_at_once(
     stack: EmbeddedStack, never_serves: Started, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    killer = _once_waiting(stack, monkeypatch, lambda: stack.postgres().stop())
-    began = time.monotonic()
-    with pytest.raises(StackError) as raised:
-        stack.up(timeout=UP_TIMEOUT_S, supervisor=never_serves)
-    killer.join()
-    message = str(raised.value)
+    message, took = _up_failing(stack, never_serves, monkeypatch, stack.postgres().stop)
     assert message.startswith("PostgreSQL stopped while the worker was starting")
     assert str(stack.postgres().log_file) in message
-    assert time.monotonic() - began < UP_TIMEOUT_S / 2
+    assert took < UP_TIMEOUT_S / 2
 
 
 def test_a_worker_that_does_not_serve_in_time_is_quoted(
