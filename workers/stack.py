@@ -14,13 +14,10 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-
-from sqlalchemy import create_engine, pool, text
 
 from schemas.codec import get_codec_settings
 from schemas.settings import Settings
@@ -35,7 +32,6 @@ from workers.health import (
     channel_statuses,
     codec_status,
     model_server_status,
-    worker_status,
 )
 from workers.model_server import model_server
 from workers.process import (
@@ -45,10 +41,12 @@ from workers.process import (
     WORKER,
     Started,
     last_line,
+    live_pid,
     log_file,
     pid_file,
     start_supervisor,
 )
+from workers.server_health import database_status, temporal_and_worker_status, ui_status
 from workers.supervisor import stop_graces
 from workers.supervisor_state import ChildState, read_state, state_file
 
@@ -109,8 +107,11 @@ class EmbeddedStack:
 
     # -- up -------------------------------------------------------------------------------------
 
+    def _temporal_running(self) -> bool:
+        return live_pid(self.settings, TEMPORAL) is not None and port_open(self.temporal_port)
+
     def _start_temporal(self) -> None:
-        if pidfile.live_pid(self._pid_file(TEMPORAL)) is not None and port_open(self.temporal_port):
+        if self._temporal_running():
             return
         process = self.temporal().start(detached=True)
         pidfile.write(self._pid_file(TEMPORAL), process.pid)
@@ -204,18 +205,16 @@ class EmbeddedStack:
         and the worker would then wait for it in silence: name the one that stopped instead of
         blaming the worker a minute later.
         """
-        if pidfile.live_pid(self._pid_file(TEMPORAL)) is None or not port_open(self.temporal_port):
-            log = log_file(self.settings, TEMPORAL)
-            raise StackError(
-                f"Temporal stopped while the worker was starting "
-                f"(last logged: {last_line(log)}): see {log}"
-            )
         postgres = self.postgres()
-        if not postgres.running():
-            raise StackError(
-                f"PostgreSQL stopped while the worker was starting "
-                f"(last logged: {last_line(postgres.log_file)}): see {postgres.log_file}"
-            )
+        for name, running, log in (
+            ("Temporal", self._temporal_running(), log_file(self.settings, TEMPORAL)),
+            ("PostgreSQL", postgres.running(), postgres.log_file),
+        ):
+            if not running:
+                raise StackError(
+                    f"{name} stopped while the worker was starting "
+                    f"(last logged: {last_line(log)}): see {log}"
+                )
 
     def _serving(self, children: dict[str, ChildState], began: datetime) -> bool:
         for child in children.values():
@@ -257,91 +256,13 @@ class EmbeddedStack:
 
     # -- status ---------------------------------------------------------------------------------
 
-    def _database_status(self) -> ComponentStatus:
-        dsn = self.settings.database_dsn()
-        address = dsn.split("@", 1)[-1].split("?", 1)[0]  # not the password file's path
-        pid = self.postgres().pid() if self.settings.embedded else None
-        try:
-            engine = create_engine(
-                dsn, poolclass=pool.NullPool, connect_args={"connect_timeout": 2}
-            )
-            with engine.connect() as conn:
-                version = conn.execute(
-                    text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
-                ).scalar()
-            engine.dispose()
-        except Exception as err:
-            return ComponentStatus(
-                name="postgres",
-                healthy=False,
-                address=address,
-                pid=pid,
-                detail=self._database_problem(err),
-            )
-        return ComponentStatus(
-            name="postgres",
-            healthy=True,
-            address=address,
-            pid=pid,
-            detail=f"pgvector {version}" if version else "pgvector not installed",
-        )
-
-    def _database_problem(self, err: Exception) -> str:
-        """What to do about a database that did not answer, in one line."""
-        reason = str(getattr(err, "orig", None) or err).splitlines()[0]
-        if "refused" in reason or "timeout expired" in reason:
-            if self.settings.embedded:
-                return "not running: run `persyn up`"
-            return "nothing answers at PERSYN_DATABASE_URL: start the database, or correct the URL"
-        if "password authentication failed" in reason:
-            return "the database refused the password: check PERSYN_DATABASE_URL"
-        return reason[:120]
-
-    def _ui_status(self) -> ComponentStatus:
-        url = self.settings.ui_url
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                healthy = response.status == 200
-        except OSError as err:
-            reason = str(getattr(err, "reason", err))
-            refused = "refused" in reason or "timed out" in reason
-            detail = "not running: it comes up with Temporal (`persyn up`)" if refused else reason
-            return ComponentStatus(name="web-ui", healthy=False, address=url, detail=detail[:120])
-        return ComponentStatus(name="web-ui", healthy=healthy, address=url)
-
-    async def _temporal_and_worker(self) -> list[ComponentStatus]:
-        address = self.settings.temporal_address
-        pid = pidfile.live_pid(self._pid_file(TEMPORAL)) if self.settings.embedded else None
-        try:
-            client = await connect(self.settings)
-        except Exception as err:
-            return [
-                ComponentStatus(
-                    name="temporal",
-                    healthy=False,
-                    address=address,
-                    pid=pid,
-                    detail=str(err).splitlines()[0][:120],
-                ),
-                await worker_status(self.settings, None),
-            ]
-        return [
-            ComponentStatus(
-                name="temporal",
-                healthy=True,
-                address=address,
-                pid=pid,
-                detail=f"namespace {self.settings.temporal_namespace}",
-            ),
-            await worker_status(self.settings, client),
-        ]
-
     def status(self) -> list[ComponentStatus]:
         """Health, address and PID of every component."""
-        components = asyncio.run(self._temporal_and_worker())
-        components.insert(1, self._database_status())
+        components = asyncio.run(temporal_and_worker_status(self.settings))
+        pid = self.postgres().pid() if self.settings.embedded else None
+        components.insert(1, database_status(self.settings, pid))
         if self.settings.embedded:
-            components.insert(1, self._ui_status())
+            components.insert(1, ui_status(self.settings))
         server = model_server_status(self.settings)
         if server is not None:
             components.append(server)
