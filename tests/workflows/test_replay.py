@@ -75,7 +75,13 @@ reply sent and recorded in another; the first asking each patch (shape 0), the s
 at shape 1, asking none of the patches folded into it."""
 
 
-@pytest.mark.parametrize("name", RECORDED + ADMISSION_ERA + REPLY_STEPS)
+TIMERS_PER_MESSAGE = ["agent_lock_timer", "conversation_idle_rearmed"]
+"""Recorded at fe73493, before ``lock-bounded-by-run-limit`` and ``idle-timer-kept``: an agent's
+run continued at shape 1 that started and cancelled a lock timer for its event, and a
+conversation of three exchanges that restarted its idle timer after each, then closed idle."""
+
+
+@pytest.mark.parametrize("name", RECORDED + ADMISSION_ERA + REPLY_STEPS + TIMERS_PER_MESSAGE)
 async def test_recorded_histories_replay(name: str, client: Client) -> None:
     path = HISTORIES / f"{name}.json"
     assert path.exists(), f"record it with PERSYN_RECORD_HISTORIES=1 ({path.name})"
