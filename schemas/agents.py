@@ -135,8 +135,12 @@ class AgentState(Wire):
     )
 
 
-AGENT_SHAPE = 1
-"""The shape an agent's run continues as new with (``workflows/agent.py``)."""
+UP_FRONT_SHAPE = 1
+"""From this shape on a run takes, without asking, every patch a run asks up front."""
+
+AGENT_SHAPE = 2
+"""The shape an agent's run continues as new with (``workflows/agent.py``): from 1, every
+patch asked up front; from 2, also ``lock-bounded-by-run-limit``."""
 
 
 class AgentWorkflowInput(Evolving):

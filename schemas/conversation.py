@@ -46,7 +46,7 @@ class ExchangeDone(Wire):
 class ConversationState(Evolving):
     """The session: verbatim window (source of truth while open) and who took part."""
 
-    LEFT_OUT_UNSET = ("asked_up_front",)
+    LEFT_OUT_UNSET = ("asked_up_front", "idle_timer_kept")
 
     window: list[DialogTurn] = Field(default_factory=list)
     pending: list[InboundTurn] = Field(default_factory=list)
@@ -74,6 +74,11 @@ class ConversationState(Evolving):
         default=False,
         description="The run asked its patches up front, or continued one that did: it names "
         "children from turn times, and a run continuing it asks none (workflows/up_front.py).",
+    )
+    idle_timer_kept: bool = Field(
+        default=False,
+        description="The run keeps one idle timer across exchanges instead of restarting it "
+        "after each (patch ``idle-timer-kept``), or continued one that did.",
     )
     # Admission (schemas/admission.py): the agent writes the turn and starts the activation.
     taken: list[TurnTaken] = Field(

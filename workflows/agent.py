@@ -39,6 +39,7 @@ from schemas.activation import ActivationFinished, ActivationInput
 from schemas.admission import Admission, AdmitInput
 from schemas.agents import (
     AGENT_SHAPE,
+    UP_FRONT_SHAPE,
     AgentState,
     AgentStatus,
     AgentStatusQuery,
@@ -83,7 +84,17 @@ with workflow.unsafe.imports_passed_through():
     from activities.store import StoreActivities
 
 ACTIVATION_DEADLINE = timedelta(minutes=20)
-"""Longest the lock waits for one activation before recording it as failed."""
+"""Longest the lock waits for one activation before recording it as failed, in runs recorded
+before ``lock-bounded-by-run-limit``."""
+
+PATCH_LOCK_BY_RUN_LIMIT = "lock-bounded-by-run-limit"
+"""The lock waits for an admitted activation without a timer of its own: Temporal ends the
+activation at ``ACTIVATION_RUN_LIMIT``, and its end releases the lock (with its result's marker
+if its release signal never came). Runs recorded before started and cancelled a timer of
+:data:`ACTIVATION_DEADLINE` for every event. Asked at the start of a run below shape 2."""
+
+LOCK_BY_RUN_LIMIT_SHAPE = 2
+"""The first shape that takes ``lock-bounded-by-run-limit`` without asking."""
 
 RESOLVE_STEP = "resolve the speaker"
 """The agent's own step on an event's path (``workflows.steps.bounded``)."""
@@ -96,12 +107,10 @@ PULL_FAILED = "PullFailed"
 
 INBOX_HOLD_LIMIT = MESSAGE_STEP_LIMIT + ACTIVATION_DEADLINE
 """The longest one event can hold an agent's inbox, whatever the cause (22 minutes): its
-speaker step (bounded by ``MESSAGE_STEP_LIMIT``), then its turn, which the agent waits for at
-most :data:`ACTIVATION_DEADLINE`; the routing between them is a signal or a child start, which
-does not wait. Inside that deadline the conversation writes the input (``MESSAGE_STEP_LIMIT``)
-and Temporal ends the activation at ``ACTIVATION_RUN_LIMIT``, so a hung turn normally ends
-``failed`` before the deadline. Past it the event has a ``failed`` marker regardless, and the
-next event is taken."""
+admission step (bounded by ``MESSAGE_STEP_LIMIT``), then its activation, which Temporal ends at
+``ACTIVATION_RUN_LIMIT`` (18 minutes); the activation's end, however it ends, releases the lock
+(``_run_activation``). Runs recorded before ``lock-bounded-by-run-limit`` also gave up waiting
+at :data:`ACTIVATION_DEADLINE`, with a ``failed`` marker."""
 
 MAX_MARKERS = 2000
 
@@ -151,7 +160,9 @@ class AgentWorkflow:
         # Whether the run knows every patch's answer: its predecessor passed them on (no
         # markers, nothing a query could move), or the run asked them up front
         # (``workflows/up_front.py``).
-        self._up_front = data.shape >= AGENT_SHAPE
+        self._up_front = data.shape >= UP_FRONT_SHAPE
+        # Whether the lock relies on the activation's run limit alone (no timer per event).
+        self._lock_by_run_limit = data.shape >= LOCK_BY_RUN_LIMIT_SHAPE
         # Conversation starts still running; each drops out when done (asyncio keeps only a
         # weak reference to a task, so one must be held until then).
         self._starting: set[asyncio.Task[None]] = set()
@@ -776,15 +787,19 @@ class AgentWorkflow:
         )
         self._background(self._run_activation(activation), self._watching)
         event_id = event.event_id
-        try:
-            await workflow.wait_condition(
-                lambda: event_id in self._state.markers,
-                timeout=ACTIVATION_DEADLINE,
-                timeout_summary="activation deadline: past it the turn is recorded as failed",
-            )
-        except TimeoutError:
-            self._fail(event, "the activation did not finish in time", conversation_id)
-            await admission.tell_conversation_failed(activation)
+        if self._lock_by_run_limit:
+            # Bounded by the activation's run limit: however it ends, its end releases.
+            await workflow.wait_condition(lambda: event_id in self._state.markers)
+        else:
+            try:
+                await workflow.wait_condition(
+                    lambda: event_id in self._state.markers,
+                    timeout=ACTIVATION_DEADLINE,
+                    timeout_summary="activation deadline: past it the turn is recorded as failed",
+                )
+            except TimeoutError:
+                self._fail(event, "the activation did not finish in time", conversation_id)
+                await admission.tell_conversation_failed(activation)
         self._state.in_flight = None
         self._state.handled += 1
         self._state.since_continued += 1
@@ -826,12 +841,19 @@ class AgentWorkflow:
         marker = self._state.markers.get(activation.event.event_id)
         return marker is not None and marker.activation_id == activation.activation_id
 
+    def _holding(self, activation: ActivationInput) -> bool:
+        """Whether ``activation``'s event holds the lock, not yet ended."""
+        event_id = activation.event.event_id
+        return self._dispatching == (event_id, activation.activation_id) and (
+            event_id not in self._state.markers
+        )
+
     async def _run_activation(self, activation: ActivationInput) -> None:
         """Start the activation; if it fails or is terminated, end its event saying why."""
         event_id = activation.event.event_id
         try:
             handle = await admission.start_activation(activation)
-            await handle
+            result = await handle
         except ChildWorkflowError as err:
             marker = await admission.failure_marker(err, activation)
         except Exception as err:
@@ -843,6 +865,14 @@ class AgentWorkflow:
                 conversation_id=activation.conversation_id,
             )
         else:
+            if self._lock_by_run_limit and self._holding(activation):
+                # It ended, yet its release never came (its signal failed): no timer would
+                # free the lock, so its own marker does.
+                workflow.logger.warning(
+                    "activation %s ended without releasing: released with its marker",
+                    activation.activation_id,
+                )
+                self._release(result.marker)
             return
         if self._released(activation) and self._patched(PATCH_FAILED_AFTER_RELEASE):
             # Its event ended when it released the lock; what failed was its work afterwards
@@ -852,9 +882,7 @@ class AgentWorkflow:
             )
             return
         workflow.logger.error("activation %s failed: %s", activation.activation_id, marker.reason)
-        if self._dispatching == (event_id, activation.activation_id) and (
-            event_id not in self._state.markers
-        ):
+        if self._holding(activation):
             self._release(marker)
         await admission.tell_conversation_failed(activation)
 
@@ -865,6 +893,9 @@ class AgentWorkflow:
             self._up_front = up_front.ask(
                 PATCH_UP_FRONT, (*ASKED_UP_FRONT, *run_length.asked(data))
             )
+        # Asked here, before any local activity, by a run whose shape does not answer it.
+        if not self._lock_by_run_limit:
+            self._lock_by_run_limit = workflow.patched(PATCH_LOCK_BY_RUN_LIMIT)
         attribution.bind(agent=data.handle)
         workflow.upsert_search_attributes([names.AGENT.value_set(data.handle)])
         profile: AgentProfile = await workflow.execute_local_activity_method(

@@ -48,7 +48,14 @@ from schemas.guardrails import EndConversationRequest
 from schemas.ids import ulid_from_parts
 from schemas.markers import failed_marker
 from schemas.records import CloseConversationInput, OpenConversationInput, RecordTurnInput
-from workflows import conversation_hooks, guardrail_hooks, handlers, run_length, up_front
+from workflows import (
+    conversation_hooks,
+    guardrail_hooks,
+    handlers,
+    idle_timer,
+    run_length,
+    up_front,
+)
 from workflows.activation import ActivationWorkflow
 from workflows.admission import activation_failure, activation_options
 from workflows.lock import release
@@ -105,6 +112,9 @@ class ConversationWorkflow:
         self._remember_served = 0
         self._remembered = RememberNowResult(started=False, detail="not asked")
         self._continuing = False  # the run is about to continue as new
+        self._idle_timer = idle_timer.IdleTimer(
+            "idle timeout: the conversation closes without new input"
+        )
 
     @workflow.signal(
         name=names.INBOUND,
@@ -249,6 +259,9 @@ class ConversationWorkflow:
             self._state.asked_up_front = up_front.ask(
                 PATCH_UP_FRONT, (*ASKED_UP_FRONT, *run_length.asked(data))
             )
+        # Asked here, before any local activity, and carried on: a continued run asks none.
+        if not self._state.idle_timer_kept:
+            self._state.idle_timer_kept = workflow.patched(idle_timer.PATCH)
         attribution.bind(
             agent=data.agent, channel=data.channel.key, conversation=data.conversation_id
         )
@@ -281,13 +294,7 @@ class ConversationWorkflow:
             workflow.set_current_details(
                 f"{data.agent} on {data.channel.key}: {self._state.turns} turns, waiting for input"
             )
-            try:
-                await workflow.wait_condition(
-                    lambda: self._news() or self._ending is not None or self._remember_waiting(),
-                    timeout=self._idle(data),
-                    timeout_summary="idle timeout: the conversation closes without new input",
-                )
-            except TimeoutError:
+            if not await self._heard(data):
                 if await self._closed(reason=self._ending or "idle"):
                     break
                 continue
@@ -316,6 +323,23 @@ class ConversationWorkflow:
                     )
                 self._continuing = False
         return await self._end(data)
+
+    def _woken(self) -> bool:
+        return self._news() or self._ending is not None or self._remember_waiting()
+
+    async def _heard(self, data: ConversationInput) -> bool:
+        """Wait for news: ``False`` once the conversation has been idle for its idle time."""
+        if self._state.idle_timer_kept:
+            return await self._idle_timer.wait(self._woken, idle=self._idle(data))
+        try:  # runs recorded before the kept timer: one timer per wait
+            await workflow.wait_condition(
+                self._woken,
+                timeout=self._idle(data),
+                timeout_summary="idle timeout: the conversation closes without new input",
+            )
+        except TimeoutError:
+            return False
+        return True
 
     def _idle(self, data: ConversationInput) -> timedelta:
         """How long to wait for news: while an exchange is out, until its activation must end."""
@@ -520,6 +544,7 @@ class ConversationWorkflow:
     async def _end(self, data: ConversationInput) -> ConversationClosed:
         """Tell the agent the conversation closed, then settle what the close starts."""
         assert self._closed_at is not None
+        self._idle_timer.stop()
         closed = ConversationClosed(
             conversation_id=data.conversation_id,
             channel_key=data.channel.key,

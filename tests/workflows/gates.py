@@ -58,6 +58,16 @@ class Gate:
 
 
 @dataclass
+class LostSignal:
+    """Every ``signal`` a workflow of ``workflow_type`` sends is lost (always, so replay agrees)."""
+
+    workflow_type: str
+    signal: str
+    senders: list[str] = field(default_factory=list)
+    """IDs of the workflows whose signal was lost, once each."""
+
+
+@dataclass
 class TaskFailure:
     """Fails one workflow task of ``workflow_type`` as it schedules the activity named (local or
     not)."""
@@ -78,6 +88,7 @@ class Gates(temporal_client.Interceptor, Interceptor):
     def __init__(self) -> None:
         self.gates: list[Gate] = []
         self.failures: list[TaskFailure] = []
+        self.lost: list[LostSignal] = []
 
     def hold(self, match: Match) -> Gate:
         """A new closed gate for the activities ``match`` picks."""
@@ -103,6 +114,13 @@ class Gates(temporal_client.Interceptor, Interceptor):
         self.failures.append(failure)
         return failure
 
+    def lose_signal(self, *, workflow_type: str, signal: str) -> LostSignal:
+        """Lose every ``signal`` a workflow of ``workflow_type`` sends to another: the sender
+        goes on as if it was delivered (what a signal to a workflow then unreachable leaves)."""
+        lost = LostSignal(workflow_type, signal)
+        self.lost.append(lost)
+        return lost
+
     def open_all(self) -> None:
         """Open every gate (a test's cleanup: a held activity would keep its worker up)."""
         for gate in self.gates:
@@ -114,11 +132,11 @@ class Gates(temporal_client.Interceptor, Interceptor):
     def workflow_interceptor_class(
         self, input: WorkflowInterceptorClassInput
     ) -> type[WorkflowInboundInterceptor] | None:
-        failures = self.failures
+        failures, lost = self.failures, self.lost
 
         class _Inbound(WorkflowInboundInterceptor):
             def init(self, outbound: WorkflowOutboundInterceptor) -> None:
-                super().init(_FailingOutbound(outbound, failures))
+                super().init(_FailingOutbound(outbound, failures, lost))
 
         return _Inbound
 
@@ -137,9 +155,15 @@ class _HeldActivity(ActivityInboundInterceptor):
 
 
 class _FailingOutbound(WorkflowOutboundInterceptor):
-    def __init__(self, next: WorkflowOutboundInterceptor, failures: list[TaskFailure]) -> None:
+    def __init__(
+        self,
+        next: WorkflowOutboundInterceptor,
+        failures: list[TaskFailure],
+        lost: list[LostSignal],
+    ) -> None:
         super().__init__(next)
         self._failures = failures
+        self._lost = lost
 
     def _fail_before(self, activity_name: str) -> None:
         info = workflow.info()
@@ -164,6 +188,12 @@ class _FailingOutbound(WorkflowOutboundInterceptor):
 
     async def signal_external_workflow(self, input: SignalExternalWorkflowInput) -> None:
         self._fail_before(f"signal:{input.signal}")
+        info = workflow.info()
+        for lost in self._lost:
+            if info.workflow_type == lost.workflow_type and input.signal == lost.signal:
+                if info.workflow_id not in lost.senders:
+                    lost.senders.append(info.workflow_id)
+                return
         await super().signal_external_workflow(input)
 
 
