@@ -41,7 +41,7 @@ from tests.workflows.gates import (
 )
 
 ANSWER_WITHIN_S = 60.0
-"""Far below the agent's 20-minute activation deadline: an input stuck in flight fails here."""
+"""Far below the activation's 18-minute run timeout: an input stuck in flight fails here."""
 
 
 @pytest.fixture
