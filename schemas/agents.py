@@ -138,6 +138,9 @@ class AgentState(Wire):
 UP_FRONT_SHAPE = 1
 """From this shape on a run takes, without asking, every patch a run asks up front."""
 
+LOCK_BY_RUN_LIMIT_SHAPE = 2
+"""From this shape on a run takes ``lock-bounded-by-run-limit`` without asking."""
+
 AGENT_SHAPE = 2
 """The shape an agent's run continues as new with (``workflows/agent.py``): from 1, every
 patch asked up front; from 2, also ``lock-bounded-by-run-limit``."""

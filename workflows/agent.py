@@ -39,6 +39,7 @@ from schemas.activation import ActivationFinished, ActivationInput
 from schemas.admission import Admission, AdmitInput
 from schemas.agents import (
     AGENT_SHAPE,
+    LOCK_BY_RUN_LIMIT_SHAPE,
     UP_FRONT_SHAPE,
     AgentState,
     AgentStatus,
@@ -92,9 +93,6 @@ PATCH_LOCK_BY_RUN_LIMIT = "lock-bounded-by-run-limit"
 activation at ``ACTIVATION_RUN_LIMIT``, and its end releases the lock (with its result's marker
 if its release signal never came). Runs recorded before started and cancelled a timer of
 :data:`ACTIVATION_DEADLINE` for every event. Asked at the start of a run below shape 2."""
-
-LOCK_BY_RUN_LIMIT_SHAPE = 2
-"""The first shape that takes ``lock-bounded-by-run-limit`` without asking."""
 
 RESOLVE_STEP = "resolve the speaker"
 """The agent's own step on an event's path (``workflows.steps.bounded``)."""
@@ -787,13 +785,17 @@ class AgentWorkflow:
         )
         self._background(self._run_activation(activation), self._watching)
         event_id = event.event_id
+
+        def ended() -> bool:
+            return event_id in self._state.markers
+
         if self._lock_by_run_limit:
             # Bounded by the activation's run limit: however it ends, its end releases.
-            await workflow.wait_condition(lambda: event_id in self._state.markers)
+            await workflow.wait_condition(ended)
         else:
             try:
                 await workflow.wait_condition(
-                    lambda: event_id in self._state.markers,
+                    ended,
                     timeout=ACTIVATION_DEADLINE,
                     timeout_summary="activation deadline: past it the turn is recorded as failed",
                 )

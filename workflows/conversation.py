@@ -87,6 +87,9 @@ ASKED_UP_FRONT = (
 )
 """Every patch a conversation's run asks, wherever it asks it (and ``run_length.asked``'s)."""
 
+IDLE_SUMMARY = "idle timeout: the conversation closes without new input"
+"""What the Web UI shows on the idle timer, kept or restarted."""
+
 OPEN_STEP = "record the conversation"
 WRITE_STEP = "write the input through"
 """The conversation's own steps on an event's path (``workflows.steps.bounded``)."""
@@ -112,9 +115,7 @@ class ConversationWorkflow:
         self._remember_served = 0
         self._remembered = RememberNowResult(started=False, detail="not asked")
         self._continuing = False  # the run is about to continue as new
-        self._idle_timer = idle_timer.IdleTimer(
-            "idle timeout: the conversation closes without new input"
-        )
+        self._idle_timer = idle_timer.IdleTimer(IDLE_SUMMARY)
 
     @workflow.signal(
         name=names.INBOUND,
@@ -335,7 +336,7 @@ class ConversationWorkflow:
             await workflow.wait_condition(
                 self._woken,
                 timeout=self._idle(data),
-                timeout_summary="idle timeout: the conversation closes without new input",
+                timeout_summary=IDLE_SUMMARY,
             )
         except TimeoutError:
             return False
